@@ -1,0 +1,5 @@
+"""Entry point for `python -m wikic`."""
+
+from wikic.cli import main
+
+main()

@@ -1,0 +1,177 @@
+"""schema.yaml: the pydantic model of a wiki's configuration, and loading it with
+every problem reported at once, by key path and line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from wikic.errors import ConfigError
+
+Level = Literal["error", "warning", "off"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelConfig(Strict):
+    """Which model compiles the wiki, and how it is called."""
+
+    backend: Literal["llama", "openai", "scripted"] = "llama"
+    name: str = "smollm2"
+    base_url: str | None = None
+    api_key_env: str | None = None
+    context: int = Field(default=8192, ge=512)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=512, ge=16)
+    jobs: int = Field(default=1, ge=1, le=64)
+    timeout: float = Field(default=120.0, gt=0)
+    retries: int = Field(default=4, ge=0, le=20)
+    seed: int = 0
+    latency: float = Field(default=0.0, ge=0.0)  # scripted backend only: seconds per call
+
+    def params(self) -> dict[str, Any]:
+        """What changes the model's answers: part of every action key."""
+        return {
+            "backend": self.backend,
+            "name": self.name,
+            "base_url": self.base_url,
+            "context": self.context,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+        }
+
+
+class PageType(Strict):
+    name: str
+    description: str = ""
+
+    @field_validator("name")
+    @classmethod
+    def _slug_like(cls, v: str) -> str:
+        if not v or not v.replace("-", "").replace("_", "").isalnum():
+            raise ValueError("page type names are single words (letters, digits, - or _)")
+        return v
+
+
+class Topic(Strict):
+    """A topic pinned by the user: always a page, with aliases merged into it."""
+
+    name: str = Field(min_length=1, max_length=120)
+    type: str = "concept"
+    aliases: list[str] = []
+
+
+class SourcesConfig(Strict):
+    include: list[str] = ["**/*.md", "**/*.txt", "**/*.markdown"]
+    exclude: list[str] = []
+    max_bytes: int = Field(default=5_000_000, ge=1)
+    part_lines: int = Field(default=120, ge=10)  # longer sources are digested in parts
+
+
+class LintConfig(Strict):
+    rules: dict[str, Level] = {}
+    missing_page_threshold: int = Field(default=3, ge=2)
+    citation_threshold: int = Field(default=60, ge=0, le=100)
+    duplicate_threshold: int = Field(default=92, ge=50, le=100)
+
+
+class AskConfig(Strict):
+    budget: int = Field(default=6000, ge=256)  # prompt tokens for the prefix + pages
+    answer_tokens: int = Field(default=256, ge=16)
+    cache_bytes: int = Field(default=2_000_000_000, ge=0)  # total size of saved prefix states
+
+
+class Schema(Strict):
+    """The whole of schema.yaml."""
+
+    title: str = "Wiki"
+    scope: str = ""
+    model: ModelConfig = ModelConfig()
+    page_types: list[PageType] = [
+        PageType(name="concept", description="an idea, method or technique"),
+        PageType(name="entity", description="a named thing: a tool, person, project or product"),
+    ]
+    topics: list[Topic] = []
+    rules: list[str] = []
+    min_topic_sources: int = Field(default=1, ge=1)
+    sources: SourcesConfig = SourcesConfig()
+    lint: LintConfig = LintConfig()
+    ask: AskConfig = AskConfig()
+
+    def type_names(self) -> list[str]:
+        return [t.name for t in self.page_types]
+
+
+def fingerprint(data: Any) -> str:
+    """A short stable hash of JSON-able data."""
+    raw = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def _line_index(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
+    out[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            out[path + (key.value,)] = key.start_mark.line + 1
+            _line_index(value, path + (key.value,), out)
+            out[path + (key.value,)] = key.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _line_index(item, path + (i,), out)
+
+
+def _line_for(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> int | None:
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return None
+
+
+def parse_schema(text: str, name: str = "schema.yaml") -> Schema:
+    """Validate schema.yaml's text; raise ConfigError listing every problem."""
+    try:
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{name}:{mark.line + 1}" if mark else name
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{where}: invalid YAML: {problem}") from exc
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{name}:1: the top level must be a mapping of keys (title:, model:, ...)")
+    lines: dict[tuple[Any, ...], int] = {}
+    if node is not None:
+        _line_index(node, (), lines)
+    try:
+        return Schema.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            key = ".".join(str(p) for p in loc) or "(top)"
+            line = _line_for(lines, loc)
+            msg = err["msg"]
+            if err["type"] == "extra_forbidden":
+                msg = "unknown key (check the spelling; see the example schema.yaml)"
+            problems.append(f"{name}:{line}: {key}: {msg}" if line else f"{name}: {key}: {msg}")
+        raise ConfigError(f"{name} has {len(problems)} problem(s):", problems) from exc
+
+
+def load_schema(path: Path) -> Schema:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: not found; run `wikic init` to create one") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+    return parse_schema(text, path.name)
