@@ -1,0 +1,161 @@
+"""Model actions: their keys, why each one must run (reasons are values, which
+`--explain` only prints), and running them with the response cache.
+
+An action's key hashes everything that reaches the model. Its `inputs` hold
+one digest per thing a person can change (the source, the template, the model,
+the rules...), stored beside the key so a rerun can say which one changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any
+
+from wikic.backends.base import Backend, Request
+from wikic.errors import WikicError
+from wikic.state import ActionRecord, State
+from wikic.structured import complete_json
+
+STAGE_VERSION = {"digest": 1, "write": 1}
+
+INPUT_REASONS = {
+    "source": "source changed",
+    "template": "prompt template changed",
+    "model": "model changed",
+    "rules": "writing rules changed",
+    "schema": "schema.yaml changed",
+    "claims": "its notes changed (an upstream source changed)",
+}
+
+
+@dataclass
+class Action:
+    """One model call to be made, or found already made."""
+
+    id: str
+    stage: str
+    label: str
+    inputs: dict[str, str]
+    render: Callable[[], Request]
+    validate: Callable[[Any], Any]
+    status: str = "pending"  # up_to_date | cached | ran | failed | offline_miss
+    reason: str = ""
+    key: str = ""
+    output: Any = None
+    error: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+def action_key(stage: str, request: Request, model_id: str) -> str:
+    payload = {
+        "stage": stage,
+        "version": STAGE_VERSION[stage],
+        "model": model_id,
+        "messages": request.messages,
+        "schema": request.schema,
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+    }
+    raw = json.dumps(payload, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def reason_for(record: ActionRecord | None, inputs: dict[str, str]) -> str:
+    """Why an action whose inputs are not all as last time must be looked at again."""
+    if record is None:
+        return "new"
+    changed = [INPUT_REASONS.get(k, f"{k} changed") for k in inputs if record.inputs.get(k) != inputs[k]]
+    if not changed:
+        return "previous answer missing from the cache"
+    return ", ".join(changed)
+
+
+def resolve(action: Action, record: ActionRecord | None, state: State, model_id: str) -> None:
+    """Settle an action from the state alone: up to date, cached, or still to run."""
+    if record is not None and record.inputs == action.inputs:
+        output = state.cached(record.key)
+        if output is not None:
+            action.status, action.key, action.output = "up_to_date", record.key, output
+            return
+    action.reason = reason_for(record, action.inputs)
+    request = action.render()
+    action.key = action_key(action.stage, request, model_id)
+    output = state.cached(action.key)
+    if output is not None:
+        action.status, action.output = "cached", output
+        state.set_action(ActionRecord(action.id, action.stage, action.key, action.inputs))
+
+
+class Runner:
+    """Runs the actions that need the model, `jobs` at a time, committing each
+    finished one at once so that a killed build never pays for it twice."""
+
+    def __init__(
+        self,
+        state: State,
+        backend_factory: Callable[[], Backend],
+        jobs: int = 1,
+        offline: bool = False,
+        on_done: Callable[[Action], None] | None = None,
+    ) -> None:
+        self.state = state
+        self.backend_factory = backend_factory
+        self.jobs = jobs
+        self.offline = offline
+        self.on_done = on_done
+        self._backend: Backend | None = None
+        self._lock = threading.Lock()
+
+    def backend(self) -> Backend:
+        with self._lock:
+            if self._backend is None:
+                self._backend = self.backend_factory()
+            return self._backend
+
+    def run(self, actions: list[Action]) -> None:
+        todo = [a for a in actions if a.status == "pending"]
+        if not todo:
+            return
+        if self.offline:
+            for a in todo:
+                a.status = "failed"
+                a.error = f"--offline: no cached answer for {a.label} ({a.reason})"
+                self._finish(a)
+            return
+        if self.jobs <= 1:
+            for a in todo:
+                self._run_one(a)
+            return
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            futures = [pool.submit(self._run_one, a) for a in todo]
+            for f in as_completed(futures):
+                f.result()
+
+    def _run_one(self, action: Action) -> None:
+        try:
+            backend = self.backend()
+            output, usage = complete_json(backend, action.render(), action.validate)
+        except WikicError as exc:
+            action.status, action.error = "failed", str(exc)
+        else:
+            action.output = output
+            action.usage = {
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+                "cached_tokens": usage.cached_tokens,
+            }
+            action.status = "ran"
+            with self._lock:
+                self.state.put_cache(action.key, action.stage, output, usage.prompt_tokens, usage.completion_tokens)
+                self.state.set_action(ActionRecord(action.id, action.stage, action.key, action.inputs))
+        self._finish(action)
+
+    def _finish(self, action: Action) -> None:
+        if self.on_done:
+            with self._lock:
+                self.on_done(action)

@@ -1,0 +1,253 @@
+"""The assemble stage (no model): resolve and add links, add front matter,
+citations, Sources and backlinks, and write index.md. Bookkeeping is code."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from wikic.pages import WIKILINK, Citation, parse_links, render_front_matter, split_page
+from wikic.plan import PagePlan
+
+WORD = re.compile(r"\w+")
+MAX_NGRAM = 6
+TYPE_HEADINGS = {"source": "Sources", "answer": "Answers"}
+
+
+@dataclass
+class PageEntry:
+    """Any page the wiki holds: planned by the build, or foreign (answers, hand-made)."""
+
+    slug: str
+    title: str
+    type: str
+    aliases: list[str] = field(default_factory=list)
+    description: str = ""
+    links: set[str] = field(default_factory=set)  # slugs this page links to
+
+
+class Linker:
+    """Page titles and aliases to slugs: exact (case-insensitive), then fuzzy."""
+
+    def __init__(self, entries: list[PageEntry]) -> None:
+        self.names: dict[str, str] = {}
+        # Topic pages win over source pages of the same title, then earlier slugs.
+        for e in sorted(entries, key=lambda e: (e.type == "source", e.slug)):
+            for name in [e.title, *e.aliases]:
+                self.names.setdefault(name.casefold().strip(), e.slug)
+        self.titles = {e.slug: e.title for e in entries}
+        self._keys = list(self.names)
+
+    def resolve(self, name: str) -> str | None:
+        key = name.casefold().strip()
+        if key in self.names:
+            return self.names[key]
+        if key in (slug.casefold() for slug in self.titles):
+            return key
+        match = process.extractOne(key, self._keys, scorer=fuzz.ratio, score_cutoff=90)
+        return self.names[match[0]] if match else None
+
+    def autolink(self, text: str, self_slug: str, linked: set[str]) -> str:
+        """Link the first mention of each other page's title or alias in plain text."""
+        out: list[str] = []
+        pos = 0
+        for seg_start, seg_end, is_link in _segments(text):
+            if is_link:
+                continue
+            words = list(WORD.finditer(text, seg_start, seg_end))
+            i = 0
+            while i < len(words):
+                hit = None
+                for n in range(min(MAX_NGRAM, len(words) - i), 0, -1):
+                    start, end = words[i].start(), words[i + n - 1].end()
+                    phrase = text[start:end]
+                    slug = self.names.get(phrase.casefold())
+                    if slug and slug != self_slug and slug not in linked and len(phrase) >= 3:
+                        hit = (start, end, slug, n)
+                        break
+                if hit:
+                    start, end, slug, n = hit
+                    out.append(text[pos:start])
+                    out.append(f"[[{slug}|{text[start:end]}]]")
+                    pos = end
+                    linked.add(slug)
+                    i += n
+                else:
+                    i += 1
+        out.append(text[pos:])
+        return "".join(out)
+
+
+def _segments(text: str) -> list[tuple[int, int, bool]]:
+    """Spans of text, marking those inside [[links]] or [citations](...)."""
+    spans: list[tuple[int, int, bool]] = []
+    pos = 0
+    for m in re.finditer(r"\[\[[^\]]*\]\]|\[[^\]]*\]\([^)]*\)", text):
+        spans.append((pos, m.start(), False))
+        spans.append((m.start(), m.end(), True))
+        pos = m.end()
+    spans.append((pos, len(text), False))
+    return spans
+
+
+def resolve_links(text: str, linker: Linker, linked: set[str]) -> str:
+    """Turn the model's [[Name]] into [[slug|Name]], or plain text when nothing matches."""
+
+    def repl(m: re.Match[str]) -> str:
+        target, label = m.group(1).strip(), (m.group(3) or m.group(1)).strip()
+        slug = linker.resolve(target)
+        if slug is None:
+            return label
+        linked.add(slug)
+        return f"[[{slug}|{label}]]"
+
+    return WIKILINK.sub(repl, text)
+
+
+def first_sentence(text: str, limit: int = 120) -> str:
+    plain = WIKILINK.sub(lambda m: m.group(3) or m.group(1), text)
+    plain = re.sub(r"\[[^\]]*\]\([^)]*\)", "", plain).strip()
+    sentence = re.split(r"(?<=[.!?])\s", plain, maxsplit=1)[0]
+    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
+
+
+def _line_ranges(cites: list[Citation]) -> str:
+    return ", ".join(c.markdown() for c in cites)
+
+
+def topic_body(
+    page: PagePlan, prose: dict[str, Any], linker: Linker, source_slugs: dict[str, str]
+) -> tuple[str, set[str]]:
+    linked: set[str] = set()
+    parts = [f"# {page.title}", ""]
+    for para in prose["paragraphs"]:
+        text = resolve_links(para["text"], linker, linked)
+        text = linker.autolink(text, page.slug, linked)
+        cites = [page.claims[i - 1] for i in para["cites"] if 1 <= i <= len(page.claims)]
+        cite_md = " ".join(Citation(c.source, c.start, c.end).markdown() for c in cites)
+        parts += [f"{text} {cite_md}".rstrip(), ""]
+    parts += ["## Sources", ""]
+    by_source: dict[str, list[Citation]] = defaultdict(list)
+    for c in page.claims:
+        by_source[c.source].append(Citation(c.source, c.start, c.end))
+    for source in page.sources:
+        slug = source_slugs.get(source)
+        name = f"[[{slug}|{linker.titles[slug]}]]" if slug else source
+        if slug:
+            linked.add(slug)
+        parts.append(f"- {name}: {_line_ranges(by_source[source])}")
+    return "\n".join(parts) + "\n", linked
+
+
+def source_body(page: PagePlan, n_lines: int, topic_slugs: dict[str, str], pages: dict[str, PagePlan],
+                linker: Linker) -> tuple[str, set[str]]:
+    linked: set[str] = set()
+    summary = page.summary or "No summary was produced for this source."
+    summary = linker.autolink(summary, page.slug, linked)
+    whole = Citation(page.sources[0], 1, max(n_lines, 1)).markdown()
+    parts = [f"# {page.title}", "", f"{summary} {whole}", "", "## Topics", ""]
+    for tid in page.topics:
+        slug = topic_slugs.get(tid)
+        if slug is None:
+            continue
+        cites = [Citation(c.source, c.start, c.end) for c in pages[tid].claims if c.source == page.sources[0]]
+        tail = f": {_line_ranges(cites)}" if cites else ""
+        parts.append(f"- [[{slug}|{pages[tid].title}]]{tail}")
+        linked.add(slug)
+    if not page.topics:
+        parts.append("- (no topics were found in this source)")
+    return "\n".join(parts) + "\n", linked
+
+
+def front_matter(page: PagePlan) -> str:
+    meta: dict[str, Any] = {"title": page.title, "type": page.type}
+    if page.aliases:
+        meta["aliases"] = page.aliases
+    meta["sources"] = page.sources
+    return render_front_matter(meta)
+
+
+def with_backlinks(body: str, backlinks: list[PageEntry]) -> str:
+    if not backlinks:
+        return body
+    lines = ["", "## Linked from", ""] + [f"- [[{e.slug}|{e.title}]]" for e in backlinks]
+    return body + "\n".join(lines) + "\n"
+
+
+def foreign_entry(slug: str, text: str) -> PageEntry:
+    page = split_page(text)
+    title = str(page.meta.get("title") or slug)
+    aliases = page.meta.get("aliases") or []
+    entry = PageEntry(slug, title, str(page.meta.get("type") or "page"),
+                      [str(a) for a in aliases] if isinstance(aliases, list) else [])
+    entry.links = {link.target for link in parse_links(page.body)}
+    body_lines = [ln for ln in page.body.splitlines() if ln.strip() and not ln.startswith("#")]
+    entry.description = first_sentence(body_lines[0]) if body_lines else ""
+    return entry
+
+
+def render_index(title: str, scope: str, entries: list[PageEntry], type_order: list[str]) -> str:
+    groups: dict[str, list[PageEntry]] = defaultdict(list)
+    for e in entries:
+        groups[e.type].append(e)
+    order = [t for t in type_order if t in groups] + sorted(t for t in groups if t not in type_order)
+    lines = [f"# {title}", ""]
+    if scope:
+        lines += [scope, ""]
+    lines += [f"{len(entries)} pages.", ""]
+    for kind in order:
+        heading = TYPE_HEADINGS.get(kind, kind.replace("-", " ").replace("_", " ").capitalize() + "s")
+        lines += [f"## {heading}", ""]
+        for e in sorted(groups[kind], key=lambda e: (e.title.casefold(), e.slug)):
+            desc = f" — {e.description}" if e.description else ""
+            lines.append(f"- [[{e.slug}|{e.title}]]{desc}")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def assemble(
+    pages: dict[str, PagePlan],
+    prose: dict[str, dict[str, Any]],
+    foreign: dict[str, str],
+    line_counts: dict[str, int],
+    title: str,
+    scope: str,
+    type_order: list[str],
+) -> dict[str, str]:
+    """Every planned page's file text, and index.md, keyed by path inside wiki/.
+
+    `pages` are the pages to render (topic pages need their prose); `foreign`
+    maps the slugs of pages the build does not own (answers, hand-made) to their text.
+    """
+    entries = {p.slug: PageEntry(p.slug, p.title, p.type, p.aliases) for p in pages.values()}
+    for slug, text in foreign.items():
+        entries[slug] = foreign_entry(slug, text)
+    linker = Linker(list(entries.values()))
+    source_slugs = {p.sources[0]: p.slug for p in pages.values() if p.type == "source"}
+    topic_slugs = {pid: p.slug for pid, p in pages.items() if p.type != "source"}
+    bodies: dict[str, str] = {}
+    for pid, page in sorted(pages.items()):
+        if page.type == "source":
+            body, links = source_body(page, line_counts.get(page.sources[0], 1), topic_slugs, pages, linker)
+            entries[page.slug].description = first_sentence(page.summary)
+        else:
+            body, links = topic_body(page, prose[pid], linker, source_slugs)
+            entries[page.slug].description = first_sentence(prose[pid]["paragraphs"][0]["text"])
+        entries[page.slug].links = links
+        bodies[pid] = body
+    back: dict[str, list[PageEntry]] = defaultdict(list)
+    for e in entries.values():
+        for target in e.links:
+            if target != e.slug:
+                back[target].append(e)
+    out: dict[str, str] = {}
+    for pid, page in pages.items():
+        mine = entries[page.slug].links
+        extra = sorted((e for e in back[page.slug] if e.slug not in mine), key=lambda e: e.slug)
+        out[f"{page.slug}.md"] = front_matter(page) + "\n" + with_backlinks(bodies[pid], extra)
+    out["index.md"] = render_index(title, scope, list(entries.values()), type_order)
+    return out

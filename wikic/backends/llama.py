@@ -1,0 +1,174 @@
+"""The embedded backend: a GGUF model run in-process by llama-cpp-python."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from wikic.backends.base import Completion, Message, Request
+from wikic.backends.llama_path import resolve_model_path
+from wikic.backends.retry import call_with_retries
+from wikic.config import ModelConfig
+from wikic.errors import BackendError, BadOutput, ConfigError
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+
+MIN_ANSWER_TOKENS = 32  # below this, shrinking max_tokens to fit would only truncate
+TOKENS_PER_MESSAGE = 8  # role markers and separators, when the GGUF has no chat template
+
+
+class LlamaBackend:
+    """A local GGUF model. Loaded on the first call; calls are serialised by `lock`.
+
+    One llama context holds one conversation at a time, so every use of `llama`
+    (completions here, state save/restore in `ask`) must hold `lock`.
+    """
+
+    def __init__(self, cfg: ModelConfig, root: Path) -> None:
+        self.cfg = cfg
+        self.path = resolve_model_path(cfg.name, root)
+        self.model_id = f"llama:{self.path.name}:{self.path.stat().st_size}"
+        self.lock = threading.Lock()  # held for every use of the llama context
+        self._load_lock = threading.Lock()
+        self._llama: Llama | None = None
+        self._formatter: Any = None
+
+    def __repr__(self) -> str:
+        return f"LlamaBackend({self.model_id!r})"
+
+    @property
+    def llama(self) -> Llama:
+        """The loaded model, loading it on first use."""
+        with self._load_lock:
+            if self._llama is None:
+                self._llama = self._load()
+            return self._llama
+
+    @property
+    def n_ctx(self) -> int:
+        return int(self.llama.n_ctx())
+
+    def _load(self) -> Llama:
+        try:
+            import llama_cpp
+        except ImportError as exc:
+            raise ConfigError(
+                "the llama backend needs llama-cpp-python: pip install llama-cpp-python"
+            ) from exc
+        try:
+            llama = llama_cpp.Llama(
+                model_path=str(self.path),
+                n_ctx=self.cfg.context,
+                seed=self.cfg.seed,
+                n_threads=os.cpu_count(),
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ConfigError(
+                f"cannot load the model {self.path}: {exc}; is it a valid GGUF file?"
+            ) from exc
+        template = llama.metadata.get("tokenizer.chat_template")
+        if template:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            self._formatter = Jinja2ChatFormatter(
+                template=template,
+                eos_token=_token_text(llama, llama.token_eos()),
+                bos_token=_token_text(llama, llama.token_bos()),
+            )
+        return llama
+
+    def count_prompt_tokens(self, messages: list[Message]) -> int:
+        """Tokens the chat-formatted messages take, as the model will see them."""
+        llama = self.llama
+        if self._formatter is not None:
+            prompt = self._formatter(messages=messages).prompt
+            return len(llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
+        return sum(
+            len(llama.tokenize(m["content"].encode("utf-8"), add_bos=False)) + TOKENS_PER_MESSAGE
+            for m in messages
+        )
+
+    def _fit(self, request: Request) -> tuple[int, int]:
+        """The prompt's token count and the max_tokens that fit in the context."""
+        prompt_tokens = self.count_prompt_tokens(request.messages)
+        room = self.n_ctx - prompt_tokens
+        if room < min(request.max_tokens, MIN_ANSWER_TOKENS):
+            raise BackendError(
+                f"prompt of {prompt_tokens} tokens does not fit the context of {self.n_ctx} "
+                f"with room for an answer; raise model.context in schema.yaml"
+            )
+        return prompt_tokens, min(request.max_tokens, room)
+
+    def _arguments(self, request: Request, max_tokens: int) -> dict[str, Any]:
+        args: dict[str, Any] = {
+            "messages": request.messages,
+            "temperature": request.temperature,
+            "max_tokens": max_tokens,
+            "seed": self.cfg.seed,
+        }
+        if request.schema is not None:
+            args["response_format"] = {"type": "json_object", "schema": request.schema}
+        return args
+
+    def complete(self, request: Request) -> Completion:
+        return call_with_retries(lambda: self._complete_once(request), retries=self.cfg.retries)
+
+    def _complete_once(self, request: Request) -> Completion:
+        with self.lock:
+            prompt_tokens, max_tokens = self._fit(request)
+            try:
+                result: Any = self.llama.create_chat_completion(
+                    **self._arguments(request, max_tokens)
+                )
+            except (ValueError, RuntimeError) as exc:
+                raise _translate(exc) from exc
+        choices = result.get("choices") or []
+        if not choices:
+            raise BadOutput("the model returned no answer")
+        usage = result.get("usage") or {}
+        return Completion(
+            text=choices[0]["message"].get("content") or "",
+            prompt_tokens=int(usage.get("prompt_tokens") or prompt_tokens),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            finish_reason=choices[0].get("finish_reason") or "stop",
+        )
+
+    def stream(self, request: Request) -> Iterator[str | Completion]:
+        """Yield the answer's text as it is generated, then the whole Completion."""
+        with self.lock:
+            prompt_tokens, max_tokens = self._fit(request)
+            pieces: list[str] = []
+            finish_reason = "stop"
+            try:
+                chunks: Any = self.llama.create_chat_completion(
+                    **self._arguments(request, max_tokens), stream=True
+                )
+                for chunk in chunks:
+                    choice = chunk["choices"][0] if chunk.get("choices") else {}
+                    text = (choice.get("delta") or {}).get("content")
+                    if text:
+                        pieces.append(text)
+                        yield text
+                    finish_reason = choice.get("finish_reason") or finish_reason
+            except (ValueError, RuntimeError) as exc:
+                raise _translate(exc) from exc
+            text = "".join(pieces)
+            completion_tokens = len(self.llama.tokenize(text.encode("utf-8"), add_bos=False))
+        yield Completion(text, prompt_tokens, completion_tokens, finish_reason=finish_reason)
+
+
+def _token_text(llama: Llama, token: int) -> str:
+    return llama.detokenize([token], special=True).decode("utf-8", "replace") if token >= 0 else ""
+
+
+def _translate(exc: Exception) -> BackendError:
+    """llama_cpp raises ValueError and RuntimeError; say what they mean."""
+    message = str(exc)
+    if "exceed context window" in message:
+        return BackendError(f"{message}; raise model.context in schema.yaml")
+    return BackendError(f"the llama model failed: {message}")

@@ -1,0 +1,90 @@
+"""A deterministic backend whose answers are derived from the prompt, for tests
+and benchmarks: it goes through the same interface as the real models.
+
+digest: every Markdown heading below the title, and every **bold** term, is a
+topic supported by the lines where it stands; the summary is the first line of text.
+write: one paragraph per note (at most four), citing that note.
+Ask-style free text: the first sentence of the last user message, echoed.
+
+`model.latency` adds a fixed delay per call; with WIKIC_SCRIPTED_LOG set, every
+call is appended to that file as a JSON line, so tests can count calls made by
+another process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from pathlib import Path
+
+from wikic.backends.base import Completion, Request
+from wikic.config import ModelConfig
+
+NUMBERED = re.compile(r"^(\d+): (.*)$")
+NOTE = re.compile(r"^\[(\d+)\] (.*)$")
+HEADING = re.compile(r"^#{2,6}\s+(.+?)\s*$")
+BOLD = re.compile(r"\*\*([^*\n]{2,60})\*\*")
+
+
+class ScriptedBackend:
+    def __init__(self, cfg: ModelConfig, root: Path | None = None) -> None:
+        self.cfg = cfg
+        self.model_id = f"scripted:{cfg.name}"
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def complete(self, request: Request) -> Completion:
+        if self.cfg.latency:
+            time.sleep(self.cfg.latency)
+        user = next((m["content"] for m in request.messages if m["role"] == "user"), "")
+        if "<document>" in user:
+            stage, text = "digest", self._digest(user, request)
+        elif "<notes>" in user:
+            stage, text = "write", self._write(user)
+        else:
+            stage, text = "text", self._echo(request)
+        with self._lock:
+            self.calls += 1
+            log = os.environ.get("WIKIC_SCRIPTED_LOG")
+            if log:
+                with open(log, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"stage": stage, "pid": os.getpid(), "t": time.time()}) + "\n")
+        prompt_chars = sum(len(m["content"]) for m in request.messages)
+        return Completion(text, prompt_tokens=max(1, prompt_chars // 4), completion_tokens=max(1, len(text) // 4))
+
+    def _digest(self, user: str, request: Request) -> str:
+        numbered = [(int(m.group(1)), m.group(2)) for m in map(NUMBERED.match, user.splitlines()) if m]
+        types = (request.schema or {}).get("properties", {}).get("topics", {}).get("items", {}) \
+            .get("properties", {}).get("type", {}).get("enum", ["concept"])
+        topics: dict[str, list[int]] = {}
+        current: str | None = None
+        summary = ""
+        for number, line in numbered:
+            heading = HEADING.match(line)
+            if heading:
+                current = heading.group(1)
+                topics.setdefault(current, [])
+                continue
+            if line.startswith("#"):
+                current = None
+                continue
+            if line.strip() and not summary:
+                summary = line.strip()[:200]
+            if current and line.strip():
+                topics[current].append(number)
+            for term in BOLD.findall(line):
+                topics.setdefault(term, []).append(number)
+        items = [{"name": name, "type": types[0], "lines": lines[:12]} for name, lines in topics.items() if lines]
+        return json.dumps({"summary": summary, "topics": items[:8]})
+
+    def _write(self, user: str) -> str:
+        notes = [(int(m.group(1)), m.group(2)) for m in map(NOTE.match, user.splitlines()) if m]
+        paragraphs = [{"text": text[:300], "cites": [n]} for n, text in notes[:4]]
+        return json.dumps({"paragraphs": paragraphs or [{"text": "No notes.", "cites": []}]})
+
+    def _echo(self, request: Request) -> str:
+        last = request.messages[-1]["content"] if request.messages else ""
+        return "Scripted answer: " + last.strip().split("\n")[-1][:200]

@@ -1,0 +1,38 @@
+"""Writing files so that a killed process leaves each one old or new, never half."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+TMP_MARK = ".wikic-tmp-"
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write to a temporary file beside `path`, fsync, then rename over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{TMP_MARK}{os.getpid()}-{path.name}")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def remove_stale_temps(folder: Path) -> None:
+    """Temporary files left by a killed process are never anybody's work."""
+    if folder.is_dir():
+        for tmp in folder.rglob(f"{TMP_MARK}*"):
+            tmp.unlink(missing_ok=True)
+
+
+def bytes_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:20]
+
+
+def file_hash(path: Path) -> str | None:
+    try:
+        return bytes_hash(path.read_bytes())
+    except FileNotFoundError:
+        return None

@@ -1,0 +1,61 @@
+"""Prompt templates: jinja2 files shipped in wikic/prompts/, each overridable by
+a file of the same name in the project's own prompts/ folder."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from wikic.backends.base import Message
+
+PACKAGE_DIR = Path(__file__).parent / "prompts"
+PROJECT_DIR = "prompts"
+
+
+class Prompts:
+    """Renders a stage's system and user templates into chat messages."""
+
+    def __init__(self, root: Path) -> None:
+        self.dirs = [root / PROJECT_DIR, PACKAGE_DIR]
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader([str(d) for d in self.dirs]),
+            undefined=jinja2.StrictUndefined,
+            keep_trailing_newline=False,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            autoescape=False,
+        )
+        self._hashes: dict[str, str] = {}
+
+    def source_of(self, name: str) -> Path:
+        for d in self.dirs:
+            if (d / name).is_file():
+                return d / name
+        raise jinja2.TemplateNotFound(name)
+
+    def stage_hash(self, stage: str) -> str:
+        """A hash of the templates a stage uses, to explain why its prompts changed."""
+        if stage not in self._hashes:
+            h = hashlib.sha256()
+            for part in ("system", "user"):
+                h.update(self.source_of(f"{stage}.{part}.j2").read_bytes())
+            self._hashes[stage] = h.hexdigest()[:16]
+        return self._hashes[stage]
+
+    def render(self, stage: str, **context: Any) -> list[Message]:
+        return [
+            {"role": role, "content": self.env.get_template(f"{stage}.{role}.j2").render(**context).strip()}
+            for role in ("system", "user")
+        ]
+
+
+def template_files(root: Path) -> list[Path]:
+    """Every template file that can shape a prompt (for watch and the no-op check)."""
+    files = sorted(PACKAGE_DIR.glob("*.j2"))
+    project = root / PROJECT_DIR
+    if project.is_dir():
+        files += sorted(project.glob("*.j2"))
+    return files

@@ -1,0 +1,107 @@
+"""What a build did, as the JSON report of DESIGN.md, and ninja-style progress."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+
+@dataclass
+class Report:
+    sources: int = 0
+    pages: int = 0
+    ran: int = 0
+    cached: int = 0
+    up_to_date: int = 0
+    failed: int = 0
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    written: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    explain: list[dict[str, str]] = field(default_factory=list)
+    would_run: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+    dry_run: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def error(self, where: str, message: str) -> None:
+        self.errors.append({"where": where, "message": message})
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "sources": self.sources,
+            "pages": self.pages,
+            "actions": {"ran": self.ran, "cached": self.cached, "up_to_date": self.up_to_date,
+                        "failed": self.failed},
+            "llm": {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
+                    "completion_tokens": self.completion_tokens, "cached_tokens": self.cached_tokens},
+            "written": self.written,
+            "removed": self.removed,
+            "conflicts": self.conflicts,
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "seconds": round(self.seconds, 3),
+        }
+        if self.explain:
+            data["explain"] = self.explain
+        if self.dry_run:
+            data["dry_run"] = True
+            data["would_run"] = self.would_run
+        return data
+
+    def summary(self) -> str:
+        if self.dry_run:
+            tokens = sum(int(w.get("estimated_tokens", 0)) for w in self.would_run)
+            return f"dry run: {len(self.would_run)} model call(s) would run, about {tokens:,} tokens"
+        if not (self.ran or self.cached or self.failed or self.written or self.removed or self.conflicts):
+            return f"wikic: no work to do ({self.pages} pages up to date, {self.seconds:.2f}s)"
+        parts = [f"{self.ran} ran", f"{self.cached} cached", f"{self.up_to_date} up to date"]
+        if self.failed:
+            parts.append(f"{self.failed} failed")
+        text = (f"built {self.pages} pages from {self.sources} sources: " + ", ".join(parts)
+                + f"; {len(self.written)} written, {len(self.removed)} removed")
+        if self.conflicts:
+            text += f", {len(self.conflicts)} conflict(s) kept"
+        return text + f" ({self.calls} model calls, {self.seconds:.1f}s)"
+
+
+class Progress:
+    """`[3/12] write concept: Vector databases` on stderr; one updating line on a terminal."""
+
+    def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
+        self.stream = stream or sys.stderr
+        self.quiet = quiet
+        self.tty = self.stream.isatty()
+        self._open = False
+
+    def step(self, done: int, total: int, label: str) -> None:
+        if self.quiet:
+            return
+        line = f"[{done}/{total}] {label}"
+        if self.tty:
+            self.stream.write("\r\x1b[K" + line[:200])
+            self._open = True
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def message(self, text: str) -> None:
+        if self.quiet:
+            return
+        self.end_line()
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def end_line(self) -> None:
+        if self._open:
+            self.stream.write("\n")
+            self._open = False

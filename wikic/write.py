@@ -1,0 +1,112 @@
+"""The write stage: one model action per topic page, turning the page's notes
+(its claims) into short paragraphs, each citing the notes it uses."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from wikic.actions import Action
+from wikic.backends.base import Request
+from wikic.config import Schema, fingerprint
+from wikic.plan import PagePlan
+from wikic.prompts import Prompts
+from wikic.structured import Invalid
+
+MAX_PARAGRAPHS = 4
+MAX_PARAGRAPH_CHARS = 1200
+HTML = re.compile(r"<[^>\n]*>")
+
+
+def response_schema(n_claims: int) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "paragraphs": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": MAX_PARAGRAPHS,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "text": {"type": "string", "maxLength": MAX_PARAGRAPH_CHARS},
+                        "cites": {"type": "array", "items": {"type": "integer"}, "maxItems": n_claims},
+                    },
+                    "required": ["text", "cites"],
+                },
+            }
+        },
+        "required": ["paragraphs"],
+    }
+
+
+def clean_prose(text: str) -> str:
+    """Prose as plain paragraphs: no HTML, no headings, no front matter fences."""
+    text = HTML.sub("", text)
+    lines = []
+    for line in text.replace("\r", "").split("\n"):
+        line = line.strip()
+        if line.startswith("---") or line.startswith("==="):
+            continue
+        lines.append(line.lstrip("#").strip())
+    return " ".join(" ".join(lines).split())[:MAX_PARAGRAPH_CHARS]
+
+
+def validator(claims: list[str]) -> Any:
+    def validate(data: Any) -> dict[str, Any]:
+        if not isinstance(data, dict) or not isinstance(data.get("paragraphs"), list):
+            raise Invalid('expected an object with "paragraphs"')
+        paragraphs = []
+        for item in data["paragraphs"][:MAX_PARAGRAPHS]:
+            if not isinstance(item, dict):
+                continue
+            text = clean_prose(str(item.get("text") or ""))
+            if len(text) < 3:
+                continue
+            cites = sorted({c for c in item.get("cites") or [] if isinstance(c, int) and 1 <= c <= len(claims)})
+            if not cites:
+                # Cite the note the paragraph is closest to, rather than leave it unsupported.
+                scores = [fuzz.token_set_ratio(text, claim) for claim in claims]
+                cites = [scores.index(max(scores)) + 1]
+            paragraphs.append({"text": text, "cites": cites})
+        if not paragraphs:
+            raise Invalid("no paragraph had text")
+        return {"paragraphs": paragraphs}
+
+    return validate
+
+
+def write_action(page: PagePlan, schema: Schema, prompts: Prompts, model_fp: str) -> Action:
+    claims = [c.text for c in page.claims]
+    described = {t.name: t.description for t in schema.page_types}
+
+    def render() -> Request:
+        messages = prompts.render(
+            "write",
+            title=schema.title,
+            scope=schema.scope,
+            page_title=page.title,
+            page_type=page.type,
+            type_description=described.get(page.type, ""),
+            rules=schema.rules,
+            max_paragraphs=MAX_PARAGRAPHS,
+            claims=claims,
+        )
+        return Request(messages, response_schema(len(claims)), schema.model.max_tokens, schema.model.temperature)
+
+    return Action(
+        id=f"write:{page.id}",
+        stage="write",
+        label=f"write {page.type}: {page.title}",
+        inputs={
+            "claims": fingerprint([page.title, page.type, claims]),
+            "template": prompts.stage_hash("write"),
+            "model": model_fp,
+            "rules": fingerprint(schema.rules),
+            "schema": fingerprint([schema.title, schema.scope, described.get(page.type, "")]),
+        },
+        render=render,
+        validate=validator(claims),
+    )
