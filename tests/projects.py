@@ -1,0 +1,108 @@
+"""Helpers that make small wikic projects for tests (no pytest fixtures here)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from wikic.backends.scripted import ScriptedBackend
+from wikic.build import BuildOptions, build
+from wikic.config import ModelConfig
+from wikic.project import Project, init_project
+from wikic.report import Progress, Report
+
+SCRIPTED_SCHEMA = """\
+title: Test wiki
+scope: notes for tests
+model:
+  backend: scripted
+  name: {name}
+  latency: {latency}
+rules: {rules}
+"""
+
+NOTES = {
+    "vectors.md": """# Vector databases
+
+A **vector database** stores embeddings and answers nearest-neighbour queries.
+
+## HNSW
+
+HNSW is a graph index used by **FAISS** and most vector stores.
+It trades memory for fast approximate search.
+""",
+    "rag.md": """# Retrieval-augmented generation
+
+RAG retrieves chunks from a **vector database** before the model answers.
+
+## Chunking
+
+Documents are split into chunks of a few hundred tokens.
+""",
+    "tools.md": """# Tools we use
+
+## FAISS
+
+FAISS is a library for similarity search written by Meta.
+
+## Chunking
+
+Chunks overlap by a few sentences so that no fact is cut in two.
+""",
+}
+
+
+def make_project(root: Path, notes: dict[str, str] | None = None, name: str = "v1", latency: float = 0.0,
+                 rules: list[str] | None = None) -> Project:
+    project = init_project(root)
+    write_schema(project, name=name, latency=latency, rules=rules)
+    for fname, text in (NOTES if notes is None else notes).items():
+        path = project.sources_dir / fname
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return project
+
+
+def write_schema(project: Project, name: str = "v1", latency: float = 0.0, rules: list[str] | None = None) -> None:
+    text = SCRIPTED_SCHEMA.format(name=name, latency=latency, rules=json.dumps(rules or []))
+    project.schema_path.write_text(text, encoding="utf-8")
+
+
+class Counting:
+    """A scripted backend that records every request it is given."""
+
+    def __init__(self, name: str = "v1") -> None:
+        self.inner = ScriptedBackend(ModelConfig(backend="scripted", name=name))
+        self.model_id = self.inner.model_id
+        self.requests: list[str] = []
+
+    def complete(self, request):  # type: ignore[no-untyped-def]
+        user = request.messages[1]["content"]
+        self.requests.append("digest" if "<document>" in user else "write")
+        return self.inner.complete(request)
+
+    @property
+    def digests(self) -> int:
+        return self.requests.count("digest")
+
+    @property
+    def writes(self) -> int:
+        return self.requests.count("write")
+
+
+def run_build(project: Project, backend: Counting | None = None, **opts: object) -> tuple[Report, Counting]:
+    backend = backend or Counting()
+    report = build(project, BuildOptions(**opts), Progress(quiet=True),  # type: ignore[arg-type]
+                   backend_factory=lambda schema: backend)
+    return report, backend
+
+
+def wiki_files(project: Project) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(project.wiki_dir.glob("*.md"))}
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(extra)
+    return env
