@@ -213,6 +213,6 @@ def test_long_source_is_digested_in_parts(tmp_path: Path) -> None:
     project = make_project(tmp_path, {"long.md": "# Long\n\n" + body})
     report, backend = run_build(project)
     assert report.ok
-    # 242 lines in parts of at most 120, each cut before a heading: 1-118, 119-238, 239-242.
+    # 241 lines in parts of at most 120, each cut before a heading: 1-118, 119-234, 235-241.
     assert backend.digests == 3
     assert (project.wiki_dir / "section-59.md").exists()
