@@ -66,6 +66,10 @@ def claim_text(lines: list[str], start: int, end: int) -> str:
     return text[:MAX_CLAIM_CHARS].rstrip() + ("…" if len(text) > MAX_CLAIM_CHARS else "")
 
 
+def _digits(text: str) -> list[str]:
+    return re.findall(r"\d+", text)
+
+
 class _Clusters:
     """Topic names grouped into clusters, deterministic for a given input order."""
 
@@ -85,7 +89,11 @@ class _Clusters:
         if key in self.by_key:
             return self.by_key[key]
         match = process.extractOne(key, list(self.by_key), scorer=fuzz.token_sort_ratio, score_cutoff=FUZZY_CUTOFF)
-        cid = self.by_key[match[0]] if match else key
+        # "Section 5" and "Section 59", "GPT-3" and "GPT-4": close strings, different things.
+        if match and _digits(match[0]) == _digits(key):
+            cid = self.by_key[match[0]]
+        else:
+            cid = key
         self.by_key[key] = cid
         return cid
 
