@@ -131,6 +131,58 @@ def build(obj: Ctx, explain: bool, dry_run: bool, offline: bool, force: bool, jo
     guarded(as_json, run)
 
 
+@cli.command()
+@click.option("--debounce", type=click.IntRange(0, 60_000), default=300, show_default=True, metavar="MS",
+              help="Build once no change has come for MS milliseconds (a burst of saves is one build).")
+@click.option("--poll", is_flag=True,
+              help="Poll the disk instead of using OS events: for network, container and other "
+                   "filesystems where inotify sees nothing. Used anyway, with a warning, when OS events fail.")
+@click.option("--poll-interval", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
+              metavar="SECONDS", help="How often --poll looks; the quiet period is at least 1.25 times this.")
+@click.option("--explain", is_flag=True, help="Say why each model action runs.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), help="Parallel model requests (API backends).")
+@click.option("--json", "as_json", is_flag=True,
+              help='One JSON object per build on stdout: the build report plus "build" (its number) and '
+                   '"changed" (the paths that set it off), or "error" when it could not run.')
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines; only one line per build.")
+@click.pass_obj
+def watch(obj: Ctx, debounce: int, poll: bool, poll_interval: float, explain: bool, jobs: int | None,
+          as_json: bool, quiet: bool) -> None:
+    """Build, then rebuild after every change to sources/, schema.yaml or prompts/.
+
+    Changes are gathered until none has come for --debounce milliseconds, then
+    built once; changes made during a build are built right after it. Editor
+    swap and temporary files, hidden folders, wiki/ and .wikic/ are ignored; a
+    page edited by hand in wiki/ is reported as a conflict at the next build and
+    kept. A build that fails (a broken schema.yaml, an unreadable source, the
+    model down) prints its error and the watch goes on. Each build takes the
+    project lock, so a `wikic build` in another terminal waits its turn.
+
+    \b
+    Stop with Ctrl-C or SIGTERM: exit status 0, no half-written page.
+    Example: wikic watch --debounce 500 --json > builds.jsonl"""
+
+    def run() -> int:
+        from wikic.build import BuildOptions
+        from wikic.report import Progress
+        from wikic.watch import Rebuild, Watcher, WatchOptions
+
+        project = obj.project()
+
+        def emit(result: Rebuild) -> None:
+            for line in result.details():
+                click.echo(line, err=True)
+            click.echo(result.line(), err=True)
+            if as_json:
+                click.echo(json.dumps(result.to_json()))
+
+        opts = WatchOptions(BuildOptions(explain=explain, jobs=jobs), debounce=debounce / 1000,
+                            poll=poll, poll_interval=poll_interval)
+        return Watcher(project, opts, emit, lambda text: click.echo(text, err=True), Progress(quiet=quiet)).run()
+
+    guarded(as_json, run)
+
+
 def _not_yet(name: str) -> Callable[..., None]:
     def command(**_: Any) -> None:
         click.echo(f"wikic {name}: not yet implemented", err=True)
@@ -139,7 +191,6 @@ def _not_yet(name: str) -> Callable[..., None]:
     return command
 
 
-cli.command("watch", help="Build, then rebuild on every change (not yet implemented).")(_not_yet("watch"))
 cli.command("lint", help="Check the wiki's health (not yet implemented).")(_not_yet("lint"))
 cli.command("ask", help="Answer a question from the wiki (not yet implemented).")(_not_yet("ask"))
 
