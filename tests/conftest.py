@@ -44,7 +44,7 @@ def llama_backend(embedded_gguf: Path, tmp_path_factory: pytest.TempPathFactory)
         ModelConfig(backend="llama", name="smollm2", context=CONTRACT_CONTEXT),
         tmp_path_factory.mktemp("llama-project"),
     )
-    backend.llama  # load once here, so no single test pays for it
+    _ = backend.llama  # load once here, so that no single test pays for it
     return backend
 
 
@@ -106,6 +106,4 @@ def openai_backend(llama_server: str) -> object:
     from wikic.backends.openai_compat import OpenAIBackend
     from wikic.config import ModelConfig
 
-    return OpenAIBackend(
-        ModelConfig(backend="openai", name="smollm2", base_url=llama_server, retries=1)
-    )
+    return OpenAIBackend(ModelConfig(backend="openai", name="smollm2", base_url=llama_server, retries=1))

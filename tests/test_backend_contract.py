@@ -4,11 +4,16 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from wikic.backends import model_id
 from wikic.backends.base import Backend, Completion, Request, stream_or_complete
+from wikic.config import ModelConfig
+from wikic.errors import BackendError, ConfigError
 
 # Each entry names a fixture that returns a ready backend. Add a backend here and
 # the whole contract runs against it.
@@ -17,9 +22,10 @@ CONTRACT_BACKENDS = [
     pytest.param("openai_backend", id="openai", marks=pytest.mark.server),
 ]
 
+# maxItems and maxLength keep the 135M model from repeating itself until max_tokens
 TOPICS = {
     "type": "object",
-    "properties": {"topics": {"type": "array", "items": {"type": "string"}}},
+    "properties": {"topics": {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": 4}},
     "required": ["topics"],
 }
 SOURCE = "Cats and dogs are popular pets. Cats sleep a lot; dogs need daily walks."
@@ -83,3 +89,50 @@ def test_stream_pieces_join_into_the_final_text(backend: Backend) -> None:
     assert "".join(heard) == final.text
     assert final.text.strip()
     assert final.completion_tokens > 0
+
+
+def test_a_prompt_larger_than_the_context_is_a_backend_error(backend: Backend) -> None:
+    with pytest.raises(BackendError, match="context"):
+        backend.complete(ask("word " * 6000, max_tokens=16))
+
+
+def test_calls_from_several_threads_all_get_answers(backend: Backend) -> None:
+    """The build calls from a thread pool (-j N); the llama backend serialises."""
+    questions = [ask(f"What is {n} plus {n}?", max_tokens=8) for n in range(4)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(backend.complete, questions))
+    assert all(r.text.strip() and r.completion_tokens > 0 for r in results)
+
+
+# --- llama specifics ---
+
+
+def test_a_missing_gguf_is_a_config_error_naming_the_path(tmp_path: Path) -> None:
+    from wikic.backends.llama import LlamaBackend
+
+    with pytest.raises(ConfigError, match="nowhere.gguf"):
+        LlamaBackend(ModelConfig(name="models/nowhere.gguf"), tmp_path)
+
+
+def test_a_file_that_is_not_a_gguf_is_a_config_error_naming_the_path(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp")
+    from wikic.backends.llama import LlamaBackend
+
+    (tmp_path / "junk.gguf").write_bytes(b"not a model at all" * 100)
+    backend = LlamaBackend(ModelConfig(name="junk.gguf"), tmp_path)
+    assert backend.model_id == "llama:junk.gguf:1800"
+    with pytest.raises(ConfigError, match="junk.gguf"):
+        backend.complete(ask("Hi."))
+
+
+@pytest.mark.model
+def test_llama_model_id_matches_the_registry(llama_backend: Any, tmp_path: Path) -> None:
+    assert llama_backend.model_id == model_id(llama_backend.cfg, tmp_path)
+    assert llama_backend.model_id.startswith("llama:SmolLM2")
+
+
+@pytest.mark.model
+def test_llama_counts_prompt_tokens_as_the_model_does(llama_backend: Any) -> None:
+    request = ask("Name one pet animal.", max_tokens=4)
+    counted = llama_backend.count_prompt_tokens(request.messages)
+    assert counted == llama_backend.complete(request).prompt_tokens

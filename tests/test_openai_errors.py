@@ -87,9 +87,7 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def connect(
-    monkeypatch: pytest.MonkeyPatch, clock: Clock
-) -> Callable[..., OpenAIBackend]:
+def connect(monkeypatch: pytest.MonkeyPatch, clock: Clock) -> Callable[..., OpenAIBackend]:
     """Build an OpenAIBackend whose HTTP goes to `server` and whose sleeps go to `clock`."""
     monkeypatch.setenv(KEY_ENV, SECRET)
 
@@ -124,9 +122,7 @@ def test_a_good_answer_and_what_was_sent(connect: Callable[..., OpenAIBackend]) 
 
 def test_schema_and_cache_key_reach_the_server(connect: Callable[..., OpenAIBackend]) -> None:
     server = Server(answer('{"topics": []}'))
-    connect(server).complete(
-        Request(messages=ASK.messages, schema=TOPICS, cache_key="wiki-prefix-1")
-    )
+    connect(server).complete(Request(messages=ASK.messages, schema=TOPICS, cache_key="wiki-prefix-1"))
     body = server.bodies()[0]
     assert body["response_format"] == {
         "type": "json_schema",
@@ -146,9 +142,7 @@ def test_cached_tokens_are_read_from_usage(connect: Callable[..., OpenAIBackend]
     assert (result.prompt_tokens, result.completion_tokens, result.cached_tokens) == (1200, 30, 1024)
 
 
-@pytest.mark.parametrize(
-    "details", [None, {}, {"cached_tokens": None}], ids=["no-details", "empty", "null"]
-)
+@pytest.mark.parametrize("details", [None, {}, {"cached_tokens": None}], ids=["no-details", "empty", "null"])
 def test_missing_cached_tokens_count_as_zero(
     connect: Callable[..., OpenAIBackend], details: dict[str, object] | None
 ) -> None:
@@ -158,9 +152,7 @@ def test_missing_cached_tokens_count_as_zero(
     assert connect(Server(answer("hi", usage))).complete(ASK).cached_tokens == 0
 
 
-def test_401_is_an_auth_error_and_is_not_retried(
-    connect: Callable[..., OpenAIBackend], clock: Clock
-) -> None:
+def test_401_is_an_auth_error_and_is_not_retried(connect: Callable[..., OpenAIBackend], clock: Clock) -> None:
     server = Server(failure(401, "Incorrect API key provided"))
     with pytest.raises(AuthError, match=f"\\${KEY_ENV}"):
         connect(server).complete(ASK)
@@ -198,9 +190,7 @@ def test_429_every_time_is_rate_limited_in_the_end(
     assert len(server.requests) == 3
 
 
-def test_500_then_200_succeeds_after_one_retry(
-    connect: Callable[..., OpenAIBackend], clock: Clock
-) -> None:
+def test_500_then_200_succeeds_after_one_retry(connect: Callable[..., OpenAIBackend], clock: Clock) -> None:
     server = Server(failure(500, "oops"), answer("recovered"))
     assert connect(server).complete(ASK).text == "recovered"
     assert len(server.requests) == 2
@@ -262,9 +252,7 @@ def test_no_choices_is_bad_output(connect: Callable[..., OpenAIBackend]) -> None
 
 
 @pytest.mark.parametrize("content", [None, ""])
-def test_empty_content_is_bad_output(
-    connect: Callable[..., OpenAIBackend], content: str | None
-) -> None:
+def test_empty_content_is_bad_output(connect: Callable[..., OpenAIBackend], content: str | None) -> None:
     with pytest.raises(BadOutput, match="empty"):
         connect(Server(answer(content))).complete(ASK)
 
@@ -307,15 +295,15 @@ def test_a_500_unrelated_to_the_format_is_not_rephrased(
 
 
 def sse(*events: dict[str, object] | str) -> bytes:
-    return b"".join(
-        f"data: {e if isinstance(e, str) else json.dumps(e)}\n\n".encode() for e in events
-    )
+    return b"".join(f"data: {e if isinstance(e, str) else json.dumps(e)}\n\n".encode() for e in events)
 
 
 def chunk(text: str | None = None, finish: str | None = None, usage: object = None) -> dict[str, object]:
-    choices = [] if text is None and finish is None else [
-        {"index": 0, "delta": {"content": text} if text else {}, "finish_reason": finish}
-    ]
+    choices = (
+        []
+        if text is None and finish is None
+        else [{"index": 0, "delta": {"content": text} if text else {}, "finish_reason": finish}]
+    )
     return {
         "id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
         "choices": choices, "usage": usage,

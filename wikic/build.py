@@ -114,6 +114,7 @@ class _Build:
             report.error(err.path, err.reason)
             self.failed_sources.add(err.path)
         sources = self._read(files)
+        self.stats = {f.path: f for f in files}
         report.sources = len(files)
         digests = self._digest(sources)
         infos = [SourceInfo(s.path, s.title, s.lines, digests[s.path]) for s in sources if s.path in digests]
@@ -245,6 +246,9 @@ class _Build:
         with state.transaction():
             for path in set(state.source_stats()) - live:
                 state.remove_source(path)
+            for src in sources:  # what this build read: lint's stale-page compares against it
+                st = self.stats[src.path]
+                state.set_source(src.path, st.size, st.mtime_ns, src.hash, 1)
             for aid, rec in self.records.items():
                 gone_source = rec.stage == "digest" and aid.split(":", 1)[1].split("#")[0] not in live
                 gone_page = rec.stage == "write" and aid.removeprefix("write:") not in pages

@@ -92,9 +92,10 @@ def init(obj: Ctx, directory: Path | None, title: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON on stdout.")
 @click.option("--no-wait", is_flag=True, help="Fail at once if another wikic process holds the project.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
+@click.option("--strict", is_flag=True, help="Fail (exit 1) when `wikic lint` finds errors in the built wiki.")
 @click.pass_obj
 def build(obj: Ctx, explain: bool, dry_run: bool, offline: bool, force: bool, jobs: int | None,
-          as_json: bool, no_wait: bool, quiet: bool) -> None:
+          as_json: bool, no_wait: bool, quiet: bool, strict: bool) -> None:
     """Compile sources/ into wiki/, running only the model calls whose inputs changed.
 
     Exit status: 0 built, 1 some action or source failed (the rest is built
@@ -111,6 +112,7 @@ def build(obj: Ctx, explain: bool, dry_run: bool, offline: bool, force: bool, jo
         opts = BuildOptions(explain=explain, dry_run=dry_run, offline=offline, force=force, jobs=jobs)
         with ProjectLock(project.lock_path, wait=not no_wait, on_wait=progress.message):
             report = run_build(project, opts, progress)
+            lint_counts = None if dry_run else _lint_after_build(project)
         progress.end_line()
         for item in report.explain:
             click.echo(f"explain: {item['action']}: {item['reason']}", err=True)
@@ -123,12 +125,28 @@ def build(obj: Ctx, explain: bool, dry_run: bool, offline: bool, force: bool, jo
         for err in report.errors:
             click.echo(f"error: {err['where']}: {err['message']}", err=True)
         if as_json:
-            click.echo(json.dumps(report.to_json(), indent=2))
+            click.echo(json.dumps(report.to_json() | ({"lint": lint_counts} if lint_counts else {}), indent=2))
         elif not quiet or not report.ok:
             click.echo(report.summary(), err=True)
-        return 0 if report.ok else 1
+        lint_failed = strict and lint_counts is not None and lint_counts["error"] > 0
+        if lint_counts is not None and (not quiet or lint_failed):
+            from wikic.lint import counts_line
+
+            click.echo(counts_line(lint_counts) + (" (--strict: build failed)" if lint_failed else ""), err=True)
+        return 0 if report.ok and not lint_failed else 1
 
     guarded(as_json, run)
+
+
+def _lint_after_build(project: Any) -> dict[str, int] | None:
+    """Counts by level of a deterministic lint of the built wiki (None when lint cannot run)."""
+    from wikic.lint import build_summary
+
+    try:
+        return build_summary(project)
+    except WikicError as exc:
+        click.echo(f"warning: lint did not run: {exc}", err=True)
+        return None
 
 
 @cli.command()
@@ -183,6 +201,62 @@ def watch(obj: Ctx, debounce: int, poll: bool, poll_interval: float, explain: bo
     guarded(as_json, run)
 
 
+@cli.command()
+@click.argument("question", nargs=-1, required=True)
+@click.option("--save", is_flag=True, help="File the answer in wiki/ as a page of type answer.")
+@click.option("--json", "as_json", is_flag=True, help="Print the answer and its figures as JSON on stdout.")
+@click.option("--no-cache", is_flag=True, help="Ask the model again even if this question was answered before.")
+@click.option("--stale-ok", is_flag=True, help="Answer from the wiki as it is, even if sources changed since.")
+@click.option("--no-wait", is_flag=True, help="--save: fail at once if another wikic process holds the project.")
+@click.pass_obj
+def ask(obj: Ctx, question: tuple[str, ...], save: bool, as_json: bool, no_cache: bool, stale_ok: bool,
+        no_wait: bool) -> None:
+    """Answer QUESTION from the compiled wiki, citing its pages as [[Page]].
+
+    The wiki is the prompt's prefix; with the embedded model its state is saved in
+    .wikic/prefix/, so later questions (in any process) only pay for their own tokens.
+
+    \b
+    Example: wikic ask "how does HNSW trade memory for speed?"
+    """
+
+    def run() -> int:
+        from wikic.ask import AskOptions
+        from wikic.ask import ask as run_ask
+
+        project = obj.project()
+        opts = AskOptions(save=save, use_cache=not no_cache, stale_ok=stale_ok, wait=not no_wait,
+                          on_wait=lambda text: click.echo(text, err=True))
+        on_text = None if as_json else (lambda piece: click.echo(piece, nl=False))
+        result = run_ask(project, " ".join(question), opts, on_text)
+        if as_json:
+            click.echo(json.dumps(result.to_json(), indent=2))
+            return 0
+        click.echo("")
+        for line in _ask_notes(result):
+            click.echo(line, err=True)
+        return 0
+
+    guarded(as_json, run)
+
+
+def _ask_notes(result: Any) -> list[str]:
+    notes = []
+    if result.answer_cached:
+        notes.append("(a stored answer from an earlier ask on this wiki; --no-cache asks the model again)")
+    if result.pages:
+        notes.append("cited: " + ", ".join(result.pages))
+    if result.dropped_citations:
+        notes.append("dropped citations (no such page in the context): " + ", ".join(result.dropped_citations))
+    if not result.answer_cached:
+        prefix = "restored" if result.prefix_cached else "evaluated"
+        notes.append(f"prefix: {result.prefix_tokens} tokens ({prefix}), question: {result.question_tokens} "
+                     f"tokens, first token after {result.seconds['first_token']:.2f} s")
+    if result.saved:
+        notes.append(f"saved: {result.saved} (run `wikic build` to list it in index.md)")
+    return notes
+
+
 def _not_yet(name: str) -> Callable[..., None]:
     def command(**_: Any) -> None:
         click.echo(f"wikic {name}: not yet implemented", err=True)
@@ -191,8 +265,72 @@ def _not_yet(name: str) -> Callable[..., None]:
     return command
 
 
-cli.command("lint", help="Check the wiki's health (not yet implemented).")(_not_yet("lint"))
-cli.command("ask", help="Answer a question from the wiki (not yet implemented).")(_not_yet("ask"))
+
+
+@cli.command()
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: `path:line: level rule-id message` grouped by file; json: a list of findings.")
+@click.option("--rule", "rules", multiple=True, metavar="ID",
+              help="Run only this rule (repeatable), even if schema.yaml turns it off.")
+@click.option("--fix", is_flag=True, help="Apply the mechanical fixes: relink near-miss links, drop links to "
+              "nothing (keeping their text), rebuild index.md; then report what is left.")
+@click.option("--force", is_flag=True, help="With --fix: also change pages edited by hand or not written by wikic.")
+@click.option("--llm", is_flag=True, help="Also run the model-based rules (contradiction, unsupported-claim); "
+              "answers are cached in .wikic/.")
+@click.option("--no-wait", is_flag=True, help="With --fix: fail at once if another wikic process holds the project.")
+@click.pass_obj
+def lint(obj: Ctx, fmt: str, rules: tuple[str, ...], fix: bool, force: bool, llm: bool, no_wait: bool) -> None:
+    """Check the wiki's health: each finding with its rule id, file and line.
+
+    \b
+    Rules: broken-link, orphan-page, missing-page, duplicate-page, stale-page,
+    hand-edit, uncited-claim, bad-citation, frontmatter, empty-page, index-drift;
+    with --llm also contradiction, unsupported-claim.
+    Levels in schema.yaml:  lint: {rules: {orphan-page: off, uncited-claim: error}}
+    Suppress in a page:     <!-- wikic-lint: disable=orphan-page,uncited-claim -->
+
+    Exit status: 0 no error-level finding, 1 some, 2 usage or configuration error."""
+
+    def run() -> int:
+        from wikic.errors import UsageError
+        from wikic.lint import LintOptions, format_json, format_text
+        from wikic.lint import lint as run_lint
+
+        if force and not fix:
+            raise UsageError("--force only applies with --fix")
+        project = obj.project()
+        opts = LintOptions(list(rules), llm)
+        if fix:
+            result = _lint_fix(project, opts, force, no_wait, fmt == "json")
+        else:
+            result = run_lint(project, opts)
+        for note in result.notes:
+            click.echo(f"note: {note}", err=True)
+        click.echo(format_json(result) if fmt == "json" else format_text(result))
+        return 1 if result.failed else 0
+
+    guarded(fmt == "json", run)
+
+
+def _lint_fix(project: Any, opts: Any, force: bool, no_wait: bool, quiet_stdout: bool) -> Any:
+    from wikic.config import load_schema
+    from wikic.lint import lint as run_lint
+    from wikic.lint_fix import apply_fixes
+    from wikic.lock import ProjectLock
+
+    with ProjectLock(project.lock_path, wait=not no_wait, on_wait=lambda text: click.echo(text, err=True)):
+        schema = load_schema(project.schema_path)
+        result = run_lint(project, opts, schema)
+        fixes = apply_fixes(project, schema, result.findings, force)
+        if fixes.changed:
+            result = run_lint(project, opts, schema)
+    for line in fixes.changed:
+        click.echo(f"fixed: {line}", err=quiet_stdout)
+    for line in fixes.skipped:
+        click.echo(f"skipped: {line}", err=True)
+    if not fixes.changed and not quiet_stdout:
+        click.echo("fixed: nothing to fix mechanically")
+    return result
 
 
 def main() -> None:

@@ -68,9 +68,7 @@ class LlamaBackend:
                 verbose=False,
             )
         except (ValueError, RuntimeError, OSError) as exc:
-            raise ConfigError(
-                f"cannot load the model {self.path}: {exc}; is it a valid GGUF file?"
-            ) from exc
+            raise ConfigError(f"cannot load the model {self.path}: {exc}; is it a valid GGUF file?") from exc
         template = llama.metadata.get("tokenizer.chat_template")
         if template:
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -122,9 +120,7 @@ class LlamaBackend:
         with self.lock:
             prompt_tokens, max_tokens = self._fit(request)
             try:
-                result: Any = self.llama.create_chat_completion(
-                    **self._arguments(request, max_tokens)
-                )
+                result: Any = self.llama.create_chat_completion(**self._arguments(request, max_tokens))
             except (ValueError, RuntimeError) as exc:
                 raise _translate(exc) from exc
         choices = result.get("choices") or []

@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from wikic.backends.base import Completion, Request
 from wikic.backends.retry import OnRetry, call_with_retries
@@ -27,6 +27,7 @@ from wikic.errors import (
 )
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 NO_KEY = "sk-no-key"  # local servers ignore the key, but the client insists on one
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"  # the real OpenAI API always needs one
@@ -128,7 +129,7 @@ class OpenAIBackend:
             completion.completion_tokens = len(pieces)
         yield completion
 
-    def _retrying(self, fn: Callable[[], Any]) -> Any:
+    def _retrying(self, fn: Callable[[], T]) -> T:
         return call_with_retries(
             fn,
             retries=self.cfg.retries,
@@ -146,8 +147,7 @@ class OpenAIBackend:
         text = getattr(choice.message, "content", None) if choice.message else None
         if not text:
             raise BadOutput(
-                f"{self.where} answered with empty content "
-                f"(finish_reason {choice.finish_reason!r})"
+                f"{self.where} answered with empty content (finish_reason {choice.finish_reason!r})"
             )
         completion = Completion(text, finish_reason=choice.finish_reason or "stop")
         if getattr(result, "usage", None) is not None:

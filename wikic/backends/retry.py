@@ -24,7 +24,7 @@ def backoff_delay(attempt: int, rand: Callable[[], float] = random.random) -> fl
     Full jitter (a uniform draw below an exponentially growing ceiling) spreads
     parallel callers apart, so they do not hit a rate limit again in lockstep.
     """
-    ceiling = min(MAX_DELAY, BASE_DELAY * 2 ** (attempt - 1))
+    ceiling = min(MAX_DELAY, BASE_DELAY * 2.0 ** (attempt - 1))
     return rand() * ceiling
 
 

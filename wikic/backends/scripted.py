@@ -4,6 +4,8 @@ and benchmarks: it goes through the same interface as the real models.
 digest: every Markdown heading below the title, and every **bold** term, is a
 topic supported by the lines where it stands; the summary is the first line of text.
 write: one paragraph per note (at most four), citing that note.
+lint (--llm): a claim is supported when half its longer words are in the cited
+lines; two statements contradict when they differ only by a negation.
 Ask-style free text: the first sentence of the last user message, echoed.
 
 `model.latency` adds a fixed delay per call; with WIKIC_SCRIPTED_LOG set, every
@@ -27,6 +29,14 @@ NUMBERED = re.compile(r"^(\d+): (.*)$")
 NOTE = re.compile(r"^\[(\d+)\] (.*)$")
 HEADING = re.compile(r"^#{2,6}\s+(.+?)\s*$")
 BOLD = re.compile(r"\*\*([^*\n]{2,60})\*\*")
+WORD = re.compile(r"\w+")
+STATEMENT = re.compile(r"^\[(\d+)\] \([^)]*\) (.*)$")
+NEGATIONS = {"not", "no", "never"}
+
+
+def _between(text: str, tag: str) -> str:
+    start, end = text.find(f"<{tag}>"), text.find(f"</{tag}>")
+    return text[start + len(tag) + 2 : end] if 0 <= start < end else ""
 
 
 class ScriptedBackend:
@@ -44,6 +54,10 @@ class ScriptedBackend:
             stage, text = "digest", self._digest(user, request)
         elif "<notes>" in user:
             stage, text = "write", self._write(user)
+        elif "<claim>" in user and "<evidence>" in user:
+            stage, text = "lint", self._support(user)
+        elif "<statements>" in user:
+            stage, text = "lint", self._contradictions(user)
         else:
             stage, text = "text", self._echo(request)
         with self._lock:
@@ -84,6 +98,25 @@ class ScriptedBackend:
         notes = [(int(m.group(1)), m.group(2)) for m in map(NOTE.match, user.splitlines()) if m]
         paragraphs = [{"text": text[:300], "cites": [n]} for n, text in notes[:4]]
         return json.dumps({"paragraphs": paragraphs or [{"text": "No notes.", "cites": []}]})
+
+    def _support(self, user: str) -> str:
+        """Supported when at least half of the claim's longer words occur in the evidence."""
+        claim = set(WORD.findall(_between(user, "claim").casefold()))
+        evidence = set(WORD.findall(_between(user, "evidence").casefold()))
+        long_words = {w for w in claim if len(w) > 3}
+        share = len(long_words & evidence) / max(1, len(long_words))
+        return json.dumps({"supported": share >= 0.5, "reason": f"{share:.0%} of the claim's words are cited"})
+
+    def _contradictions(self, user: str) -> str:
+        """Two statements contradict when they are the same words but for a negation."""
+        found = []
+        statements = [(int(m.group(1)), m.group(2)) for m in map(STATEMENT.match, user.splitlines()) if m]
+        for i, (a, text_a) in enumerate(statements):
+            for b, text_b in statements[i + 1 :]:
+                words_a, words_b = set(WORD.findall(text_a.casefold())), set(WORD.findall(text_b.casefold()))
+                if words_a - NEGATIONS == words_b - NEGATIONS and words_a & NEGATIONS != words_b & NEGATIONS:
+                    found.append({"a": a, "b": b, "why": "one says the opposite of the other"})
+        return json.dumps({"contradictions": found})
 
     def _echo(self, request: Request) -> str:
         last = request.messages[-1]["content"] if request.messages else ""

@@ -1,0 +1,158 @@
+"""Answers as wiki pages: the [[citations]] in a model's answer checked against
+the pages it was shown, `ask --save` filing an answer as a page of type
+`answer`, and finding saved answers whose cited pages changed since (lint's
+`stale-page` rule calls `stale_answers` or `answer_staleness`)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wikic.assemble import Linker, PageEntry
+from wikic.fsutil import atomic_write, bytes_hash
+from wikic.pages import MAX_SLUG, WIKILINK, clean_title, render_front_matter, slugify, split_page
+from wikic.prefix import LINKED_FROM, WikiPage, plain_links
+from wikic.project import Project
+
+ANSWER_TYPE = "answer"
+
+
+@dataclass
+class Citations:
+    cited: list[WikiPage] = field(default_factory=list)  # pages in the context that the answer names
+    dropped: list[str] = field(default_factory=list)  # names that are no page the model was shown
+    by_mention: bool = False  # no [[links]] in the answer: cited are the pages it names
+
+
+def check_citations(text: str, shown: list[WikiPage], every: list[WikiPage]) -> Citations:
+    """Resolve each [[Name]] like the build resolves links; keep those the model could see.
+
+    A small model often names pages without brackets: when the answer has no [[link]]
+    at all, the pages it names (title or alias, as the build autolinks them) are its citations.
+    """
+    linker = _linker(every)
+    visible = {p.slug: p for p in shown}
+    out = Citations()
+    if not WIKILINK.search(text):
+        mentioned: set[str] = set()
+        linker.autolink(text, "", mentioned)
+        out.cited = [p for p in shown if p.slug in mentioned]
+        out.by_mention = bool(out.cited)
+        return out
+    for m in WIKILINK.finditer(text):
+        name = m.group(1).strip()
+        slug = linker.resolve(name) if name else None
+        if slug in visible:
+            if visible[slug] not in out.cited:
+                out.cited.append(visible[slug])
+        elif name and name not in out.dropped:
+            out.dropped.append(name)
+    return out
+
+
+def _linker(pages: list[WikiPage]) -> Linker:
+    return Linker([PageEntry(p.slug, p.title, p.type, list(p.aliases)) for p in pages])
+
+
+def content_hash(text: str) -> str:
+    """A page's content for staleness: not its backlinks or link markup, which the
+    next build changes (it will list the answer itself under "Linked from")."""
+    page = split_page(text)
+    body = plain_links(LINKED_FROM.sub("", page.body))
+    meta = {k: v for k, v in page.meta.items() if k in ("title", "type", "aliases", "sources")}
+    normal = "\n".join(line.rstrip() for line in body.strip().splitlines())
+    return bytes_hash((repr(sorted(meta.items())) + "\n" + normal).encode("utf-8"))
+
+
+def linked_answer(text: str, citations: Citations, every: list[WikiPage]) -> str:
+    """The answer with cited names as [[slug|Name]] links and dropped ones as plain text."""
+    linker = _linker(every)
+    cited = {p.slug for p in citations.cited}
+    if citations.by_mention:
+        return _link_mentions(text, linker, cited)
+
+    def repl(m: re.Match[str]) -> str:
+        name = m.group(1).strip()
+        shown = (m.group(3) or m.group(1)).strip()
+        slug = linker.resolve(name) if name else None
+        return f"[[{slug}|{shown}]]" if slug in cited else shown
+
+    return WIKILINK.sub(repl, text)
+
+
+def _link_mentions(text: str, linker: Linker, cited: set[str]) -> str:
+    linked = set(linker.titles) - cited  # autolink skips these: only cited pages become links
+    return linker.autolink(text, "", linked)
+
+
+def answer_page(question: str, answer: str, citations: Citations, wiki_dir: Path,
+                every: list[WikiPage]) -> str:
+    meta: dict[str, Any] = {
+        "title": clean_title(plain_links(question)) or "Answer",
+        "type": ANSWER_TYPE,
+        "question": question,
+        "cites": [p.slug for p in citations.cited],
+        "cited_hashes": {p.slug: _page_hash(wiki_dir, p.slug) for p in citations.cited},
+    }
+    lines = [f"# {meta['title']}", "", linked_answer(answer.strip(), citations, every) or "(no answer)", "",
+             "## Question", "", plain_links(question), "", "## Cited pages", ""]
+    lines += [f"- [[{p.slug}|{p.title}]]" for p in citations.cited] or ["- (the answer cites no page)"]
+    return render_front_matter(meta) + "\n" + "\n".join(lines) + "\n"
+
+
+def _page_hash(wiki_dir: Path, slug: str) -> str | None:
+    try:
+        return content_hash((wiki_dir / f"{slug}.md").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def answer_slug(wiki_dir: Path, question: str) -> str:
+    """The question's slug; an earlier answer to the same question is replaced, any other page kept."""
+    wanted = slugify(clean_title(plain_links(question)) or "answer")
+    taken = {p.stem for p in wiki_dir.glob("*.md")} | {"index", "log"}
+    slug, n = wanted, 2
+    while slug in taken:
+        meta = _meta(wiki_dir / f"{slug}.md")
+        if meta.get("type") == ANSWER_TYPE and meta.get("question") == question:
+            return slug
+        suffix = f"-{n}"
+        slug, n = wanted[: MAX_SLUG - len(suffix)] + suffix, n + 1
+    return slug
+
+
+def save_answer(project: Project, question: str, answer: str, citations: Citations,
+                every: list[WikiPage]) -> str:
+    """File the answer as wiki/<slug>.md (atomically); returns its project-relative path.
+    The build never writes this page (it is not in its records) but lists and links it."""
+    wiki = project.wiki_dir
+    slug = answer_slug(wiki, question)
+    atomic_write(wiki / f"{slug}.md", answer_page(question, answer, citations, wiki, every).encode("utf-8"))
+    return f"wiki/{slug}.md"
+
+
+def _meta(path: Path) -> dict[str, Any]:
+    try:
+        return split_page(path.read_text(encoding="utf-8")).meta
+    except (OSError, UnicodeDecodeError):
+        return {}
+
+
+def answer_staleness(wiki_dir: Path, meta: dict[str, Any]) -> list[str]:
+    """The slugs an answer page cites whose content changed, or that are gone, since it was saved."""
+    hashes = meta.get("cited_hashes")
+    if meta.get("type") != ANSWER_TYPE or not isinstance(hashes, dict):
+        return []
+    return sorted(str(slug) for slug, old in hashes.items() if _page_hash(wiki_dir, str(slug)) != old)
+
+
+def stale_answers(project: Project) -> dict[str, list[str]]:
+    """Every saved answer ('wiki/x.md') whose cited pages changed since, with those pages' slugs."""
+    out = {}
+    for path in sorted(project.wiki_dir.glob("*.md")):
+        changed = answer_staleness(project.wiki_dir, _meta(path))
+        if changed:
+            out[f"wiki/{path.name}"] = changed
+    return out

@@ -1,0 +1,228 @@
+"""`wikic ask`: answer a question from the compiled wiki, citing its pages.
+
+The wiki goes into the prompt as a byte-stable prefix (prefix.py). With the
+embedded llama backend the model state after that prefix is saved under
+.wikic/prefix/ and restored by the next ask, even in a new process
+(ask_llama.py, prefix_cache.py); API backends get the prefix as the first
+message, byte-identical, with a cache key. A question asked before on the same
+wiki and model is answered from the state database at once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from wikic.answers import Citations, check_citations, save_answer
+from wikic.backends import Backend, Request, make_backend, model_id
+from wikic.backends.base import stream_or_complete
+from wikic.config import Schema, fingerprint, load_schema
+from wikic.errors import ProjectError, UsageError
+from wikic.lock import ProjectLock
+from wikic.prefix import Context, ContextBuilder, WikiPage, load_pages, read_index
+from wikic.prefix_cache import PrefixCache
+from wikic.project import Project
+from wikic.prompts import Prompts
+from wikic.state import FileRecord, State
+
+ANSWER_VERSION = 2  # bump when answers for the same inputs would differ
+BYTES_PER_TOKEN = 3  # estimate for backends without a local tokenizer: English runs ~4, so a margin
+ESTIMATE_OVERHEAD = 64  # tokens a chat API may add around two messages
+
+BackendFactory = Callable[[Schema], Backend]
+OnText = Callable[[str], None]
+
+
+@dataclass
+class AskOptions:
+    save: bool = False
+    use_cache: bool = True  # False: ask the model again even if this question was answered before
+    stale_ok: bool = False  # answer from a wiki older than its sources
+    wait: bool = True  # --save: wait for another wikic process to release the project
+    on_wait: Callable[[str], None] | None = None
+
+
+@dataclass
+class AskResult:
+    question: str
+    answer: str = ""
+    pages: list[str] = field(default_factory=list)  # cited page paths, wiki/x.md
+    dropped_citations: list[str] = field(default_factory=list)
+    cited_by_mention: bool = False  # the answer had no [[links]]; `pages` are the pages it names
+    prefix_tokens: int = 0
+    prefix_cached: bool = False
+    question_tokens: int = 0
+    evaluated_tokens: int | None = None  # llama: prompt tokens llama.cpp decoded for this answer
+    cached_tokens: int = 0  # API backends: the provider's cached prompt tokens
+    tokens_estimated: bool = False  # token counts are estimates (no local tokenizer)
+    answer_cached: bool = False
+    mode: str = "whole"  # whole wiki in the prefix, or "selected" pages after index.md
+    context_pages: int = 0
+    state_bytes: int = 0  # llama: size of the prefix state saved by this call
+    model: str = ""
+    saved: str | None = None
+    seconds: dict[str, float | None] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def ask(project: Project, question: str, opts: AskOptions | None = None, on_text: OnText | None = None,
+        backend_factory: BackendFactory | None = None) -> AskResult:
+    started = time.monotonic()
+    opts = opts or AskOptions()
+    question = " ".join(question.split())
+    if not question:
+        raise UsageError("ask what? give a question, e.g. wikic ask \"what is HNSW?\"")
+    schema = load_schema(project.schema_path)
+    mid = model_id(schema.model, project.root)
+    state = State.open(project.state_path)
+    try:
+        check_wiki(project, schema, mid, state, opts.stale_ok)
+        pages = load_pages(project.wiki_dir)
+        index = read_index(project.wiki_dir)
+        prompts = Prompts(project.root)
+        key = answer_key(question, index, pages, prompts, schema, mid)
+        stored = state.cached(key) if opts.use_cache else None
+        if stored is not None:
+            result = _from_store(question, stored, on_text)
+        else:
+            factory = backend_factory or (lambda s: make_backend(s.model, project.root))
+            result = _ask_model(project, schema, prompts, index, pages, question, factory(schema), on_text)
+            state.put_cache(key, "ask", _to_store(result), result.prefix_tokens + result.question_tokens, 0)
+        result.model = mid
+        if opts.save:
+            with ProjectLock(project.lock_path, wait=opts.wait, on_wait=opts.on_wait):
+                cited = [p for p in pages if p.path in result.pages]
+                citations = Citations(cited, result.dropped_citations, result.cited_by_mention)
+                result.saved = save_answer(project, question, result.answer, citations, pages)
+                _expect_index_update(state)
+    finally:
+        state.close()
+    result.seconds["total"] = time.monotonic() - started
+    return result
+
+
+def _expect_index_update(state: State) -> None:
+    """Make the next build a full pass (its actions stay cached) so that it lists and links the
+    new answer page: its no-op check looks only at what it wrote, so mark index.md's record stale."""
+    rec = state.files().get("wiki/index.md")
+    if rec is not None:
+        state.set_file(FileRecord(rec.path, rec.hash, rec.size, -1))
+
+
+def check_wiki(project: Project, schema: Schema, mid: str, state: State, stale_ok: bool) -> None:
+    """Refuse to answer from a wiki that was never built, or (unless stale_ok) is older than its inputs."""
+    if not (project.wiki_dir / "index.md").is_file():
+        raise ProjectError("the wiki has not been built yet (no wiki/index.md); run `wikic build` first")
+    if stale_ok:
+        return
+    from wikic.build import input_fingerprint
+    from wikic.sources import list_sources
+
+    files, _ = list_sources(project.root, schema.sources)
+    if state.get_meta("clean") != input_fingerprint(project, files, mid):
+        raise ProjectError(
+            "the wiki is out of date: sources/, schema.yaml or the prompts changed since the last build "
+            "(or it did not finish cleanly); run `wikic build`, or pass --stale-ok to ask the wiki as it is"
+        )
+
+
+def answer_key(question: str, index: str, pages: list[WikiPage], prompts: Prompts, schema: Schema,
+               mid: str) -> str:
+    """Everything an answer depends on: the question, the wiki's text, the templates, the model."""
+    wiki = fingerprint([index, [[p.slug, p.title, p.type, p.aliases, p.text] for p in pages]])
+    ask_cfg = schema.ask.model_dump(exclude={"cache_bytes"})
+    return "ask:" + fingerprint([ANSWER_VERSION, question, wiki, prompts.stage_hash("ask"), mid,
+                                 schema.model.params(), ask_cfg, schema.title, schema.scope])
+
+
+STORED = ("answer", "pages", "dropped_citations", "cited_by_mention", "prefix_tokens", "question_tokens", "mode",
+          "context_pages", "tokens_estimated")
+
+
+def _to_store(result: AskResult) -> dict[str, Any]:
+    return {k: getattr(result, k) for k in STORED}
+
+
+def _from_store(question: str, stored: dict[str, Any], on_text: OnText | None) -> AskResult:
+    result = AskResult(question, answer_cached=True, **{k: stored[k] for k in STORED if k in stored})
+    result.seconds = {"prefix": 0.0, "first_token": 0.0}
+    if on_text:
+        on_text(result.answer)
+    return result
+
+
+def _ask_model(project: Project, schema: Schema, prompts: Prompts, index: str, pages: list[WikiPage],
+               question: str, backend: Backend, on_text: OnText | None) -> AskResult:
+    from wikic.backends.llama import LlamaBackend
+
+    if isinstance(backend, LlamaBackend):
+        result, ctx = _ask_llama(project, schema, prompts, index, pages, question, backend, on_text)
+    else:
+        result, ctx = _ask_api(schema, prompts, index, pages, question, backend, on_text)
+    citations = check_citations(result.answer, ctx.pages, pages)
+    result.pages = [p.path for p in citations.cited]
+    result.dropped_citations = citations.dropped
+    result.cited_by_mention = citations.by_mention
+    result.mode, result.context_pages = ctx.mode, len(ctx.pages)
+    return result
+
+
+def _builder(schema: Schema, prompts: Prompts, index: str, pages: list[WikiPage],
+             count: Callable[[str], int], limit: int) -> ContextBuilder:
+    return ContextBuilder(prompts, schema.title, schema.scope, index, pages, count, limit)
+
+
+def _ask_llama(project: Project, schema: Schema, prompts: Prompts, index: str, pages: list[WikiPage],
+               question: str, backend: Any, on_text: OnText | None) -> tuple[AskResult, Context]:
+    from wikic import ask_llama
+
+    started = time.monotonic()
+    with backend.lock:
+        llm = backend.llama
+        loaded = time.monotonic() - started
+        tokens = ask_llama.Tokens(llm)
+        room = llm.n_ctx() - schema.ask.answer_tokens - tokens.overhead() - 1
+        ctx = _builder(schema, prompts, index, pages, tokens.count, min(schema.ask.budget, room)).build(question)
+        cache = PrefixCache(project.state_dir / "prefix", schema.ask.cache_bytes)
+        run = ask_llama.answer(llm, tokens, backend.model_id, cache, ctx.system, ctx.user,
+                               schema.ask.answer_tokens, schema.model.temperature, schema.model.seed, on_text)
+    result = AskResult(question, run.text, prefix_tokens=run.prefix_tokens, prefix_cached=run.prefix_cached,
+                       question_tokens=run.question_tokens, evaluated_tokens=run.evaluated_tokens,
+                       state_bytes=run.state_bytes)
+    result.seconds = {"load": loaded, "prefix": run.seconds["prefix"], "first_token": run.seconds["first_token"]}
+    return result, ctx
+
+
+def estimate_tokens(text: str) -> int:
+    return -(-len(text.encode("utf-8")) // BYTES_PER_TOKEN)
+
+
+def _ask_api(schema: Schema, prompts: Prompts, index: str, pages: list[WikiPage], question: str,
+             backend: Backend, on_text: OnText | None) -> tuple[AskResult, Context]:
+    """The prefix is the first message, byte-identical for an unchanged wiki, with a cache key."""
+    limit = min(schema.ask.budget, schema.model.context - schema.ask.answer_tokens - ESTIMATE_OVERHEAD)
+    ctx = _builder(schema, prompts, index, pages, estimate_tokens, limit).build(question)
+    request = Request(
+        messages=[{"role": "system", "content": ctx.system}, {"role": "user", "content": ctx.user}],
+        max_tokens=schema.ask.answer_tokens, temperature=schema.model.temperature, prefix_messages=1,
+        cache_key="wikic-ask-" + fingerprint([backend.model_id, ctx.system]),
+    )
+    started = time.monotonic()
+    first: list[float] = []
+
+    def emit(piece: str) -> None:
+        if not first:
+            first.append(time.monotonic() - started)
+        if on_text:
+            on_text(piece)
+
+    done = stream_or_complete(backend, request, emit)
+    result = AskResult(question, done.text, prefix_tokens=estimate_tokens(ctx.system),
+                       prefix_cached=done.cached_tokens > 0, question_tokens=estimate_tokens(ctx.user),
+                       cached_tokens=done.cached_tokens, tokens_estimated=True)
+    result.seconds = {"prefix": None, "first_token": first[0] if first else time.monotonic() - started}
+    return result, ctx

@@ -1,0 +1,167 @@
+"""Answering with an embedded llama model: the chat prompt as two token lists
+(the prefix, a true prefix of every full prompt, and the question part), the
+prefix's state restored from .wikic/ or evaluated and saved, then streaming.
+
+The chat template is applied here, not by llama-cpp-python's chat API, so that
+the system message and the user-header after it tokenise the same way whatever
+the question is: template text is tokenised with special tokens, page and
+question text without (a page cannot smuggle in `<|im_end|>`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from wikic.errors import BackendError, UsageError
+from wikic.prefix_cache import PrefixCache, keep_prefix
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+
+SYSTEM_MARK = "\x00WIKIC-SYSTEM\x00"
+USER_MARK = "\x00WIKIC-USER\x00"
+FALLBACK = ("", "\n\n", "\n\nAnswer:")  # for a GGUF without a chat template
+PAGE_STOPS = ("</page>", "<page ", "<index>")  # the prefix's own markup (templates/ask.system.j2)
+
+
+@dataclass(frozen=True)
+class ChatSplit:
+    """The chat template around the two messages: head SYSTEM middle USER tail."""
+
+    head: str
+    middle: str
+    tail: str
+    stop: list[str]
+
+
+def chat_split(llm: Llama) -> ChatSplit:
+    template = llm.metadata.get("tokenizer.chat_template")
+    eos = _token_text(llm, llm.token_eos())
+    if not template:
+        return ChatSplit(*FALLBACK, stop=_stops(eos))
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=_token_text(llm, llm.token_bos()))
+    prompt = formatter(messages=[{"role": "system", "content": SYSTEM_MARK},
+                                 {"role": "user", "content": USER_MARK}]).prompt
+    head, rest = prompt.split(SYSTEM_MARK, 1) if SYSTEM_MARK in prompt else ("", prompt)
+    if USER_MARK not in rest:
+        return ChatSplit(*FALLBACK, stop=_stops(eos))
+    middle, tail = rest.split(USER_MARK, 1)
+    return ChatSplit(head, middle, tail, stop=_stops(eos))
+
+
+def _stops(eos: str) -> list[str]:
+    """The end-of-turn token, and the page markup a small model likes to continue with."""
+    return ([eos] if eos else []) + list(PAGE_STOPS)
+
+
+def _token_text(llm: Llama, token: int) -> str:
+    return llm.detokenize([token], special=True).decode("utf-8", "replace") if token >= 0 else ""
+
+
+class Tokens:
+    """Counting and splitting prompts with the model's own tokenizer."""
+
+    def __init__(self, llm: Llama) -> None:
+        self.llm = llm
+        self.split = chat_split(llm)
+        bos = _token_text(llm, llm.token_bos())
+        self._add_bos = not (bos and self.split.head.startswith(bos))
+
+    def text(self, text: str) -> list[int]:
+        return list(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)) if text else []
+
+    def special(self, text: str, bos: bool = False) -> list[int]:
+        return list(self.llm.tokenize(text.encode("utf-8"), add_bos=bos, special=True)) if text or bos else []
+
+    def count(self, text: str) -> int:
+        return len(self.text(text))
+
+    def overhead(self) -> int:
+        """Tokens the template adds around the two messages."""
+        s = self.split
+        return len(self.special(s.head, self._add_bos)) + len(self.special(s.middle)) + len(self.special(s.tail))
+
+    def prompt(self, system: str, user: str) -> tuple[list[int], list[int]]:
+        s = self.split
+        prefix = self.special(s.head, self._add_bos) + self.text(system) + self.special(s.middle)
+        return prefix, self.text(user) + self.special(s.tail)
+
+
+@dataclass
+class LlamaRun:
+    text: str = ""
+    prefix_tokens: int = 0
+    question_tokens: int = 0
+    prefix_cached: bool = False
+    evaluated_tokens: int | None = None  # prompt tokens llama.cpp actually decoded for this answer
+    completion_tokens: int = 0
+    state_bytes: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def answer(llm: Llama, tokens: Tokens, model_id: str, cache: PrefixCache | None, system: str, user: str,
+           max_tokens: int, temperature: float, seed: int,
+           on_text: Callable[[str], None] | None = None) -> LlamaRun:
+    """Restore or evaluate the prefix, then stream the answer. Hold the backend's lock around this."""
+    started = time.monotonic()
+    prefix, rest = tokens.prompt(system, user)
+    if len(prefix) + len(rest) + 1 > llm.n_ctx():
+        raise UsageError(f"the question does not fit the model's context ({llm.n_ctx()} tokens); shorten it")
+    run = LlamaRun(prefix_tokens=len(prefix), question_tokens=len(rest))
+    _perf_reset(llm)
+    run.prefix_cached = _live(llm, prefix) or (cache is not None and cache.restore(llm, model_id, prefix))
+    if not run.prefix_cached:
+        llm.reset()
+        llm.eval(prefix)
+    run.seconds["prefix"] = time.monotonic() - started
+    pieces = []
+    room = llm.n_ctx() - len(prefix) - len(rest)
+    try:
+        stream: Any = llm.create_completion(prompt=prefix + rest, max_tokens=min(max_tokens, room),
+                                           temperature=temperature, seed=seed, stop=tokens.split.stop,
+                                           stream=True)
+        for chunk in stream:
+            piece = chunk["choices"][0].get("text") or ""
+            if "first_token" not in run.seconds:
+                run.seconds["first_token"] = time.monotonic() - started
+            if piece:
+                pieces.append(piece)
+                if on_text:
+                    on_text(piece)
+                run.completion_tokens += 1
+    except (ValueError, RuntimeError) as exc:
+        raise BackendError(f"the llama model failed: {exc}") from exc
+    run.evaluated_tokens = _perf_prompt_tokens(llm)
+    run.text = "".join(pieces)
+    run.seconds.setdefault("first_token", time.monotonic() - started)
+    keep_prefix(llm, len(prefix))
+    if cache is not None and not run.prefix_cached:
+        run.state_bytes = cache.save(llm, model_id, prefix)
+    return run
+
+
+def _live(llm: Llama, prefix: list[int]) -> bool:
+    """The context already holds this prefix (an earlier question in this process)."""
+    n = len(prefix)
+    return bool(llm.n_tokens >= n and list(llm.input_ids[:n]) == prefix)
+
+
+def _perf_reset(llm: Llama) -> None:
+    import llama_cpp
+
+    llama_cpp.llama_perf_context_reset(llm.ctx)
+
+
+def _perf_prompt_tokens(llm: Llama) -> int | None:
+    """llama.cpp's own count of prompt tokens decoded since the reset (None if it keeps none):
+    the prefix and the question on a cold start, the question alone after a restore."""
+    import llama_cpp
+
+    data = llama_cpp.llama_perf_context(llm.ctx)
+    n = int(data.n_p_eval)
+    return n if n or data.n_eval else None

@@ -1,0 +1,187 @@
+"""`wikic lint`: which rules run and at which level, inline suppressions,
+running the rules over the wiki, and printing findings as text or JSON.
+
+Deterministic rules live in lint_rules.py and lint_sources.py, model-based ones
+(only with --llm) in lint_llm.py, mechanical fixes in lint_fix.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from rapidfuzz import process
+
+from wikic import lint_rules, lint_sources
+from wikic.backends import Backend
+from wikic.config import Schema, fingerprint, load_schema
+from wikic.errors import ConfigError, UsageError
+from wikic.lint_context import Context, Finding
+from wikic.project import Project
+from wikic.state import State
+from wikic.wikigraph import read_wiki
+
+RULES: dict[str, tuple[str, lint_rules.RuleFn]] = {**lint_rules.RULES, **lint_sources.RULES}
+LLM_RULES: dict[str, str] = {"contradiction": "warning", "unsupported-claim": "warning"}
+RULE_IDS = [*RULES, *LLM_RULES]
+BackendFactory = Callable[[Schema], Backend]
+
+
+@dataclass
+class LintOptions:
+    rules: list[str] = field(default_factory=list)  # --rule: only these (empty: all that are on)
+    llm: bool = False  # also the model-based rules
+
+
+@dataclass
+class LintResult:
+    findings: list[Finding]
+    pages: int
+    levels: dict[str, str]  # the rules that ran -> their level
+    model_calls: int = 0
+    notes: list[str] = field(default_factory=list)  # what could not be checked, and why
+
+    def counts(self) -> dict[str, int]:
+        counted = Counter(f.level for f in self.findings)
+        return {"error": counted["error"], "warning": counted["warning"]}
+
+    @property
+    def failed(self) -> bool:
+        return any(f.level == "error" for f in self.findings)
+
+
+def _unknown(ids: list[str]) -> list[str]:
+    out = []
+    for rule in ids:
+        if rule not in RULE_IDS:
+            near = process.extractOne(rule, RULE_IDS)
+            out.append(f"{rule!r}" + (f" (did you mean {near[0]!r}?)" if near and near[1] >= 70 else ""))
+    return out
+
+
+def rule_levels(schema: Schema, opts: LintOptions) -> dict[str, str]:
+    """The rules to run and their levels: schema.yaml lint.rules over the defaults, then --rule and --llm."""
+    bad = _unknown(list(schema.lint.rules))
+    if bad:
+        raise ConfigError("schema.yaml lint.rules names unknown rules:",
+                          [*bad, "known rules: " + ", ".join(RULE_IDS)])
+    bad = _unknown(opts.rules)
+    if bad:
+        raise UsageError(f"unknown rule {', '.join(bad)}; known rules: {', '.join(RULE_IDS)}")
+    model_only = [r for r in opts.rules if r in LLM_RULES]
+    if model_only and not opts.llm:
+        raise UsageError(f"{', '.join(model_only)} uses the model: add --llm")
+    defaults = {rule: level for rule, (level, _) in RULES.items()} | LLM_RULES
+    levels = {rule: schema.lint.rules.get(rule, level) for rule, level in defaults.items()}
+    if opts.rules:  # asking for a rule by name runs it even where schema.yaml turns it off
+        return {r: levels[r] if levels[r] != "off" else defaults[r] for r in dict.fromkeys(opts.rules)}
+    return {r: lvl for r, lvl in levels.items() if lvl != "off" and (opts.llm or r not in LLM_RULES)}
+
+
+def _suppressed(finding: Finding, disabled: dict[str, set[str]]) -> bool:
+    for path in (finding.path, *finding.also):
+        off = disabled.get(path, set())
+        if finding.rule in off or "all" in off:
+            return True
+    return False
+
+
+def lint(project: Project, opts: LintOptions | None = None, schema: Schema | None = None,
+         backend_factory: BackendFactory | None = None) -> LintResult:
+    """Run the rules on the project's wiki; findings sorted by file and line."""
+    opts = opts or LintOptions()
+    schema = schema or load_schema(project.schema_path)
+    levels = rule_levels(schema, opts)
+    wiki = read_wiki(project.root, project.wiki_dir)
+    ctx = Context.load(project, schema, wiki)
+    found: list[Finding] = []
+    for rule, (_, check) in RULES.items():
+        if rule in levels:
+            found.extend(check(ctx))
+    calls, notes = 0, []
+    wanted = [r for r in LLM_RULES if r in levels]
+    if wanted:
+        from wikic.lint_llm import model_findings
+
+        more, calls, unusable = model_findings(ctx, wanted, backend_factory)
+        found.extend(more)
+        if unusable:
+            notes.append(f"{plural(unusable, 'model answer')} stayed unusable after repair; "
+                         "those checks were skipped (they are tried again next time)")
+    disabled = {p.rel: p.disabled for p in wiki.pages.values()}
+    if wiki.index is not None:
+        disabled[wiki.index.rel] = wiki.index.disabled
+    kept = [replace(f, level=levels[f.rule]) for f in found if not _suppressed(f, disabled)]
+    kept.sort(key=lambda f: (f.path, f.line, f.rule, f.message))
+    return LintResult(kept, len(wiki.pages), levels, calls, notes)
+
+
+# --- output -------------------------------------------------------------------------
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def summary_line(result: LintResult) -> str:
+    counts = result.counts()
+    if not result.findings:
+        return f"no problems found in {plural(result.pages, 'page')}"
+    files = len({f.path for f in result.findings})
+    return (f"{plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')} "
+            f"in {plural(files, 'file')} ({plural(result.pages, 'page')} checked)")
+
+
+def format_text(result: LintResult) -> str:
+    """`path:line: level rule-id message`, grouped by file, then a summary line."""
+    lines: list[str] = []
+    current = None
+    for f in result.findings:
+        if current is not None and f.path != current:
+            lines.append("")
+        current = f.path
+        lines.append(f"{f.path}:{f.line}: {f.level} {f.rule} {f.message}")
+    if lines:
+        lines.append("")
+    lines.append(summary_line(result))
+    return "\n".join(lines)
+
+
+def format_json(result: LintResult) -> str:
+    return json.dumps([f.to_json() for f in result.findings], indent=2, ensure_ascii=False)
+
+
+# --- the one-line summary at the end of `wikic build` --------------------------------
+def _inputs_fingerprint(project: Project, schema_bytes: bytes, state: State) -> str:
+    """What a deterministic lint reads, by stat: unchanged means the last summary still holds."""
+    stats = []
+    for folder in (project.wiki_dir, project.sources_dir):
+        for dirpath, dirnames, names in os.walk(folder):
+            dirnames.sort()
+            for name in sorted(names):
+                st = os.stat(os.path.join(dirpath, name))
+                stats.append([dirpath, name, st.st_size, st.st_mtime_ns])
+    records = sorted(state.db.execute("SELECT path, hash FROM files").fetchall())
+    seen = sorted(state.db.execute("SELECT path, hash FROM sources").fetchall())
+    return fingerprint([schema_bytes.hex(), stats, records, seen])
+
+
+def build_summary(project: Project) -> dict[str, int]:
+    """Counts by level of a deterministic lint, reused while nothing it reads has changed."""
+    schema_bytes = project.schema_path.read_bytes()
+    with State.open(project.state_path) as state:
+        fp = _inputs_fingerprint(project, schema_bytes, state)
+        saved = json.loads(state.get_meta("lint_summary") or "{}")
+        if saved.get("fp") == fp:
+            return dict(saved["counts"])
+        counts = lint(project).counts()
+        state.set_meta("lint_summary", json.dumps({"fp": fp, "counts": counts}))
+        return counts
+
+
+def counts_line(counts: dict[str, int]) -> str:
+    if not counts["error"] and not counts["warning"]:
+        return "lint: no problems"
+    return (f"lint: {plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')} "
+            "(`wikic lint` for details)")

@@ -1,0 +1,101 @@
+"""What lint rules share: a finding, the context they read (the wiki, the
+schema, the build state, the sources), and reading sources once per run."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wikic.config import Schema
+from wikic.errors import SourceError
+from wikic.project import Project
+from wikic.sources import decode, normalise, text_hash
+from wikic.state import FileRecord, State
+from wikic.wikigraph import Wiki
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: the rule that found it, where, what, and what `--fix` would do."""
+
+    rule: str
+    path: str
+    line: int
+    message: str
+    fix: str | None = None
+    level: str = "warning"
+    edit: tuple[str, str] | None = None  # (text on that line, its replacement) for --fix
+    also: tuple[str, ...] = ()  # other pages involved: a suppression in any of them applies
+
+    def to_json(self) -> dict[str, object]:
+        return {"rule": self.rule, "level": self.level, "path": self.path, "line": self.line,
+                "message": self.message, "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class SourceText:
+    lines: list[str]
+    hash: str
+    raw_hash: str
+
+
+class SourceCache:
+    """Each source read and normalised at most once, as the build reads it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._texts: dict[str, SourceText | str] = {}
+
+    def get(self, rel: str) -> SourceText | str:
+        """The source's lines and hash, or why it cannot be read."""
+        if rel not in self._texts:
+            self._texts[rel] = self._read(rel)
+        return self._texts[rel]
+
+    def _read(self, rel: str) -> SourceText | str:
+        if not rel.startswith("sources/") or ".." in rel.split("/") or rel.startswith("/"):
+            return "is not a path under sources/"
+        path = self.root / rel
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return "does not exist"
+        except OSError as exc:
+            return f"cannot be read: {exc.strerror or exc}"
+        try:
+            text = normalise(decode(raw, rel))
+        except SourceError as exc:
+            return exc.reason
+        lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+        return SourceText(lines, text_hash(text), hashlib.sha256(raw).hexdigest()[:20])
+
+
+@dataclass
+class Context:
+    project: Project
+    schema: Schema
+    wiki: Wiki
+    files: dict[str, FileRecord] | None  # what wikic wrote; None without a build state
+    source_stats: dict[str, tuple[int, int, str, int]] | None  # what the last build read
+    sources: SourceCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.sources = SourceCache(self.project.root)
+
+    @classmethod
+    def load(cls, project: Project, schema: Schema, wiki: Wiki) -> Context:
+        """Read the build state if there is one; never create it."""
+        if not project.state_path.exists():
+            return cls(project, schema, wiki, None, None)
+        state = State.open(project.state_path)
+        try:
+            return cls(project, schema, wiki, state.files(), state.source_stats())
+        finally:
+            state.close()
+
+    def topic_types(self) -> set[str]:
+        return set(self.schema.type_names())
+
+    def known_types(self) -> set[str]:
+        return self.topic_types() | {"source", "answer"}

@@ -1,0 +1,180 @@
+"""What `ask` shows the model: the wiki's pages read from disk, the byte-stable
+prefix (instructions, index.md, then every page in a fixed order), and, when the
+wiki is over the token budget, the pages most relevant to the question after it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rapidfuzz import fuzz
+
+from wikic.pages import WIKILINK, parse_links, split_page
+from wikic.prompts import Prompts
+from wikic.rank import BM25
+
+CITATION_MD = re.compile(r"\s*\[[^\[\]\n]+?:\d+(?:-\d+)?\]\([^)\s]*\)")
+LINKED_FROM = re.compile(r"^## Linked from\n.*?(?=^## |\Z)", re.S | re.M)
+BOOKKEEPING = {"index", "log"}
+TYPE_ORDER = {"source": 1, "answer": 2}  # topic pages first, then sources, then answers
+FUZZY_CUTOFF = 80  # title/alias similarity (0-100) that counts as naming the page
+NEIGHBOUR_WEIGHT = 0.5  # a page linked to or from a relevant page inherits this share of its score
+PAGE_MARGIN = 2  # tokens: a page costed alone may tokenise a little differently beside others
+
+Counter = Callable[[str], int]
+
+
+@dataclass(frozen=True)
+class WikiPage:
+    slug: str
+    title: str
+    type: str
+    aliases: tuple[str, ...]
+    text: str  # the body as the model reads it: no front matter, citations or backlinks
+    links: frozenset[str]  # slugs this page links to
+
+    @property
+    def path(self) -> str:
+        return f"wiki/{self.slug}.md"
+
+
+def plain_links(text: str) -> str:
+    """[[slug|Shown]] -> Shown, [[Name]] -> Name."""
+    return WIKILINK.sub(lambda m: (m.group(3) or m.group(1)).strip(), text)
+
+
+def context_text(body: str) -> str:
+    """A page body, minus what costs tokens and tells the model nothing."""
+    body = LINKED_FROM.sub("", body)
+    body = CITATION_MD.sub("", body)
+    lines = body.strip().splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    text = plain_links("\n".join(lines))
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def read_page(path: Path) -> WikiPage:
+    page = split_page(path.read_text(encoding="utf-8"))
+    aliases = page.meta.get("aliases") or []
+    return WikiPage(
+        slug=path.stem,
+        title=str(page.meta.get("title") or path.stem),
+        type=str(page.meta.get("type") or "page"),
+        aliases=tuple(str(a) for a in aliases) if isinstance(aliases, list) else (),
+        text=context_text(page.body),
+        links=frozenset(link.target for link in parse_links(page.body)),
+    )
+
+
+def load_pages(wiki_dir: Path) -> list[WikiPage]:
+    """Every page in wiki/ (not index.md or log.md), in the prefix's fixed order."""
+    pages = []
+    for path in sorted(wiki_dir.glob("*.md")):
+        if path.stem in BOOKKEEPING:
+            continue
+        try:
+            pages.append(read_page(path))
+        except (OSError, UnicodeDecodeError):
+            continue  # unreadable pages are lint's business, not a reason to refuse answering
+    return sorted(pages, key=lambda p: (TYPE_ORDER.get(p.type, 0), p.slug))
+
+
+def read_index(wiki_dir: Path) -> str:
+    return plain_links((wiki_dir / "index.md").read_text(encoding="utf-8")).strip()
+
+
+@dataclass
+class Context:
+    """The two messages of one question: `system` is the cached prefix."""
+
+    system: str
+    user: str
+    in_prefix: list[WikiPage]
+    selected: list[WikiPage]  # over budget: pages chosen for this question, in `user`
+
+    @property
+    def pages(self) -> list[WikiPage]:
+        return self.in_prefix + self.selected
+
+    @property
+    def mode(self) -> str:
+        return "whole" if not self.selected and self.in_prefix else "selected"
+
+
+class ContextBuilder:
+    """Renders ask's templates and fits them into a token budget."""
+
+    def __init__(self, prompts: Prompts, title: str, scope: str, index: str, pages: list[WikiPage],
+                 count: Counter, limit: int) -> None:
+        self.prompts, self.title, self.scope = prompts, title, scope
+        self.index, self.pages, self.count, self.limit = index, pages, count, limit
+
+    def render(self, question: str, prefix_pages: list[WikiPage], extra: list[WikiPage],
+               index: str | None = None) -> tuple[str, str]:
+        system, user = self.prompts.render(
+            "ask", title=self.title, scope=self.scope, index=self.index if index is None else index,
+            pages=prefix_pages, extra_pages=extra, question=question)
+        return system["content"], user["content"]
+
+    def build(self, question: str) -> Context:
+        """The whole wiki in the prefix when it fits; else index.md there and chosen pages after."""
+        system, user = self.render(question, self.pages, [])
+        if self.count(system) + self.count(user) <= self.limit:
+            return Context(system, user, list(self.pages), [])
+        system, index = self._index_prefix(question)
+        room = self.limit - self.count(system)
+        chosen = self._fit(question, rank_pages(question, self.pages), room, index)
+        user = self.render(question, [], chosen, index)[1]
+        return Context(system, user, [], chosen)
+
+    def _index_prefix(self, question: str) -> tuple[str, str]:
+        """The instructions and index.md; index lines are cut from the end if even that is too big."""
+        index = self.index
+        while True:
+            system, user = self.render(question, [], [], index)
+            if self.count(system) + self.count(user) <= self.limit or "\n" not in index:
+                return system, index
+            lines = index.splitlines()
+            index = "\n".join(lines[: max(1, len(lines) * 3 // 4)])
+
+    def _fit(self, question: str, ranked: list[WikiPage], room: int, index: str) -> list[WikiPage]:
+        """Greedy by rank, costing each page alone; the final message is counted whole to be sure."""
+        empty = self.count(self.render(question, [], [], index)[1])
+        used, chosen = empty, []
+        for page in ranked:
+            cost = self.count(self.render(question, [], [page], index)[1]) - empty + PAGE_MARGIN
+            if used + cost <= room:
+                chosen.append(page)
+                used += cost
+        while chosen and self.count(self.render(question, [], chosen, index)[1]) > room:
+            chosen.pop()
+        return chosen
+
+
+def rank_pages(question: str, pages: list[WikiPage]) -> list[WikiPage]:
+    """Pages that bear on the question, best first: BM25 over title, aliases and text,
+    a bonus for a page the question names (fuzzily), and a share for linked neighbours."""
+    if not pages:
+        return []
+    docs = [" ".join([p.title, *p.aliases, p.title, p.text]) for p in pages]
+    base = BM25(docs).scores(question)
+    top = max(base) or 1.0
+    q = question.casefold()
+    for i, page in enumerate(pages):
+        names = [n for n in (page.title, *page.aliases) if len(n) >= 3]
+        similarity = max((fuzz.partial_ratio(n.casefold(), q) for n in names), default=0.0)
+        if similarity >= FUZZY_CUTOFF:
+            base[i] += top * similarity / 100
+    scores = list(base)
+    by_slug = {p.slug: i for i, p in enumerate(pages)}
+    for i, page in enumerate(pages):
+        for target in page.links:
+            j = by_slug.get(target)
+            if j is not None and j != i:
+                scores[j] = max(scores[j], base[i] * NEIGHBOUR_WEIGHT)
+                scores[i] = max(scores[i], base[j] * NEIGHBOUR_WEIGHT)
+    order = sorted(range(len(pages)), key=lambda i: (-scores[i], pages[i].slug))
+    return [pages[i] for i in order if scores[i] > 0]
