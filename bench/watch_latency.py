@@ -70,7 +70,8 @@ class Watch:
         args = [sys.executable, "-m", "wikic", "-C", str(project.root), "watch", "--json", "-q",
                 "--debounce", str(debounce)] + (["--poll", "--poll-interval", "0.25"] if poll else [])
         env = dict(os.environ, WIKIC_SCRIPTED_LOG=str(log))
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                     env=env)
         self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 

@@ -83,7 +83,8 @@ def llama_server(embedded_gguf: Path, tmp_path_factory: pytest.TempPathFactory) 
         "--host", "127.0.0.1",
         "--port", str(port),
         "--n_ctx", str(CONTRACT_CONTEXT),
-        "--n_threads", str(os.cpu_count() or 1),
+        "--n_threads", str(max(1, (os.cpu_count() or 2) // 2)),
+        "--n_threads_batch", str(os.cpu_count() or 1),
     ]  # fmt: skip
     with log.open("wb") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)

@@ -79,7 +79,7 @@ class Counting:
 
     def complete(self, request):  # type: ignore[no-untyped-def]
         user = request.messages[1]["content"]
-        self.requests.append("digest" if "<document>" in user else "write")
+        self.requests.append("digest" if "<document" in user else "write")
         return self.inner.complete(request)
 
     @property

@@ -27,8 +27,9 @@ from wikic.fsutil import TMP_MARK
 from wikic.lock import ProjectLock
 from wikic.pages import split_page
 from wikic.project import Project
+from wikic.report import Progress
 from wikic.state import State
-from wikic.watch import Coalescer, is_temp_name, relevant
+from wikic.watch import Coalescer, Rebuild, Watcher, WatchOptions, is_temp_name, relevant
 
 DEBOUNCE_MS = 300
 POLL_INTERVAL = 0.2
@@ -48,8 +49,10 @@ class Watch:
                                      env=subprocess_env(WIKIC_SCRIPTED_LOG=str(log)))
         self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.stderr: list[str] = []
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self.readers = [threading.Thread(target=self._read_stdout, daemon=True),
+                        threading.Thread(target=self._read_stderr, daemon=True)]
+        for reader in self.readers:
+            reader.start()
 
     def _read_stdout(self) -> None:
         assert self.proc.stdout is not None
@@ -81,10 +84,13 @@ class Watch:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         try:
-            return self.proc.wait(timeout=LINE_TIMEOUT)
+            code = self.proc.wait(timeout=LINE_TIMEOUT)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             pytest.fail(f"watch did not stop on SIGTERM; stderr:\n{''.join(self.stderr)}")
+        for reader in self.readers:  # everything it printed is read
+            reader.join(timeout=LINE_TIMEOUT)
+        return code
 
 
 @pytest.fixture(params=["native", "poll"])
@@ -140,7 +146,8 @@ def wait_for(condition: Callable[[], bool], timeout: float = LINE_TIMEOUT) -> No
 # --- the watcher process ----------------------------------------------------------
 
 
-def test_burst_of_50_writes_is_one_build(tmp_path: Path, start: Callable[..., Watch], calls_log: Path) -> None:
+def test_burst_of_50_writes_is_one_build(tmp_path: Path, start: Callable[..., Watch],
+                                         calls_log: Path) -> None:
     project = make_project(tmp_path / "p")
     w = start(project)
     before = calls(calls_log)
@@ -224,7 +231,8 @@ def test_broken_schema_reports_and_a_fixed_one_rebuilds(tmp_path: Path, start: C
     assert w.stop() == 0
 
 
-def test_deleting_a_source_and_a_folder_removes_their_pages(tmp_path: Path, start: Callable[..., Watch]) -> None:
+def test_deleting_a_source_and_a_folder_removes_their_pages(tmp_path: Path,
+                                                            start: Callable[..., Watch]) -> None:
     notes = {"vectors.md": "# Vector databases\n\n## HNSW\n\nA graph index.\n",
              "old.md": "# Old note\n\n## Punch cards\n\nCards with holes.\n",
              "team/alice.md": "# Alice\n\n## Compilers\n\nAlice writes compilers.\n",
@@ -247,7 +255,8 @@ def test_deleting_a_source_and_a_folder_removes_their_pages(tmp_path: Path, star
         path.unlink()
     (project.sources_dir / "people").rmdir()
     report = w.next()
-    assert sorted(report["removed"]) == ["wiki/alice.md", "wiki/bob.md", "wiki/compilers.md", "wiki/linkers.md"]
+    assert sorted(report["removed"]) == ["wiki/alice.md", "wiki/bob.md", "wiki/compilers.md",
+                                         "wiki/linkers.md"]
     assert (wiki / "hnsw.md").is_file()
     assert w.stop() == 0
 
@@ -295,8 +304,8 @@ def test_sigterm_mid_build_exits_0_and_leaves_no_partial_file(tmp_path: Path, st
         pass
     write_schema(project, latency=0.0)
     resumed = subprocess.run([sys.executable, "-m", "wikic", "-C", str(project.root), "build", "--json"],
-                             capture_output=True, text=True, env=subprocess_env(WIKIC_SCRIPTED_LOG=str(calls_log)),
-                             timeout=60)
+                             capture_output=True, text=True, timeout=60,
+                             env=subprocess_env(WIKIC_SCRIPTED_LOG=str(calls_log)))
     assert resumed.returncode == 0, resumed.stderr
     report = json.loads(resumed.stdout)
     assert 0 < report["actions"]["ran"] < 12  # cut short, and the calls finished before SIGTERM were kept
@@ -316,6 +325,32 @@ def test_waits_for_a_build_started_by_hand(tmp_path: Path, mode: str, start: Cal
 
 
 # --- the parts, in process ---------------------------------------------------------
+
+
+def test_falls_back_to_polling_when_os_events_fail(tmp_path: Path) -> None:
+    def no_inotify() -> Any:
+        raise OSError(28, "inotify watch limit reached")
+
+    project = make_project(tmp_path / "p")
+    results: queue.Queue[Rebuild] = queue.Queue()
+    said: list[str] = []
+    watcher = Watcher(project, WatchOptions(debounce=0.1, poll_interval=0.1), results.put, said.append,
+                      Progress(quiet=True), native=no_inotify)
+    thread = threading.Thread(target=watcher.run, daemon=True)
+    thread.start()
+    try:
+        first = results.get(timeout=LINE_TIMEOUT)
+        assert first.report is not None and first.report.ok
+        assert watcher.mode == "polling"
+        assert any("inotify watch limit reached" in s and "polling" in s for s in said), said
+        (project.sources_dir / "rag.md").write_text("# RAG\n\n## Reranking\n\nA second pass.\n")
+        second = results.get(timeout=LINE_TIMEOUT)
+        assert second.changed == ["sources/rag.md"] and second.report is not None
+        assert "wiki/reranking.md" in second.report.written
+    finally:
+        watcher.stop()
+        thread.join(timeout=LINE_TIMEOUT)
+    assert not thread.is_alive()
 
 
 class FakeClock:
@@ -353,7 +388,8 @@ def test_coalescer_builds_at_max_wait_when_changes_never_stop() -> None:
     ("schema.yaml", True), ("sources/a.md", True), ("sources/sub/b.txt", True), ("sources", True),
     ("sources/sub", True), ("prompts/digest.user.j2", True), ("prompts", True),
     ("wiki/a.md", False), (".wikic/state.db", False), (".wikic/lock", False), ("README.md", False),
-    ("sources/.a.md.swp", False), ("sources/a.md~", False), ("sources/.#a.md", False), ("sources/4913", False),
+    ("sources/.a.md.swp", False), ("sources/a.md~", False), ("sources/.#a.md", False),
+    ("sources/4913", False),
     ("sources/a.md.tmp", False), ("sources/#a.md#", False), ("sources/.git/HEAD", False),
     ("sources/.obsidian/x.md", False), ("prompts/notes.txt", False), (".schema.yaml.swp", False),
     ("schema.yaml~", False), ("../elsewhere/schema.yaml", False),

@@ -139,8 +139,8 @@ def answer_key(question: str, index: str, pages: list[WikiPage], prompts: Prompt
                                  schema.model.params(), ask_cfg, schema.title, schema.scope])
 
 
-STORED = ("answer", "pages", "dropped_citations", "cited_by_mention", "prefix_tokens", "question_tokens", "mode",
-          "context_pages", "tokens_estimated")
+STORED = ("answer", "pages", "dropped_citations", "cited_by_mention", "prefix_tokens", "question_tokens",
+          "mode", "context_pages", "tokens_estimated")
 
 
 def _to_store(result: AskResult) -> dict[str, Any]:
@@ -186,14 +186,15 @@ def _ask_llama(project: Project, schema: Schema, prompts: Prompts, index: str, p
         loaded = time.monotonic() - started
         tokens = ask_llama.Tokens(llm)
         room = llm.n_ctx() - schema.ask.answer_tokens - tokens.overhead() - 1
-        ctx = _builder(schema, prompts, index, pages, tokens.count, min(schema.ask.budget, room)).build(question)
+        limit = min(schema.ask.budget, room)
+        ctx = _builder(schema, prompts, index, pages, tokens.count, limit).build(question)
         cache = PrefixCache(project.state_dir / "prefix", schema.ask.cache_bytes)
         run = ask_llama.answer(llm, tokens, backend.model_id, cache, ctx.system, ctx.user,
                                schema.ask.answer_tokens, schema.model.temperature, schema.model.seed, on_text)
     result = AskResult(question, run.text, prefix_tokens=run.prefix_tokens, prefix_cached=run.prefix_cached,
                        question_tokens=run.question_tokens, evaluated_tokens=run.evaluated_tokens,
                        state_bytes=run.state_bytes)
-    result.seconds = {"load": loaded, "prefix": run.seconds["prefix"], "first_token": run.seconds["first_token"]}
+    result.seconds = {"load": loaded, **run.seconds}
     return result, ctx
 
 

@@ -44,7 +44,8 @@ def chat_split(llm: Llama) -> ChatSplit:
         return ChatSplit(*FALLBACK, stop=_stops(eos))
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-    formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=_token_text(llm, llm.token_bos()))
+    bos = _token_text(llm, llm.token_bos())
+    formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
     prompt = formatter(messages=[{"role": "system", "content": SYSTEM_MARK},
                                  {"role": "user", "content": USER_MARK}]).prompt
     head, rest = prompt.split(SYSTEM_MARK, 1) if SYSTEM_MARK in prompt else ("", prompt)
@@ -84,7 +85,8 @@ class Tokens:
     def overhead(self) -> int:
         """Tokens the template adds around the two messages."""
         s = self.split
-        return len(self.special(s.head, self._add_bos)) + len(self.special(s.middle)) + len(self.special(s.tail))
+        head = self.special(s.head, self._add_bos)
+        return len(head) + len(self.special(s.middle)) + len(self.special(s.tail))
 
     def prompt(self, system: str, user: str) -> tuple[list[int], list[int]]:
         s = self.split
@@ -116,7 +118,7 @@ def answer(llm: Llama, tokens: Tokens, model_id: str, cache: PrefixCache | None,
     _perf_reset(llm)
     run.prefix_cached = _live(llm, prefix) or (cache is not None and cache.restore(llm, model_id, prefix))
     if not run.prefix_cached:
-        llm.reset()
+        llm.reset()  # type: ignore[no-untyped-call]
         llm.eval(prefix)
     run.seconds["prefix"] = time.monotonic() - started
     pieces = []

@@ -190,6 +190,12 @@ def foreign_entry(slug: str, text: str) -> PageEntry:
     return entry
 
 
+def plural(word: str) -> str:
+    if word.endswith("y") and word[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return word[:-1] + "ies"
+    return word + ("es" if word.endswith(("s", "x", "ch", "sh")) else "s")
+
+
 def render_index(title: str, scope: str, entries: list[PageEntry], type_order: list[str]) -> str:
     groups: dict[str, list[PageEntry]] = defaultdict(list)
     for e in entries:
@@ -200,7 +206,7 @@ def render_index(title: str, scope: str, entries: list[PageEntry], type_order: l
         lines += [scope, ""]
     lines += [f"{len(entries)} pages.", ""]
     for kind in order:
-        heading = TYPE_HEADINGS.get(kind, kind.replace("-", " ").replace("_", " ").capitalize() + "s")
+        heading = TYPE_HEADINGS.get(kind, plural(kind.replace("-", " ").replace("_", " ").capitalize()))
         lines += [f"## {heading}", ""]
         for e in sorted(groups[kind], key=lambda e: (e.title.casefold(), e.slug)):
             desc = f" — {e.description}" if e.description else ""

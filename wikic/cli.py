@@ -154,9 +154,10 @@ def _lint_after_build(project: Any) -> dict[str, int] | None:
               help="Build once no change has come for MS milliseconds (a burst of saves is one build).")
 @click.option("--poll", is_flag=True,
               help="Poll the disk instead of using OS events: for network, container and other "
-                   "filesystems where inotify sees nothing. Used anyway, with a warning, when OS events fail.")
+                   "filesystems where inotify sees nothing. Used anyway, with a warning, when OS events "
+                   "fail.")
 @click.option("--poll-interval", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
-              metavar="SECONDS", help="How often --poll looks; the quiet period is at least 1.25 times this.")
+              metavar="SECONDS", help="How often --poll looks; the quiet period is at least 1.5 times this.")
 @click.option("--explain", is_flag=True, help="Say why each model action runs.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), help="Parallel model requests (API backends).")
 @click.option("--json", "as_json", is_flag=True,
@@ -196,7 +197,11 @@ def watch(obj: Ctx, debounce: int, poll: bool, poll_interval: float, explain: bo
 
         opts = WatchOptions(BuildOptions(explain=explain, jobs=jobs), debounce=debounce / 1000,
                             poll=poll, poll_interval=poll_interval)
-        return Watcher(project, opts, emit, lambda text: click.echo(text, err=True), Progress(quiet=quiet)).run()
+
+        def say(text: str) -> None:
+            click.echo(text, err=True)
+
+        return Watcher(project, opts, emit, say, Progress(quiet=quiet)).run()
 
     guarded(as_json, run)
 

@@ -34,6 +34,7 @@ class ModelConfig(Strict):
     timeout: float = Field(default=120.0, gt=0)
     retries: int = Field(default=4, ge=0, le=20)
     seed: int = 0
+    repeat_penalty: float = Field(default=1.1, ge=0.5, le=2.0)  # llama backend: discourages loops
     latency: float = Field(default=0.0, ge=0.0)  # scripted backend only: seconds per call
 
     def params(self) -> dict[str, Any]:
@@ -46,6 +47,7 @@ class ModelConfig(Strict):
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "seed": self.seed,
+            "repeat_penalty": self.repeat_penalty,
         }
 
 

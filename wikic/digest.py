@@ -7,27 +7,35 @@ the source itself, so every claim is verifiable by construction.
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+from rapidfuzz import fuzz
 
 from wikic.actions import Action
 from wikic.backends.base import Request
 from wikic.config import Schema, fingerprint
 from wikic.pages import clean_title
 from wikic.prompts import Prompts
-from wikic.sources import Part, Source, split_parts, text_hash
+from wikic.sources import HEADING, Part, Source, split_parts, text_hash
 from wikic.structured import Invalid
 
 MAX_TOPICS = 8
 MAX_LINES = 12
+MAX_CANDIDATES = 12
+MENTION = 85  # rapidfuzz partial_ratio at which a line mentions a name
+EMPHASIS = re.compile(r"\*\*([^*\n]{2,60})\*\*|__([^_\n]{2,60})__|`([^`\n]{2,40})`")
+PROPER = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w-]+(?:\s+(?:of|for|la|à|de|the)?\s*[A-Z][\w-]+)+)")
+SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 def response_schema(types: list[str]) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "summary": {"type": "string", "maxLength": 600},
             "topics": {
                 "type": "array",
+                "minItems": 1,
                 "maxItems": MAX_TOPICS,
                 "items": {
                     "type": "object",
@@ -39,8 +47,9 @@ def response_schema(types: list[str]) -> dict[str, Any]:
                     "required": ["name", "type", "lines"],
                 },
             },
+            "summary": {"type": "string", "maxLength": 400},
         },
-        "required": ["summary", "topics"],
+        "required": ["topics", "summary"],
     }
 
 
@@ -55,27 +64,85 @@ def to_ranges(numbers: list[int]) -> list[list[int]]:
     return ranges
 
 
+def candidates(lines: list[str], part: Part) -> list[str]:
+    """Names the part's own text marks as subjects: headings, emphasis, capitalised phrases.
+
+    Offered to the model as hints; a weak model picks from them instead of inventing.
+    """
+    found: dict[str, None] = {}
+    for n in range(part.start, part.end + 1):
+        line = lines[n - 1]
+        heading = HEADING.match(line)
+        if heading and n > 1:
+            found.setdefault(clean_title(heading.group(1), 80), None)
+            continue
+        for groups in EMPHASIS.findall(line):
+            found.setdefault(clean_title(next(g for g in groups if g), 80), None)
+        for phrase in PROPER.findall(line.lstrip("#>-* ")):
+            found.setdefault(clean_title(phrase, 80), None)
+    return [name for name in found if name][:MAX_CANDIDATES]
+
+
+def _sections(lines: list[str], part: Part) -> dict[str, list[int]]:
+    """Heading text (case-folded) to the numbers of the text lines under it."""
+    sections: dict[str, list[int]] = {}
+    current: list[int] | None = None
+    for n in range(part.start, part.end + 1):
+        heading = HEADING.match(lines[n - 1])
+        if heading:
+            current = sections.setdefault(clean_title(heading.group(1), 80).casefold(), [])
+        elif current is not None and lines[n - 1].strip():
+            current.append(n)
+    return sections
+
+
+def _grounded(name: str, proposed: list[int], lines: list[str], part: Part,
+              sections: dict[str, list[int]]) -> list[int]:
+    """The lines that support a topic: the model's where they mention it, else the
+    lines that do (its section, for a heading). Empty when nothing in the part does."""
+    text = [n for n in range(part.start, part.end + 1) if lines[n - 1].strip() and not HEADING.match(lines[n - 1])]
+    key = name.casefold()
+    mentions = sections.get(key) or [n for n in text if fuzz.partial_ratio(key, lines[n - 1].casefold()) >= MENTION]
+    proposed = [n for n in proposed if n in text]
+    if mentions:
+        agreed = [n for n in proposed if n in mentions]
+        return (agreed or mentions)[:MAX_LINES]
+    words = {w for w in re.findall(r"\w+", key) if len(w) > 3}
+    return [n for n in proposed if words & set(re.findall(r"\w+", lines[n - 1].casefold()))][:MAX_LINES]
+
+
+def clean_summary(text: str) -> str:
+    """Two or three distinct sentences: small models repeat themselves."""
+    sentences: list[str] = []
+    for sentence in SENTENCE.split(" ".join(text.split())):
+        if sentence and sentence not in sentences:
+            sentences.append(sentence)
+    summary = " ".join(sentences[:3])
+    return summary if len(summary) <= 400 else summary[:399].rsplit(" ", 1)[0] + "…"
+
+
 def validator(part: Part, lines: list[str], types: list[str]) -> Any:
+    sections = _sections(lines, part)
+
     def validate(data: Any) -> dict[str, Any]:
         if not isinstance(data, dict) or not isinstance(data.get("topics"), list):
-            raise Invalid('expected an object with "summary" and "topics"')
-        summary = " ".join(str(data.get("summary") or "").split())[:600]
-        topics = []
+            raise Invalid('expected an object with "topics" and "summary"')
+        topics: list[dict[str, Any]] = []
+        seen: set[str] = set()
         for item in data["topics"][:MAX_TOPICS]:
             if not isinstance(item, dict):
                 continue
             name = clean_title(str(item.get("name") or ""), 80)
-            numbers = [
-                n for n in item.get("lines") or []
-                if isinstance(n, int) and part.start <= n <= part.end and lines[n - 1].strip()
-            ]
-            if not name or not numbers:
+            proposed = [n for n in item.get("lines") or [] if isinstance(n, int)]
+            numbers = _grounded(name, proposed, lines, part, sections) if name else []
+            if not numbers or name.casefold() in seen:
                 continue
+            seen.add(name.casefold())
             kind = item.get("type") if item.get("type") in types else types[0]
-            topics.append({"name": name, "type": kind, "lines": to_ranges(numbers[:MAX_LINES])})
+            topics.append({"name": name, "type": kind, "lines": to_ranges(numbers)})
         if not topics and data["topics"]:
-            raise Invalid(f"no topic had a usable name and line numbers between {part.start} and {part.end}")
-        return {"summary": summary, "topics": topics}
+            raise Invalid("none of the topics is named in the document; use names that appear in its lines")
+        return {"summary": clean_summary(str(data.get("summary") or "")), "topics": topics}
 
     return validate
 
@@ -98,7 +165,7 @@ def digest_actions(source: Source, schema: Schema, prompts: Prompts, model_fp: s
                 scope=schema.scope,
                 types=types,
                 page_types=schema.page_types,
-                pinned=[t.name for t in schema.topics],
+                candidates=candidates(lines, part),
                 max_topics=MAX_TOPICS,
                 path=source.path,
                 part_index=part.index,

@@ -22,7 +22,7 @@ from wikic.errors import ConfigError, UsageError
 from wikic.lint_context import Context, Finding
 from wikic.project import Project
 from wikic.state import State
-from wikic.wikigraph import read_wiki
+from wikic.wikigraph import gc_paused, read_wiki
 
 RULES: dict[str, tuple[str, lint_rules.RuleFn]] = {**lint_rules.RULES, **lint_sources.RULES}
 LLM_RULES: dict[str, str] = {"contradiction": "warning", "unsupported-claim": "warning"}
@@ -66,8 +66,9 @@ def rule_levels(schema: Schema, opts: LintOptions) -> dict[str, str]:
     """The rules to run and their levels: schema.yaml lint.rules over the defaults, then --rule and --llm."""
     bad = _unknown(list(schema.lint.rules))
     if bad:
-        raise ConfigError("schema.yaml lint.rules names unknown rules:",
-                          [*bad, "known rules: " + ", ".join(RULE_IDS)])
+        raise ConfigError(
+            "schema.yaml lint.rules names unknown rules:", [*bad, "known rules: " + ", ".join(RULE_IDS)]
+        )
     bad = _unknown(opts.rules)
     if bad:
         raise UsageError(f"unknown rule {', '.join(bad)}; known rules: {', '.join(RULE_IDS)}")
@@ -89,18 +90,23 @@ def _suppressed(finding: Finding, disabled: dict[str, set[str]]) -> bool:
     return False
 
 
-def lint(project: Project, opts: LintOptions | None = None, schema: Schema | None = None,
-         backend_factory: BackendFactory | None = None) -> LintResult:
+def lint(
+    project: Project,
+    opts: LintOptions | None = None,
+    schema: Schema | None = None,
+    backend_factory: BackendFactory | None = None,
+) -> LintResult:
     """Run the rules on the project's wiki; findings sorted by file and line."""
     opts = opts or LintOptions()
     schema = schema or load_schema(project.schema_path)
     levels = rule_levels(schema, opts)
-    wiki = read_wiki(project.root, project.wiki_dir)
-    ctx = Context.load(project, schema, wiki)
-    found: list[Finding] = []
-    for rule, (_, check) in RULES.items():
-        if rule in levels:
-            found.extend(check(ctx))
+    with gc_paused():  # the deterministic part makes many objects and no garbage cycles
+        wiki = read_wiki(project.root, project.wiki_dir)
+        ctx = Context.load(project, schema, wiki)
+        found: list[Finding] = []
+        for rule, (_, check) in RULES.items():
+            if rule in levels:
+                found.extend(check(ctx))
     calls, notes = 0, []
     wanted = [r for r in LLM_RULES if r in levels]
     if wanted:
@@ -109,8 +115,10 @@ def lint(project: Project, opts: LintOptions | None = None, schema: Schema | Non
         more, calls, unusable = model_findings(ctx, wanted, backend_factory)
         found.extend(more)
         if unusable:
-            notes.append(f"{plural(unusable, 'model answer')} stayed unusable after repair; "
-                         "those checks were skipped (they are tried again next time)")
+            notes.append(
+                f"{plural(unusable, 'model check')} skipped: the model's answer stayed unusable "
+                "after repair (cached; a different model or prompt tries again)"
+            )
     disabled = {p.rel: p.disabled for p in wiki.pages.values()}
     if wiki.index is not None:
         disabled[wiki.index.rel] = wiki.index.disabled
@@ -129,8 +137,10 @@ def summary_line(result: LintResult) -> str:
     if not result.findings:
         return f"no problems found in {plural(result.pages, 'page')}"
     files = len({f.path for f in result.findings})
-    return (f"{plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')} "
-            f"in {plural(files, 'file')} ({plural(result.pages, 'page')} checked)")
+    return (
+        f"{plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')} "
+        f"in {plural(files, 'file')} ({plural(result.pages, 'page')} checked)"
+    )
 
 
 def format_text(result: LintResult) -> str:
@@ -183,5 +193,7 @@ def build_summary(project: Project) -> dict[str, int]:
 def counts_line(counts: dict[str, int]) -> str:
     if not counts["error"] and not counts["warning"]:
         return "lint: no problems"
-    return (f"lint: {plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')} "
-            "(`wikic lint` for details)")
+    return (
+        f"lint: {plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')} "
+        "(`wikic lint` for details)"
+    )

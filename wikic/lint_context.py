@@ -9,9 +9,11 @@ from pathlib import Path
 
 from wikic.config import Schema
 from wikic.errors import SourceError
+from wikic.overlap import content_words
+from wikic.pages import Citation
 from wikic.project import Project
 from wikic.sources import decode, normalise, text_hash
-from wikic.state import FileRecord, State
+from wikic.state import State
 from wikic.wikigraph import Wiki
 
 
@@ -29,8 +31,14 @@ class Finding:
     also: tuple[str, ...] = ()  # other pages involved: a suppression in any of them applies
 
     def to_json(self) -> dict[str, object]:
-        return {"rule": self.rule, "level": self.level, "path": self.path, "line": self.line,
-                "message": self.message, "fix": self.fix}
+        return {
+            "rule": self.rule,
+            "level": self.level,
+            "path": self.path,
+            "line": self.line,
+            "message": self.message,
+            "fix": self.fix,
+        }
 
 
 @dataclass(frozen=True)
@@ -46,12 +54,21 @@ class SourceCache:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._texts: dict[str, SourceText | str] = {}
+        self._words: dict[Citation, frozenset[str]] = {}
 
     def get(self, rel: str) -> SourceText | str:
         """The source's lines and hash, or why it cannot be read."""
         if rel not in self._texts:
             self._texts[rel] = self._read(rel)
         return self._texts[rel]
+
+    def cited_words(self, cite: Citation) -> frozenset[str]:
+        """The content words of a (valid) citation's lines, computed once per citation."""
+        if cite not in self._words:
+            text = self.get(cite.source)
+            lines = text.lines[cite.start - 1 : cite.end] if isinstance(text, SourceText) else []
+            self._words[cite] = content_words("\n".join(lines))
+        return self._words[cite]
 
     def _read(self, rel: str) -> SourceText | str:
         if not rel.startswith("sources/") or ".." in rel.split("/") or rel.startswith("/"):
@@ -76,7 +93,7 @@ class Context:
     project: Project
     schema: Schema
     wiki: Wiki
-    files: dict[str, FileRecord] | None  # what wikic wrote; None without a build state
+    files: dict[str, str] | None  # path -> hash of what wikic wrote; None without a build state
     source_stats: dict[str, tuple[int, int, str, int]] | None  # what the last build read
     sources: SourceCache = field(init=False)
 
@@ -90,7 +107,10 @@ class Context:
             return cls(project, schema, wiki, None, None)
         state = State.open(project.state_path)
         try:
-            return cls(project, schema, wiki, state.files(), state.source_stats())
+            files = dict(
+                state.db.execute("SELECT path, hash FROM files").fetchall()
+            )  # 10k rows: skip records
+            return cls(project, schema, wiki, files, state.source_stats())
         finally:
             state.close()
 

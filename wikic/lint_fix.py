@@ -79,8 +79,11 @@ def _fix_links(writer: _Writer, rel: str, edits: list[Finding]) -> None:
         i = f.line - 1
         if 0 <= i < len(lines) and old in lines[i]:
             lines[i] = _replace_outside_code(lines[i], old, new)
-            done.append(f"{rel}:{f.line}: {old} -> {new}" if new.startswith("[[")
-                        else f"{rel}:{f.line}: dropped {old}, kept its text {new!r}")
+            done.append(
+                f"{rel}:{f.line}: {old} -> {new}"
+                if new.startswith("[[")
+                else f"{rel}:{f.line}: dropped {old}, kept its text {new!r}"
+            )
     after = "\n".join(lines).encode("utf-8")
     if after != before and writer.write(rel, before, after):
         writer.report.changed.extend(done)

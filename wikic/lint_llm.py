@@ -24,13 +24,15 @@ from wikic.backends.base import Request
 from wikic.config import Schema
 from wikic.errors import BadOutput
 from wikic.lint_context import Context, Finding, SourceText
-from wikic.lint_sources import citation_problem, content_words, plain
+from wikic.lint_sources import citation_problem
+from wikic.overlap import content_words, plain
 from wikic.prompts import Prompts
 from wikic.state import State
 from wikic.structured import Invalid, complete_json
 from wikic.wikigraph import Block, Page
 
 VERSION = {"lint_unsupported": 1, "lint_contradiction": 1}
+UNUSABLE = {"unusable": True}
 MAX_CLAIM_CHARS = 600
 MAX_EVIDENCE_LINES = 40
 MAX_STATEMENTS = 12  # per call: small models lose track of longer lists
@@ -38,7 +40,7 @@ MAX_STATEMENT_CHARS = 300
 
 SUPPORT_SCHEMA = {
     "type": "object",
-    "properties": {"supported": {"type": "boolean"}, "reason": {"type": "string", "maxLength": 200}},
+    "properties": {"supported": {"type": "boolean"}, "reason": {"type": "string"}},
     "required": ["supported", "reason"],
 }
 CONTRADICTION_SCHEMA = {
@@ -49,8 +51,11 @@ CONTRADICTION_SCHEMA = {
             "maxItems": 8,
             "items": {
                 "type": "object",
-                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"},
-                               "why": {"type": "string", "maxLength": 200}},
+                "properties": {
+                    "a": {"type": "integer"},
+                    "b": {"type": "integer"},
+                    "why": {"type": "string"},
+                },
                 "required": ["a", "b", "why"],
             },
         }
@@ -74,33 +79,71 @@ class _Asker:
         self.calls = 0
         self.unusable = 0
 
-    def ask(self, stage: str, validate: Callable[[Any], Any], schema: dict[str, Any], **context: Any) -> Any:
-        """The validated answer, or None when the model's output stayed unusable."""
+    def ask(
+        self,
+        stage: str,
+        make_validator: Callable[[str], Callable[[Any], Any]],
+        schema: dict[str, Any],
+        **context: Any,
+    ) -> Any:
+        """The validated answer, or None when the model's output stayed unusable.
+
+        `make_validator` gets the system prompt, so that validators can refuse a
+        reason copied from the instructions (small models parrot them).
+        An unusable answer is cached too: the same call would give it again."""
         cfg = self.ctx.schema.model
-        request = Request(self.prompts.render(stage, title=self.ctx.schema.title, **context), schema,
-                          max_tokens=min(cfg.max_tokens, 256), temperature=cfg.temperature)
-        payload = {"stage": stage, "version": VERSION[stage], "model": self.model, "messages": request.messages,
-                   "schema": schema, "max_tokens": request.max_tokens}
-        key = "lint:" + hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-        cached = self.state.cached(key)
-        if cached is not None:
-            return cached
-        self.backend = self.backend or self.factory(self.ctx.schema)
-        self.calls += 1
-        try:
-            output, usage = complete_json(self.backend, request, validate)
-        except BadOutput:
+        request = Request(
+            self.prompts.render(stage, title=self.ctx.schema.title, **context),
+            schema,
+            max_tokens=min(cfg.max_tokens, 256),
+            temperature=cfg.temperature,
+        )
+        validate = make_validator(request.messages[0]["content"])
+        payload = {
+            "stage": stage,
+            "version": VERSION[stage],
+            "model": self.model,
+            "messages": request.messages,
+            "schema": schema,
+            "max_tokens": request.max_tokens,
+        }
+        key = (
+            "lint:"
+            + hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+        )
+        output = self.state.cached(key)
+        if output is None:
+            self.backend = self.backend or self.factory(self.ctx.schema)
+            self.calls += 1
+            try:
+                output, usage = complete_json(self.backend, request, validate)
+                self.state.put_cache(key, stage, output, usage.prompt_tokens, usage.completion_tokens)
+            except BadOutput:
+                output = UNUSABLE
+                self.state.put_cache(key, stage, output, 0, 0)
+        if output == UNUSABLE:
             self.unusable += 1
             return None
-        self.state.put_cache(key, stage, output, usage.prompt_tokens, usage.completion_tokens)
         return output
 
 
 # --- unsupported-claim ---------------------------------------------------------------
-def _validate_support(data: Any) -> dict[str, Any]:
-    if not isinstance(data, dict) or not isinstance(data.get("supported"), bool):
-        raise Invalid('expected {"supported": true or false, "reason": "..."}')
-    return {"supported": data["supported"], "reason": " ".join(str(data.get("reason") or "").split())[:200]}
+def _own_words(text: Any, instructions: str) -> str:
+    """The text, or "" when it is empty or copied from the instructions."""
+    said = " ".join(str(text or "").split())[:200]
+    return "" if not said.strip(" .") or said.casefold().strip(" .") in instructions.casefold() else said
+
+
+def _support_validator(instructions: str) -> Callable[[Any], dict[str, Any]]:
+    def validate(data: Any) -> dict[str, Any]:
+        if not isinstance(data, dict) or not isinstance(data.get("supported"), bool):
+            raise Invalid('expected {"supported": true or false, "reason": "..."}')
+        reason = _own_words(data.get("reason"), instructions)
+        if not data["supported"] and not reason:
+            raise Invalid("say in your own words which part of the claim the lines do not support")
+        return {"supported": data["supported"], "reason": reason}
+
+    return validate
 
 
 def _evidence_lines(ctx: Context, block: Block) -> list[tuple[str, int, str]]:
@@ -123,11 +166,17 @@ def unsupported(ctx: Context, asker: _Asker) -> Iterator[Finding]:
             lines = _evidence_lines(ctx, block)
             if not lines or len(content_words(claim)) < 3:
                 continue
-            answer = asker.ask("lint_unsupported", _validate_support, SUPPORT_SCHEMA, claim=claim, lines=lines)
+            answer = asker.ask(
+                "lint_unsupported", _support_validator, SUPPORT_SCHEMA, claim=claim, lines=lines
+            )
             if answer is not None and not answer["supported"]:
-                reason = answer["reason"] or "no reason given"
-                yield Finding("unsupported-claim", page.rel, block.line,
-                              f"the model finds this paragraph not entailed by the lines it cites: {reason}")
+                reason = answer["reason"]
+                yield Finding(
+                    "unsupported-claim",
+                    page.rel,
+                    block.line,
+                    f"the model finds this paragraph not entailed by the lines it cites: {reason}",
+                )
 
 
 # --- contradiction -----------------------------------------------------------------
@@ -149,18 +198,32 @@ def _statements_by_source(ctx: Context) -> dict[str, list[_Statement]]:
     return {s: items for s, items in sorted(by_source.items()) if len({i.page.rel for i in items}) > 1}
 
 
-def _validator(n: int) -> Callable[[Any], dict[str, Any]]:
-    def validate(data: Any) -> dict[str, Any]:
-        if not isinstance(data, dict) or not isinstance(data.get("contradictions"), list):
-            raise Invalid('expected {"contradictions": [{"a": n, "b": n, "why": "..."}]}')
-        pairs = []
-        for item in data["contradictions"]:
-            if isinstance(item, dict) and isinstance(item.get("a"), int) and isinstance(item.get("b"), int) \
-                    and 1 <= item["a"] <= n and 1 <= item["b"] <= n and item["a"] != item["b"]:
-                pairs.append({"a": item["a"], "b": item["b"], "why": " ".join(str(item.get("why", "")).split())})
-        return {"contradictions": pairs}
+def _contradiction_validator(n: int) -> Callable[[str], Callable[[Any], dict[str, Any]]]:
+    """Keeps the pairs that name two different statements and say why in the model's own words."""
 
-    return validate
+    def make(instructions: str) -> Callable[[Any], dict[str, Any]]:
+        def validate(data: Any) -> dict[str, Any]:
+            if not isinstance(data, dict) or not isinstance(data.get("contradictions"), list):
+                raise Invalid('expected {"contradictions": [{"a": n, "b": n, "why": "..."}]}')
+            pairs: dict[tuple[int, int], str] = {}
+            for item in data["contradictions"]:
+                if not isinstance(item, dict):
+                    continue
+                a, b, why = item.get("a"), item.get("b"), _own_words(item.get("why"), instructions)
+                if (
+                    isinstance(a, int)
+                    and isinstance(b, int)
+                    and 1 <= a <= n
+                    and 1 <= b <= n
+                    and a != b
+                    and why
+                ):
+                    pairs.setdefault((min(a, b), max(a, b)), why)
+            return {"contradictions": [{"a": a, "b": b, "why": why} for (a, b), why in pairs.items()]}
+
+        return validate
+
+    return make
 
 
 def contradictions(ctx: Context, asker: _Asker) -> Iterator[Finding]:
@@ -169,22 +232,35 @@ def contradictions(ctx: Context, asker: _Asker) -> Iterator[Finding]:
         for start in range(0, len(statements), MAX_STATEMENTS):
             chunk = statements[start : start + MAX_STATEMENTS]
             shown = [{"number": i + 1, "page": s.page.title, "text": s.text} for i, s in enumerate(chunk)]
-            answer = asker.ask("lint_contradiction", _validator(len(chunk)), CONTRADICTION_SCHEMA,
-                               source=source, statements=shown)
+            answer = asker.ask(
+                "lint_contradiction",
+                _contradiction_validator(len(chunk)),
+                CONTRADICTION_SCHEMA,
+                source=source,
+                statements=shown,
+            )
             for item in (answer or {}).get("contradictions", []):
-                a, b = sorted((chunk[item["a"] - 1], chunk[item["b"] - 1]), key=lambda s: (s.page.rel, s.block.line))
+                a, b = sorted(
+                    (chunk[item["a"] - 1], chunk[item["b"] - 1]), key=lambda s: (s.page.rel, s.block.line)
+                )
                 key = (a.page.rel, a.block.line, b.page.rel, b.block.line)
                 if a.page.rel == b.page.rel or key in seen:
                     continue
                 seen.add(key)
-                why = item["why"] or "no reason given"
-                yield Finding("contradiction", a.page.rel, a.block.line,
-                              f"the model finds this incompatible with {b.page.rel}:{b.block.line} "
-                              f"(both from {source}): {why}", also=(b.page.rel,))
+                why = item["why"]
+                yield Finding(
+                    "contradiction",
+                    a.page.rel,
+                    a.block.line,
+                    f"the model finds this incompatible with {b.page.rel}:{b.block.line} "
+                    f"(both from {source}): {why}",
+                    also=(b.page.rel,),
+                )
 
 
-def model_findings(ctx: Context, rules: list[str], factory: Callable[[Schema], Backend] | None
-                   ) -> tuple[list[Finding], int, int]:
+def model_findings(
+    ctx: Context, rules: list[str], factory: Callable[[Schema], Backend] | None
+) -> tuple[list[Finding], int, int]:
     """Findings of the model rules asked for, the number of model calls, and of unusable answers."""
     asker = _Asker(ctx, factory)
     try:

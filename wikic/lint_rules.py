@@ -8,17 +8,20 @@ gives them their level and applies suppressions.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
 
 from rapidfuzz import fuzz, process
 
 from wikic.lint_context import Context, Finding
-from wikic.plan import topic_key
-from wikic.wikigraph import LinkRef, Page, Wiki
+from wikic.plan import topic_key as _topic_key
+from wikic.wikigraph import ATTACHMENT, LinkRef, Page, Wiki
 
 RuleFn = Callable[[Context], Iterable[Finding]]
+topic_key = lru_cache(maxsize=1 << 17)(_topic_key)  # missing-page and duplicate-page ask for the same names
 SUGGEST_CUTOFF = 60
 OBVIOUS = 90  # a near-miss this close, with no rival, is relinked by --fix
 DIGITS = re.compile(r"\d+")
@@ -50,8 +53,9 @@ class _Suggester:
             return by_label, [by_label]
         query = link.target.replace("-", " ").casefold()
         best: dict[str, float] = {}
-        for key, score, _ in process.extract(query, self._keys, scorer=fuzz.ratio, limit=8,
-                                             score_cutoff=SUGGEST_CUTOFF):
+        for key, score, _ in process.extract(
+            query, self._keys, scorer=fuzz.ratio, limit=8, score_cutoff=SUGGEST_CUTOFF
+        ):
             slug = self.choices[key]
             best[slug] = max(best.get(slug, 0), score)
         ranked = sorted(best, key=lambda s: (-best[s], s))
@@ -72,20 +76,31 @@ def broken_link(ctx: Context) -> Iterator[Finding]:
     suggester: _Suggester | None = None
     for page in wiki.pages.values():
         for link in page.links:
-            if not link.target or wiki.resolve(link.target):
+            if not link.target or wiki.resolve(link.target) or wiki.is_file(link.target):
                 continue
             suggester = suggester or _Suggester(wiki)
             obvious, candidates = suggester.suggest(link)
             msg = f"{link.raw} resolves to no page or alias"
             if candidates:
-                msg += "; did you mean " + " or ".join(
-                    f'"{wiki.pages[s].title}" ({s}.md)' for s in candidates) + "?"
+                msg += (
+                    "; did you mean "
+                    + " or ".join(f'"{wiki.pages[s].title}" ({s}.md)' for s in candidates)
+                    + "?"
+                )
             if obvious:
                 new = _relinked(link, obvious)
-                yield Finding("broken-link", page.rel, link.line, msg, f"relink to {new}", edit=(link.raw, new))
+                yield Finding(
+                    "broken-link", page.rel, link.line, msg, f"relink to {new}", edit=(link.raw, new)
+                )
             elif not candidates:
-                yield Finding("broken-link", page.rel, link.line, msg, f"drop the link, keep its text "
-                              f"{link.text!r}", edit=(link.raw, link.text))
+                yield Finding(
+                    "broken-link",
+                    page.rel,
+                    link.line,
+                    msg,
+                    f"drop the link, keep its text {link.text!r}",
+                    edit=(link.raw, link.text),
+                )
             else:
                 yield Finding("broken-link", page.rel, link.line, msg)
 
@@ -99,19 +114,25 @@ def orphan_page(ctx: Context) -> Iterator[Finding]:
 
 
 # --- missing-page -----------------------------------------------------------------
-STOPWORDS = frozenset("a an the and or of to in on for with by is are this that it not no".split())
+_STOPWORDS_TEXT = """a an the and or of to in on for with by is are this that it not no"""
+STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 
 
 def _term_ok(term: str) -> bool:
     words = term.split()
-    return (3 <= len(term) <= 80 and not term.startswith("(") and 1 <= len(words) <= 6 and any(c.isalpha() for c in term)
-            and not all(w.casefold() in STOPWORDS for w in words))
+    return (
+        3 <= len(term) <= 80
+        and not term.startswith("(")
+        and 1 <= len(words) <= 6
+        and any(c.isalpha() for c in term)
+        and not all(w.casefold() in STOPWORDS for w in words)
+    )
 
 
 def _mentions(page: Page, wiki: Wiki) -> Iterator[tuple[str, int]]:
     """Terms a page treats as topics: links to nothing, bold terms, plain items of a Topics list."""
     for link in page.links:
-        if link.target and not wiki.resolve(link.target):
+        if link.target and not wiki.resolve(link.target) and not ATTACHMENT.search(link.target):
             yield link.target.replace("-", " ") if link.label is None else link.text, link.line
     for term, line in page.bold:
         if "[[" not in term:
@@ -141,30 +162,53 @@ def missing_page(ctx: Context) -> Iterator[Finding]:
         rels = sorted(pages)
         name = surface[key].most_common(1)[0][0]
         shown = ", ".join(rels[:5]) + (f" and {len(rels) - 5} more" if len(rels) > 5 else "")
-        yield Finding("missing-page", rels[0], pages[rels[0]],
-                      f'"{name}" is treated as a topic in {len(rels)} pages ({shown}) but has no page; '
-                      "add a source about it, or pin it under topics: in schema.yaml", also=tuple(rels[1:]))
+        yield Finding(
+            "missing-page",
+            rels[0],
+            pages[rels[0]],
+            f'"{name}" is treated as a topic in {len(rels)} pages ({shown}) but has no page; '
+            "add a source about it, or pin it under topics: in schema.yaml",
+            also=tuple(rels[1:]),
+        )
 
 
 # --- duplicate-page ---------------------------------------------------------------
 def _near_pairs(keys: list[str], cutoff: int) -> Iterator[tuple[int, int, float]]:
-    """Index pairs (i < j) of keys whose fuzz.ratio is at least cutoff."""
+    """Index pairs (i < j) of keys whose fuzz.ratio is at least cutoff.
+
+    fuzz.ratio >= c needs len(b) <= len(a) * (2 - c/100) / (c/100): each length
+    is compared only with the lengths in that window (a few times fewer pairs)."""
+    order = sorted(range(len(keys)), key=lambda i: len(keys[i]))
+    lengths = [len(keys[i]) for i in order]
+    stretch = (2 - cutoff / 100) / (cutoff / 100)
+    start = 0
+    while start < len(order):
+        end = bisect.bisect_right(lengths, lengths[start])
+        stop = bisect.bisect_right(lengths, int(lengths[start] * stretch + 1e-6))
+        rows, cols = order[start:end], order[start:stop]
+        for r, c, score in _scores([keys[i] for i in rows], [keys[j] for j in cols], cutoff):
+            i, j = rows[r], cols[c]
+            if i != j and (c >= end - start or i < j):  # each pair once
+                yield min(i, j), max(i, j), score
+        start = end
+
+
+def _scores(rows: list[str], cols: list[str], cutoff: int) -> Iterator[tuple[int, int, float]]:
+    """(row, column, score) for every pair at or above cutoff."""
     try:
         import numpy as np
     except ImportError:  # pragma: no cover - numpy comes with llama-cpp-python
-        for i, key in enumerate(keys):
-            for _, score, j in process.extract(key, keys[i + 1 :], scorer=fuzz.ratio, limit=None,
-                                               score_cutoff=cutoff):
-                yield i, i + 1 + j, score
+        for r, row in enumerate(rows):
+            for _, score, c in process.extract(row, cols, scorer=fuzz.ratio, limit=None, score_cutoff=cutoff):
+                yield r, c, score
         return
-    step = 1000
-    for start in range(0, len(keys), step):
-        matrix = process.cdist(keys[start : start + step], keys, scorer=fuzz.ratio, score_cutoff=cutoff,
-                               dtype=np.uint8)
-        rows, cols = np.nonzero(matrix)
-        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
-            if start + r < c:
-                yield start + r, c, float(matrix[r, c])
+    for first in range(0, len(rows), 1000):
+        matrix = process.cdist(
+            rows[first : first + 1000], cols, scorer=fuzz.ratio, score_cutoff=cutoff, dtype=np.uint8
+        )
+        hits_r, hits_c = np.nonzero(matrix)
+        for r, c in zip(hits_r.tolist(), hits_c.tolist(), strict=True):
+            yield first + r, c, float(matrix[r, c])
 
 
 def duplicate_page(ctx: Context) -> Iterator[Finding]:
@@ -199,10 +243,14 @@ def duplicate_page(ctx: Context) -> Iterator[Finding]:
                 consider(a, keys[i], b, keys[j], score)
     for (a, b), (score, key_of) in sorted(best.items()):
         page_a, page_b = ctx.wiki.pages[a], ctx.wiki.pages[b]
-        yield Finding("duplicate-page", page_b.rel, 1,
-                      f'"{shown[(key_of[b], b)]}" looks like a twin of "{shown[(key_of[a], a)]}" ({page_a.rel}, '
-                      f"{score:.0f}% alike); merge them, or make one an alias of the other in schema.yaml",
-                      also=(page_a.rel,))
+        yield Finding(
+            "duplicate-page",
+            page_b.rel,
+            1,
+            f'"{shown[(key_of[b], b)]}" looks like a twin of "{shown[(key_of[a], a)]}" ({page_a.rel}, '
+            f"{score:.0f}% alike); merge them, or make one an alias of the other in schema.yaml",
+            also=(page_a.rel,),
+        )
 
 
 # --- frontmatter and empty-page ---------------------------------------------------
@@ -215,7 +263,9 @@ def _meta_problems(page: Page, ctx: Context) -> Iterator[str]:
     if not isinstance(kind, str) or not kind:
         yield "no type: (" + ", ".join(sorted(ctx.known_types())) + ")"
     elif kind not in ctx.known_types():
-        yield f"type {kind!r} is not a page type of schema.yaml (" + ", ".join(sorted(ctx.known_types())) + ")"
+        yield (
+            f"type {kind!r} is not a page type of schema.yaml (" + ", ".join(sorted(ctx.known_types())) + ")"
+        )
     aliases = meta.get("aliases")
     if aliases is not None and not (isinstance(aliases, list) and all(isinstance(a, str) for a in aliases)):
         yield "aliases: must be a list of strings"
@@ -238,8 +288,12 @@ def frontmatter(ctx: Context) -> Iterator[Finding]:
             line = int(m.group(1)) if (m := re.match(r"line (\d+):", page.meta_error)) else 1
             yield Finding("frontmatter", page.rel, line, page.meta_error)
         elif not page.has_front_matter:
-            yield Finding("frontmatter", page.rel, 1,
-                          "no front matter; start the page with ---, title:, type: and a closing ---")
+            yield Finding(
+                "frontmatter",
+                page.rel,
+                1,
+                "no front matter; start the page with ---, title:, type: and a closing ---",
+            )
         else:
             for problem in _meta_problems(page, ctx):
                 yield Finding("frontmatter", page.rel, 1, f"front matter: {problem}")
@@ -275,18 +329,27 @@ def index_drift(ctx: Context) -> Iterator[Finding]:
         if slug is None:
             yield Finding("index-drift", rel, link.line, f"lists {link.raw}, which is no page", fix)
         elif slug in listed:
-            yield Finding("index-drift", rel, link.line, f"lists {slug}.md twice (also line {listed[slug]})", fix)
+            yield Finding(
+                "index-drift", rel, link.line, f"lists {slug}.md twice (also line {listed[slug]})", fix
+            )
         else:
             listed[slug] = link.line
             if link.label is not None and link.label != index_title(wiki.pages[slug]):
-                yield Finding("index-drift", rel, link.line, f"lists {slug}.md as {link.label!r} but its title "
-                              f"is {index_title(wiki.pages[slug])!r}", fix)
+                yield Finding(
+                    "index-drift",
+                    rel,
+                    link.line,
+                    f"lists {slug}.md as {link.label!r} but its title is {index_title(wiki.pages[slug])!r}",
+                    fix,
+                )
     for slug in sorted(set(wiki.pages) - set(listed)):
         yield Finding("index-drift", rel, 1, f"does not list {wiki.pages[slug].rel}", fix)
     for block in wiki.index.blocks:
         m = COUNT_LINE.match(block.text.strip())
         if m and int(m.group(1)) != len(wiki.pages):
-            yield Finding("index-drift", rel, block.line, f"says {m.group(1)} pages; there are {len(wiki.pages)}", fix)
+            yield Finding(
+                "index-drift", rel, block.line, f"says {m.group(1)} pages; there are {len(wiki.pages)}", fix
+            )
             break
 
 

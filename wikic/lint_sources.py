@@ -4,70 +4,15 @@ uncited-claim, bad-citation)."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Iterator
-from functools import lru_cache
+from collections.abc import Iterator
 
-from rapidfuzz import fuzz, process
-
-from wikic.fsutil import bytes_hash
-from wikic.lint_context import Context, Finding, SourceText
-from wikic.pages import CITATION, WIKILINK, Citation
+from wikic.lint_context import Context, Finding
+from wikic.overlap import content_words, plain, support
+from wikic.pages import Citation
 from wikic.wikigraph import Block, Page
 
-WORD = re.compile(r"\w+")
-MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-COMMENT = re.compile(r"<!--.*?-->", re.S)
 MIN_WORDS = 4  # a paragraph shorter than this is not a claim
 MIN_CONTENT = 3  # support is only judged on paragraphs with this many content words
-STOP = frozenset("""a an the and or but nor of to in on at for with by from into onto over under about as is
-are was were be been being am it its it's this that these those there their they them he she his her we our
-you your i me my not no so such than then too very can could may might will would shall should must do does
-did done has have had having also which who whom whose what when where why how all any each every more most
-other some same own only just both either neither if else while after before during since until via per
-one two use used uses using""".split())
-
-
-def plain(text: str) -> str:
-    """A paragraph as a reader hears it: no citations, links by their text, no markup."""
-    text = CITATION.sub(" ", text)
-    text = WIKILINK.sub(lambda m: m.group(3) or m.group(1), text)
-    text = MD_LINK.sub(lambda m: m.group(1), text)
-    text = COMMENT.sub(" ", text)
-    return " ".join(re.sub(r"[*_>`~]", " ", text).split())
-
-
-@lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 5 and word.endswith("ing"):
-        return word[:-3]
-    if len(word) > 4 and word.endswith("ed"):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-def content_words(text: str) -> set[str]:
-    return {_stem(w) for w in WORD.findall(text.casefold())
-            if (len(w) > 2 or w.isdigit()) and w not in STOP}
-
-
-def support(claim: str, evidence: str) -> float:
-    """How much of the claim's content the evidence contains, 0-100 (fuzzy per word)."""
-    words = content_words(claim)
-    if not words:
-        return 100.0
-    have = content_words(evidence)
-    missing = [w for w in words if w not in have]
-    pool = list(have)
-    matched = len(words) - len(missing)
-    for word in missing:
-        if pool and not word.isdigit() and process.extractOne(word, pool, scorer=fuzz.ratio, score_cutoff=85):
-            matched += 1
-    return 100.0 * matched / len(words)
 
 
 # --- stale-page ------------------------------------------------------------------
@@ -108,8 +53,12 @@ def stale_page(ctx: Context) -> Iterator[Finding]:
                 reasons.append((rel, why))
         if reasons:
             said = "; and ".join(f"{rel}, which {why}" for rel, why in reasons)
-            yield Finding("stale-page", page.rel, _front_line(page, reasons[0][0]),
-                          f"built from {said}; run `wikic build`")
+            yield Finding(
+                "stale-page",
+                page.rel,
+                _front_line(page, reasons[0][0]),
+                f"built from {said}; run `wikic build`",
+            )
         if page.type == "answer":  # a saved `wikic ask` answer: its cited pages changed since
             yield from _stale_answer(ctx, page)
 
@@ -119,28 +68,38 @@ def _stale_answer(ctx: Context, page: Page) -> Iterator[Finding]:
 
     changed = answer_staleness(ctx.project.wiki_dir, page.meta)
     if changed:
-        yield Finding("stale-page", page.rel, _front_line(page, "cited_hashes"),
-                      f"cites pages that changed since it was saved ({', '.join(changed)}); "
-                      "ask again with `wikic ask --save`")
+        yield Finding(
+            "stale-page",
+            page.rel,
+            _front_line(page, "cited_hashes"),
+            f"cites pages that changed since it was saved ({', '.join(changed)}); "
+            "ask again with `wikic ask --save`",
+        )
 
 
 # --- hand-edit -------------------------------------------------------------------
 def hand_edit(ctx: Context) -> Iterator[Finding]:
-    for rel, rec in sorted((ctx.files or {}).items()):
+    wiki = ctx.wiki
+    on_disk = {p.rel: p for p in wiki.pages.values()} | ({wiki.index.rel: wiki.index} if wiki.index else {})
+    for rel, recorded in sorted((ctx.files or {}).items()):
         if not rel.endswith(".md") or rel.endswith("/log.md"):
             continue
-        path = ctx.project.root / rel
-        try:
-            st = path.stat()
-        except FileNotFoundError:
-            yield Finding("hand-edit", rel, 1, "wikic wrote this page but it was deleted; "
-                          "the next build writes it again")
-            continue
-        if (st.st_size, st.st_mtime_ns) == (rec.size, rec.mtime_ns):
-            continue
-        if bytes_hash(path.read_bytes()) != rec.hash:
-            yield Finding("hand-edit", rel, 1, "edited by hand since wikic wrote it: the next build keeps the "
-                          "edit and reports a conflict (`wikic build --force` overwrites it)")
+        page = on_disk.get(rel)
+        if page is None and not (ctx.project.root / rel).exists():
+            yield Finding(
+                "hand-edit",
+                rel,
+                1,
+                "wikic wrote this page but it was deleted; the next build writes it again",
+            )
+        elif page is not None and page.hash and page.hash != recorded:
+            yield Finding(
+                "hand-edit",
+                rel,
+                1,
+                "edited by hand since wikic wrote it: the next build keeps the "
+                "edit and reports a conflict (`wikic build --force` overwrites it)",
+            )
 
 
 # --- uncited-claim ---------------------------------------------------------------
@@ -151,8 +110,12 @@ def uncited_claim(ctx: Context) -> Iterator[Finding]:
             continue
         for block in page.prose():
             if not block.citations and len(plain(block.text).split()) >= MIN_WORDS:
-                yield Finding("uncited-claim", page.rel, block.line,
-                              "this paragraph cites no source lines; cite them or remove the claim")
+                yield Finding(
+                    "uncited-claim",
+                    page.rel,
+                    block.line,
+                    "this paragraph cites no source lines; cite them or remove the claim",
+                )
 
 
 # --- bad-citation ----------------------------------------------------------------
@@ -167,15 +130,6 @@ def citation_problem(ctx: Context, cite: Citation) -> str | None:
     return None
 
 
-def _evidence(ctx: Context, cites: Iterable[Citation]) -> str:
-    parts = []
-    for cite in cites:
-        text = ctx.sources.get(cite.source)
-        if isinstance(text, SourceText):
-            parts.extend(text.lines[cite.start - 1 : cite.end])
-    return "\n".join(parts)
-
-
 def _check_block(ctx: Context, page: Page, block: Block, prose: bool) -> Iterator[Finding]:
     valid = []
     for ref in block.citations:
@@ -183,21 +137,27 @@ def _check_block(ctx: Context, page: Page, block: Block, prose: bool) -> Iterato
         if problem:
             yield Finding("bad-citation", page.rel, ref.line, problem)
         elif not ref.consistent:
-            yield Finding("bad-citation", page.rel, ref.line,
-                          f"{ref.raw}: its label and its link name different lines")
+            yield Finding(
+                "bad-citation", page.rel, ref.line, f"{ref.raw}: its label and its link name different lines"
+            )
         else:
             valid.append(ref.citation)
     if not (prose and valid):
         return
-    claim = plain(block.text)
-    if len(content_words(claim)) < MIN_CONTENT:
+    words = content_words(plain(block.text))
+    if len(words) < MIN_CONTENT:
         return
-    score = support(claim, _evidence(ctx, valid))
+    evidence = frozenset().union(*(ctx.sources.cited_words(c) for c in valid))
+    score = support(words, evidence)
     if score < ctx.schema.lint.citation_threshold:
-        yield Finding("bad-citation", page.rel, block.line,
-                      f"the cited lines contain only {score:.0f}% of this paragraph's words "
-                      f"(lint.citation_threshold is {ctx.schema.lint.citation_threshold}); "
-                      "cite the lines that say it")
+        yield Finding(
+            "bad-citation",
+            page.rel,
+            block.line,
+            f"the cited lines contain only {score:.0f}% of this paragraph's words "
+            f"(lint.citation_threshold is {ctx.schema.lint.citation_threshold}); "
+            "cite the lines that say it",
+        )
 
 
 def bad_citation(ctx: Context) -> Iterator[Finding]:

@@ -98,6 +98,26 @@ class _Clusters:
         return cid
 
 
+def _summary(src: SourceInfo) -> str:
+    """The digest's summary; when the model gave none worth the name, the source's own lead."""
+    summary = str(src.digest.get("summary") or "")
+    if sum(ch.isalpha() for ch in summary) >= 20:
+        return summary
+    text = " ".join(line.strip() for line in src.lines if line.strip() and not line.lstrip().startswith("#"))
+    return " ".join(re.split(r"(?<=[.!?])\s+", text)[:2])[:400]
+
+
+def _mentions(names: list[str], sources: list[SourceInfo]) -> list[Claim]:
+    """Lines of any source that name a pinned topic: pinned topics are grounded by code too."""
+    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in names if n) + r")\b", re.IGNORECASE)
+    found = []
+    for src in sources:
+        for n, line in enumerate(src.lines, start=1):
+            if pattern.search(line) and not line.lstrip().startswith("#"):
+                found.append(Claim(claim_text(src.lines, n, n), src.path, n, n))
+    return found
+
+
 def _pick_claims(claims: list[Claim]) -> list[Claim]:
     """Deduplicated, and round-robin over sources so every source is heard."""
     seen: set[str] = set()
@@ -124,7 +144,7 @@ def plan(sources: list[SourceInfo], schema: Schema, sticky: dict[str, str]) -> d
     pages: dict[str, PagePlan] = {}
     for src in sorted(sources, key=lambda s: s.path):
         page = PagePlan(f"source:{src.path}", src.title, "source", sources=[src.path],
-                        summary=src.digest.get("summary", ""))
+                        summary=_summary(src))
         pages[page.id] = page
         for topic in src.digest.get("topics", []):
             cid = clusters.find(topic["name"])
@@ -137,6 +157,7 @@ def plan(sources: list[SourceInfo], schema: Schema, sticky: dict[str, str]) -> d
     for cid, topic in clusters.pinned.items():
         names[cid][topic.name] += 0
         types[cid][topic.type] += 1000
+        claims[cid] += _mentions([topic.name, *topic.aliases], sources)
     for cid in sorted(names):
         feeding = sorted({c.source for c in claims[cid]})
         if cid not in clusters.pinned and len(feeding) < schema.min_topic_sources:
@@ -147,7 +168,8 @@ def plan(sources: list[SourceInfo], schema: Schema, sticky: dict[str, str]) -> d
         else:
             title = sorted(names[cid].items(), key=lambda kv: (-kv[1], len(kv[0]), kv[0]))[0][0]
             aliases = []
-        aliases += sorted({n for n in names[cid] if n != title and n not in aliases})
+        folded = {title.casefold()} | {a.casefold() for a in aliases}
+        aliases += sorted({n for n in names[cid] if n.casefold() not in folded})
         kind = types[cid].most_common(1)[0][0] if types[cid] else schema.type_names()[0]
         pages[f"topic:{cid}"] = PagePlan(f"topic:{cid}", title, kind, aliases=aliases,
                                          sources=feeding, claims=_pick_claims(claims[cid]))
@@ -158,13 +180,18 @@ def plan(sources: list[SourceInfo], schema: Schema, sticky: dict[str, str]) -> d
 
 
 def _assign_slugs(pages: dict[str, PagePlan], sticky: dict[str, str]) -> None:
+    """Slugs from titles; topic pages first, so a source titled like a topic gets `-source`."""
     taken: set[str] = set()
     for pid in sorted(pages):
         slug = sticky.get(pid)
         if slug and slug not in taken:
             pages[pid].slug = slug
             taken.add(slug)
-    for pid in sorted(pages):
-        if not pages[pid].slug:
-            pages[pid].slug = unique_slug(slugify(pages[pid].title), taken)
-            taken.add(pages[pid].slug)
+    for pid in sorted(pages, key=lambda pid: (pid.startswith("source:"), pid)):
+        page = pages[pid]
+        if not page.slug:
+            wanted = slugify(page.title)
+            if page.type == "source" and wanted in taken:
+                wanted = slugify(f"{page.title} source")
+            page.slug = unique_slug(wanted, taken)
+            taken.add(page.slug)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rapidfuzz import fuzz
 
+from wikic.errors import UsageError
 from wikic.pages import WIKILINK, parse_links, split_page
 from wikic.prompts import Prompts
 from wikic.rank import BM25
@@ -21,6 +22,7 @@ BOOKKEEPING = {"index", "log"}
 TYPE_ORDER = {"source": 1, "answer": 2}  # topic pages first, then sources, then answers
 FUZZY_CUTOFF = 80  # title/alias similarity (0-100) that counts as naming the page
 NEIGHBOUR_WEIGHT = 0.5  # a page linked to or from a relevant page inherits this share of its score
+MIN_SHARE = 0.3  # pages scoring below this share of the best page are noise, not worth their tokens
 PAGE_MARGIN = 2  # tokens: a page costed alone may tokenise a little differently beside others
 
 Counter = Callable[[str], int]
@@ -94,14 +96,11 @@ class Context:
     user: str
     in_prefix: list[WikiPage]
     selected: list[WikiPage]  # over budget: pages chosen for this question, in `user`
+    mode: str = "whole"  # the whole wiki in the prefix, or "selected": index.md there, chosen pages after
 
     @property
     def pages(self) -> list[WikiPage]:
         return self.in_prefix + self.selected
-
-    @property
-    def mode(self) -> str:
-        return "whole" if not self.selected and self.in_prefix else "selected"
 
 
 class ContextBuilder:
@@ -128,7 +127,14 @@ class ContextBuilder:
         room = self.limit - self.count(system)
         chosen = self._fit(question, rank_pages(question, self.pages), room, index)
         user = self.render(question, [], chosen, index)[1]
-        return Context(system, user, [], chosen)
+        need = self.count(system) + self.count(user)
+        if need > self.limit:
+            raise UsageError(
+                f"the question with the wiki's instructions and index takes {need} tokens, more than the "
+                f"{self.limit} that ask.budget and the model's context allow; shorten the question "
+                "or raise ask.budget (and model.context) in schema.yaml"
+            )
+        return Context(system, user, [], chosen, "selected")
 
     def _index_prefix(self, question: str) -> tuple[str, str]:
         """The instructions and index.md; index lines are cut from the end if even that is too big."""
@@ -156,7 +162,9 @@ class ContextBuilder:
 
 def rank_pages(question: str, pages: list[WikiPage]) -> list[WikiPage]:
     """Pages that bear on the question, best first: BM25 over title, aliases and text,
-    a bonus for a page the question names (fuzzily), and a share for linked neighbours."""
+    a bonus for a page the question names (fuzzily), and a share for linked neighbours.
+    Pages far below the best are left out even when the budget has room: every one
+    of them is paid for again by each question (they follow the cached prefix)."""
     if not pages:
         return []
     docs = [" ".join([p.title, *p.aliases, p.title, p.text]) for p in pages]
@@ -176,5 +184,6 @@ def rank_pages(question: str, pages: list[WikiPage]) -> list[WikiPage]:
             if j is not None and j != i:
                 scores[j] = max(scores[j], base[i] * NEIGHBOUR_WEIGHT)
                 scores[i] = max(scores[i], base[j] * NEIGHBOUR_WEIGHT)
+    best = max(scores)
     order = sorted(range(len(pages)), key=lambda i: (-scores[i], pages[i].slug))
-    return [pages[i] for i in order if scores[i] > 0]
+    return [pages[i] for i in order if scores[i] > 0 and scores[i] >= best * MIN_SHARE]

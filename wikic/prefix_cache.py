@@ -152,20 +152,20 @@ class PrefixCache:
                 return None
             buf = (ctypes.c_uint8 * size)()
             with open(self._bin(key), "rb") as fh:
-                if fh.readinto(buf) != size:  # type: ignore[arg-type]
+                if fh.readinto(buf) != size:
                     return None
         except OSError:
             return None
-        return buf if zlib.crc32(buf) == meta.get("crc32") else None  # type: ignore[arg-type]
+        return buf if zlib.crc32(buf) == meta.get("crc32") else None
 
 
-def _get_state(llm: Llama) -> memoryview:
+def _get_state(llm: Llama) -> bytes:
     import llama_cpp
 
     size = llama_cpp.llama_state_get_size(llm.ctx)
     buf = (ctypes.c_uint8 * size)()
     written = llama_cpp.llama_state_get_data(llm.ctx, buf, size)
-    return memoryview(buf).cast("B")[:written]
+    return bytes(memoryview(buf)[:written])
 
 
 def _set_state(llm: Llama, data: ctypes.Array[ctypes.c_uint8], tokens: list[int]) -> bool:
@@ -173,10 +173,10 @@ def _set_state(llm: Llama, data: ctypes.Array[ctypes.c_uint8], tokens: list[int]
     `generate` reuses them as a matching prefix and evaluates only what follows."""
     import llama_cpp
 
-    llm.reset()
+    llm.reset()  # type: ignore[no-untyped-call]
     read = llama_cpp.llama_state_set_data(llm.ctx, data, len(data))
     if read != len(data):
-        llm.reset()
+        llm.reset()  # type: ignore[no-untyped-call]
         _clear_memory(llm)
         return False
     llm.input_ids[: len(tokens)] = tokens

@@ -8,10 +8,9 @@ from collections import Counter
 from collections.abc import Sequence
 
 WORD = re.compile(r"[^\W_]+")
-STOPWORDS = frozenset(
-    "a an and are as at be by do does for from how in is it its of on or that the this to was what "
-    "when where which who why with".split()
-)
+_STOP = ("a an and are as at be by do does for from how in is it its of on or that the this to was what "
+         "when where which who why with")
+STOPWORDS = frozenset(_STOP.split())
 
 
 def words(text: str) -> list[str]:

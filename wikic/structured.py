@@ -35,8 +35,51 @@ def parse_json(text: str) -> Any:
                 return json.loads(text[start : end + 1])
             except json.JSONDecodeError:
                 pass
+    salvaged = close_truncated(text[text.find("{") :]) if "{" in text else None
+    if salvaged is not None:
+        return salvaged
     snippet = text[:80].replace("\n", " ")
     raise Invalid(f"the answer is not valid JSON (it starts {snippet!r})")
+
+
+def close_truncated(text: str) -> Any:
+    """An answer cut off by the token limit, closed where it stopped.
+
+    Small models loop inside the last string until max_tokens; the fields before
+    it are still good. Returns None when no prefix closes into valid JSON.
+    """
+    stack: list[str] = []
+    in_string = escaped = False
+    safe_points: list[tuple[int, list[str], bool]] = []
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            continue
+        if ch == '"':
+            in_string = True
+            safe_points.append((i, list(stack), False))
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]" and stack:
+            stack.pop()
+            safe_points.append((i + 1, list(stack), False))
+        elif ch == ",":
+            safe_points.append((i, list(stack), False))
+    candidates = [(len(text), stack, in_string)] + list(reversed(safe_points))
+    for end, open_stack, open_string in candidates[:200]:
+        head = text[:end].rstrip().rstrip(",")
+        if open_string:
+            head = head.rstrip("\\") + '"'
+        try:
+            return json.loads(head + "".join(reversed(open_stack)))
+        except json.JSONDecodeError:
+            continue
+    return None
 
 
 def complete_json(
@@ -53,8 +96,6 @@ def complete_json(
         total.cached_tokens += result.cached_tokens
         total.text = result.text
         try:
-            if result.finish_reason == "length" and not result.text.rstrip().endswith("}"):
-                raise Invalid("the answer was cut off; give a shorter answer")
             return validate(parse_json(result.text)), total
         except Invalid as exc:
             problem = str(exc)

@@ -52,7 +52,8 @@ EVENTS: list[type[FileSystemEvent]] = [
     FileCreatedEvent, FileModifiedEvent, FileAttribEvent, FileClosedEvent, FileDeletedEvent, FileMovedEvent,
     DirCreatedEvent, DirDeletedEvent, DirMovedEvent,
 ]
-TEMP_SUFFIXES = (".swp", ".swo", ".swx", ".swn", "~", ".tmp", ".temp", ".part", ".crdownload", ".bak", ".orig")
+TEMP_SUFFIXES = (".swp", ".swo", ".swx", ".swn", "~", ".tmp", ".temp", ".part", ".crdownload", ".bak",
+                 ".orig")
 TEMP_NAMES = {"4913", "5036"}  # vim's probe files for whether a folder is writable
 
 
@@ -72,7 +73,8 @@ def relevant(rel: str) -> bool:
     if parts[0] == SOURCES_DIR:
         return not any(is_temp_name(p) for p in parts[1:])
     if parts[0] == PROJECT_DIR:
-        return len(parts) == 1 or (len(parts) == 2 and parts[1].endswith(".j2") and not is_temp_name(parts[1]))
+        return len(parts) == 1 or (len(parts) == 2 and parts[1].endswith(".j2")
+                                   and not is_temp_name(parts[1]))
     return False  # wiki/, .wikic/, .git/, anything else in the root
 
 
@@ -117,21 +119,28 @@ class ChangeQueue:
     def __init__(self, coalescer: Coalescer) -> None:
         self.coalescer = coalescer
         self._cond = threading.Condition()
+        self._closed = False
 
     def put(self, paths: list[str]) -> None:
         with self._cond:
             self.coalescer.add(paths)
             self._cond.notify()
 
-    def wait(self) -> list[str]:
-        """Block until a burst has settled, then return its paths."""
+    def close(self) -> None:
         with self._cond:
-            while True:
+            self._closed = True
+            self._cond.notify()
+
+    def wait(self) -> list[str] | None:
+        """Block until a burst has settled, then return its paths; None once closed."""
+        with self._cond:
+            while not self._closed:
                 due = self.coalescer.due_in()
                 if due == 0.0:
                     return self.coalescer.take()
                 # A bounded wait, so that a signal is never held up for long.
                 self._cond.wait(1.0 if due is None else min(due, 1.0))
+            return None
 
 
 @dataclass
@@ -227,13 +236,12 @@ class Watcher:
     """Builds, then rebuilds after each settled burst of relevant changes."""
 
     def __init__(self, project: Project, options: WatchOptions, emit: Callable[[Rebuild], None],
-                 say: Callable[[str], None], progress: Progress) -> None:
+                 say: Callable[[str], None], progress: Progress,
+                 native: Callable[[], BaseObserver] = Observer) -> None:
         self.project, self.options = project, options
+        self.native = native
         self.emit, self.say, self.progress = emit, say, progress
-        quiet = options.debounce
-        if options.poll:  # a burst spread over two polls must still read as one
-            quiet = max(quiet, options.poll_interval * 1.25)
-        self.queue = ChangeQueue(Coalescer(quiet, max_wait=max(5.0, 10 * quiet)))
+        self.queue = ChangeQueue(Coalescer(options.debounce, max_wait=max(5.0, 10 * options.debounce)))
         self.backends = _Backends(project.root)
         self.handler = _Handler(self._on_event)
         self.observer: BaseObserver | None = None
@@ -250,8 +258,7 @@ class Watcher:
                 self._start()
                 self.say(f"watching {self.project.root} ({self.mode}); Ctrl-C to stop")
                 self._rebuild([])
-                while True:
-                    changed = self.queue.wait()
+                while (changed := self.queue.wait()) is not None:
                     self._rebuild(changed)
         except KeyboardInterrupt:
             pass
@@ -261,6 +268,10 @@ class Watcher:
         self.say("wikic watch: stopped")
         return 0
 
+    def stop(self) -> None:
+        """End `run` from another thread, once the build under way (if any) is done."""
+        self.queue.close()
+
     def _rebuild(self, changed: list[str]) -> None:
         if self._rewatch.is_set():
             self._rewatch.clear()
@@ -268,12 +279,12 @@ class Watcher:
         self.builds += 1
         result = Rebuild(self.builds, changed)
         try:
-            with ProjectLock(self.project.lock_path, wait=True, on_wait=self.progress.message):
+            # Per build, not per session: a `wikic build` by hand can run between two of ours.
+            with ProjectLock(self.project.lock_path, wait=True, on_wait=self.say):
                 result.report = build(self.project, self.options.build, self.progress, self.backends)
-            self.progress.end_line()
         except WikicError as exc:
             result.error, result.exit_code = str(exc), exc.exit_code
-        except (KeyboardInterrupt, MemoryError):
+        except MemoryError:
             raise
         except Exception as exc:  # a bug in wikic must not end a day-long watch
             result.error = f"internal error (please report it): {exc!r}\n{traceback.format_exc()}"
@@ -303,7 +314,7 @@ class Watcher:
     def _start(self) -> None:
         if not self.options.poll:
             try:
-                self.observer = Observer()
+                self.observer = self.native()
                 self._schedule()
                 self.observer.start()
                 return
@@ -312,7 +323,11 @@ class Watcher:
                          f"{self.options.poll_interval:g}s instead (use --poll to ask for it)")
                 self._stop()
                 self.mode = "polling"
-        self.observer = PollingObserver(timeout=self.options.poll_interval)
+        interval = self.options.poll_interval
+        coalescer = self.queue.coalescer  # a burst spread over two polls must still read as one
+        coalescer.quiet = max(coalescer.quiet, interval * 1.5)
+        coalescer.max_wait = max(coalescer.max_wait, 10 * coalescer.quiet)
+        self.observer = PollingObserver(timeout=interval)
         self._schedule()
         self.observer.start()
 

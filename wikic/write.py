@@ -16,7 +16,7 @@ from wikic.prompts import Prompts
 from wikic.structured import Invalid
 
 MAX_PARAGRAPHS = 4
-MAX_PARAGRAPH_CHARS = 1200
+MAX_PARAGRAPH_CHARS = 600
 HTML = re.compile(r"<[^>\n]*>")
 
 
@@ -63,8 +63,8 @@ def validator(claims: list[str]) -> Any:
             if not isinstance(item, dict):
                 continue
             text = clean_prose(str(item.get("text") or ""))
-            if len(text) < 3:
-                continue
+            if sum(ch.isalpha() for ch in text) < 12:
+                continue  # "...", a bare name: not a paragraph
             cites = sorted({c for c in item.get("cites") or [] if isinstance(c, int) and 1 <= c <= len(claims)})
             if not cites:
                 # Cite the note the paragraph is closest to, rather than leave it unsupported.

@@ -18,7 +18,32 @@ if TYPE_CHECKING:
     from llama_cpp import Llama
 
 MIN_ANSWER_TOKENS = 32  # below this, shrinking max_tokens to fit would only truncate
+# Generating one token of a small model is too little work to share: threads spend
+# it waiting at barriers, and with other processes on the CPUs they spin (measured
+# 2-5x slower with every CPU than with half). Prompt evaluation does use them all.
+GENERATION_THREADS = max(1, (os.cpu_count() or 2) // 2)
 TOKENS_PER_MESSAGE = 8  # role markers and separators, when the GGUF has no chat template
+
+
+# llama.cpp expands maxLength/maxItems into repeated grammar rules, and a grammar
+# it finds too large kills the process (SIGSEGV, not an exception): at a string
+# maxLength of 1200 on 0.3.36. Bounds above these are enforced by validation instead.
+GRAMMAR_MAX_LENGTH = 800
+GRAMMAR_MAX_ITEMS = 32
+
+
+def grammar_safe(schema: Any) -> Any:
+    """The schema with every repetition bound small enough for llama.cpp's grammar."""
+    if isinstance(schema, list):
+        return [grammar_safe(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    safe = {key: grammar_safe(value) for key, value in schema.items()}
+    if isinstance(safe.get("maxLength"), int) and safe["maxLength"] > GRAMMAR_MAX_LENGTH:
+        safe["maxLength"] = GRAMMAR_MAX_LENGTH
+    if isinstance(safe.get("maxItems"), int) and safe["maxItems"] > GRAMMAR_MAX_ITEMS:
+        del safe["maxItems"]
+    return safe
 
 
 class LlamaBackend:
@@ -64,7 +89,8 @@ class LlamaBackend:
                 model_path=str(self.path),
                 n_ctx=self.cfg.context,
                 seed=self.cfg.seed,
-                n_threads=os.cpu_count(),
+                n_threads=GENERATION_THREADS,
+                n_threads_batch=os.cpu_count(),
                 verbose=False,
             )
         except (ValueError, RuntimeError, OSError) as exc:
@@ -108,9 +134,10 @@ class LlamaBackend:
             "temperature": request.temperature,
             "max_tokens": max_tokens,
             "seed": self.cfg.seed,
+            "repeat_penalty": self.cfg.repeat_penalty,
         }
         if request.schema is not None:
-            args["response_format"] = {"type": "json_object", "schema": request.schema}
+            args["response_format"] = {"type": "json_object", "schema": grammar_safe(request.schema)}
         return args
 
     def complete(self, request: Request) -> Completion:

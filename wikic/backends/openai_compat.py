@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from json import JSONDecodeError
 from typing import Any, TypeVar
 
 from wikic.backends.base import Completion, Request
@@ -115,7 +116,10 @@ class OpenAIBackend:
                         yield text
                     finish_reason = choice.finish_reason or finish_reason
         except Exception as exc:
-            raise self._stream_error(exc) from exc
+            error = self._stream_error(exc)
+            if error is None:
+                raise
+            raise error from exc
         finally:
             close = getattr(chunks, "close", None)
             if close is not None:
@@ -163,7 +167,10 @@ class OpenAIBackend:
             except Exception as exc:
                 quirk = self._quirk_for(exc, request)
                 if quirk is None:
-                    raise self._translate(exc) from exc
+                    error = self._translate(exc)
+                    if error is None:
+                        raise
+                    raise error from exc
                 log.info("%s: %s; rephrasing the request", self.where, quirk)
                 self._quirks.add(quirk)
 
@@ -213,8 +220,8 @@ class OpenAIBackend:
             return MAX_COMPLETION_TOKENS
         return None
 
-    def _translate(self, exc: Exception) -> Exception:
-        """The wikic error for what the `openai` client raised (bugs pass through)."""
+    def _translate(self, exc: Exception) -> BackendError | None:
+        """The wikic error for what the `openai` client raised; None for a bug."""
         import openai
 
         if isinstance(exc, openai.APITimeoutError):
@@ -236,13 +243,13 @@ class OpenAIBackend:
             if status == 408:
                 return Timeout(message)
             return BackendError(message)
-        if isinstance(exc, openai.APIResponseValidationError | ValueError):
+        if isinstance(exc, openai.APIResponseValidationError | JSONDecodeError | UnicodeError):
             return BadOutput(f"{self.where} sent a malformed response: {self._scrub(str(exc))}")
         if isinstance(exc, openai.APIError):
             return BackendError(f"{self.where} failed: {self._detail(exc)}")
-        return exc
+        return None
 
-    def _stream_error(self, exc: Exception) -> Exception:
+    def _stream_error(self, exc: Exception) -> BackendError | None:
         import openai
 
         if isinstance(exc, openai.APITimeoutError) or _is_transport_error(exc, "Timeout"):

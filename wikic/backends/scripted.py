@@ -50,7 +50,7 @@ class ScriptedBackend:
         if self.cfg.latency:
             time.sleep(self.cfg.latency)
         user = next((m["content"] for m in request.messages if m["role"] == "user"), "")
-        if "<document>" in user:
+        if "<document" in user:
             stage, text = "digest", self._digest(user, request)
         elif "<notes>" in user:
             stage, text = "write", self._write(user)
@@ -105,7 +105,8 @@ class ScriptedBackend:
         evidence = set(WORD.findall(_between(user, "evidence").casefold()))
         long_words = {w for w in claim if len(w) > 3}
         share = len(long_words & evidence) / max(1, len(long_words))
-        return json.dumps({"supported": share >= 0.5, "reason": f"{share:.0%} of the claim's words are cited"})
+        reason = f"{share:.0%} of the claim's words are cited"
+        return json.dumps({"supported": share >= 0.5, "reason": reason})
 
     def _contradictions(self, user: str) -> str:
         """Two statements contradict when they are the same words but for a negation."""
