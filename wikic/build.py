@@ -51,12 +51,15 @@ def input_fingerprint(project: Project, files: list[SourceFile], mid: str) -> st
     for path in template_files(project.root):
         st = path.stat()
         templates.append([str(path), st.st_size, st.st_mtime_ns])
+    wiki = project.wiki_dir
+    pages = sorted(p.name for p in wiki.iterdir()) if wiki.is_dir() else []  # a new hand-made page
     return fingerprint([
         __version__,
         project.schema_path.read_bytes().hex(),
         [[f.path, f.size, f.mtime_ns] for f in files],
         templates,
         mid,
+        pages,
     ])
 
 
