@@ -35,6 +35,7 @@ def test_second_build_makes_no_calls_and_writes_nothing(tmp_path: Path) -> None:
     assert backend.requests == []
     assert report.written == [] and report.removed == []
     assert report.up_to_date > 0 and report.ran == 0
+    assert report.nothing_to_do  # decided by stat calls alone
     assert {p: p.stat().st_mtime_ns for p in project.wiki_dir.iterdir()} == before
 
 
@@ -216,3 +217,15 @@ def test_long_source_is_digested_in_parts(tmp_path: Path) -> None:
     # 241 lines in parts of at most 120, each cut before a heading: 1-118, 119-234, 235-241.
     assert backend.digests == 3
     assert (project.wiki_dir / "section-59.md").exists()
+
+
+def test_a_hand_made_page_is_indexed_by_the_next_build(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    run_build(project)
+    (project.wiki_dir / "my-page.md").write_text("---\ntitle: My page\ntype: concept\n---\n\nAbout FAISS.\n")
+    report, backend = run_build(project)
+    assert not report.nothing_to_do and backend.requests == []
+    assert "[[my-page|My page]]" in (project.wiki_dir / "index.md").read_text()
+    assert (project.wiki_dir / "my-page.md").read_text().endswith("About FAISS.\n")  # never touched
+    report, _ = run_build(project)
+    assert report.nothing_to_do

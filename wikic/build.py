@@ -46,21 +46,25 @@ BackendFactory = Callable[[Schema], Backend]
 
 
 def input_fingerprint(project: Project, files: list[SourceFile], mid: str) -> str:
-    """Everything a build reads, by stat where that is enough."""
+    """Everything a build reads, by stat where that is enough. Taken before the build,
+    so that an edit made while it runs is seen by the next one."""
     templates = []
     for path in template_files(project.root):
         st = path.stat()
         templates.append([str(path), st.st_size, st.st_mtime_ns])
-    wiki = project.wiki_dir
-    pages = sorted(p.name for p in wiki.iterdir()) if wiki.is_dir() else []  # a new hand-made page
     return fingerprint([
         __version__,
         project.schema_path.read_bytes().hex(),
         [[f.path, f.size, f.mtime_ns] for f in files],
         templates,
         mid,
-        pages,
     ])
+
+
+def clean_mark(project: Project, inputs: str) -> str:
+    """The inputs and the names in wiki/ (a new hand-made page must be indexed)."""
+    wiki = project.wiki_dir
+    return fingerprint([inputs, sorted(p.name for p in wiki.iterdir()) if wiki.is_dir() else []])
 
 
 def build(
@@ -77,8 +81,9 @@ def build(
     fp = input_fingerprint(project, files, mid)
     state = State.open(project.state_path)
     try:
-        if (not (opts.force or opts.dry_run or list_errors) and state.get_meta("clean") == fp
+        if (not (opts.force or opts.dry_run or list_errors) and state.get_meta("clean") == clean_mark(project, fp)
                 and outputs_intact(state, project.root)):
+            report.nothing_to_do = True
             report.sources = len(files)
             report.pages = int(state.get_meta("pages") or 0)
             report.up_to_date = int(state.get_meta("actions") or 0)
@@ -259,7 +264,7 @@ class _Build:
                     state.remove_action(aid)
         state.set_slugs({pid: p.slug for pid, p in pages.items()})
         if report.ok and not report.conflicts:
-            state.set_meta("clean", fp)
+            state.set_meta("clean", clean_mark(self.project, fp))
             state.set_meta("pages", str(report.pages))
             state.set_meta("actions", str(report.ran + report.cached + report.up_to_date))
         else:

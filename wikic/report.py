@@ -28,6 +28,7 @@ class Report:
     would_run: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     dry_run: bool = False
+    nothing_to_do: bool = False  # the stat check found every input and output as the last build left them
 
     @property
     def ok(self) -> bool:
@@ -50,6 +51,7 @@ class Report:
             "errors": self.errors,
             "warnings": self.warnings,
             "seconds": round(self.seconds, 3),
+            "nothing_to_do": self.nothing_to_do,
         }
         if self.explain:
             data["explain"] = self.explain
