@@ -229,3 +229,21 @@ def test_a_hand_made_page_is_indexed_by_the_next_build(tmp_path: Path) -> None:
     assert (project.wiki_dir / "my-page.md").read_text().endswith("About FAISS.\n")  # never touched
     report, _ = run_build(project)
     assert report.nothing_to_do
+
+
+def test_without_state_sealed_pages_are_rebuilt_and_edited_ones_kept(tmp_path: Path) -> None:
+    """A fresh clone of a repository with a committed wiki/ (no .wikic/)."""
+    import shutil
+
+    project = make_project(tmp_path)
+    run_build(project)
+    shutil.rmtree(project.state_dir)
+    edited = project.wiki_dir / "faiss.md"
+    edited.write_text(edited.read_text().replace("similarity search", "similarity search (my words)"))
+    path = project.sources_dir / "vectors.md"
+    path.write_text(path.read_text().replace("fast approximate search", "fast approximate search on CPUs"))
+    report, _ = run_build(project)
+    assert report.conflicts == ["wiki/faiss.md"]  # the seal no longer matches: a person's edit
+    assert "my words" in edited.read_text()
+    assert "wiki/hnsw.md" in report.written  # sealed and intact: wikic's own output, safe to replace
+    assert "on CPUs" in (project.wiki_dir / "hnsw.md").read_text()

@@ -144,12 +144,12 @@ def test_build_prints_a_lint_summary_and_strict_fails_on_lint_errors(tmp_path: P
     (project.wiki_dir / "mine.md").write_text(
         page("Mine", "About [[nowhere]] and [[hnsw|HNSW]].", type="answer", sources=[])
     )
+    result = invoke(project, "build")  # indexes the new page
+    assert result.exit_code == 0
     _, findings = lint_json(project)
     errors = sum(f["level"] == "error" for f in findings)
     warnings = len(findings) - errors
     assert errors >= 1 and "broken-link" in {f["rule"] for f in findings}
-    result = invoke(project, "build")
-    assert result.exit_code == 0
     assert result.stderr.rstrip().split("\n")[-1] == (
         f"lint: {errors} error{'s' if errors > 1 else ''}, {warnings} warning{'' if warnings == 1 else 's'} "
         "(`wikic lint` for details)"

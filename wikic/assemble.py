@@ -10,7 +10,7 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from wikic.pages import WIKILINK, Citation, parse_links, render_front_matter, split_page
+from wikic.pages import WIKILINK, Citation, parse_links, render_front_matter, seal, split_page
 from wikic.plan import PagePlan
 
 WORD = re.compile(r"\w+")
@@ -254,6 +254,6 @@ def assemble(
     for pid, page in pages.items():
         mine = entries[page.slug].links
         extra = sorted((e for e in back[page.slug] if e.slug not in mine), key=lambda e: e.slug)
-        out[f"{page.slug}.md"] = front_matter(page) + "\n" + with_backlinks(bodies[pid], extra)
-    out["index.md"] = render_index(title, scope, list(entries.values()), type_order)
+        out[f"{page.slug}.md"] = seal(front_matter(page) + "\n" + with_backlinks(bodies[pid], extra))
+    out["index.md"] = seal(render_index(title, scope, list(entries.values()), type_order))
     return out

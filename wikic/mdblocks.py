@@ -66,6 +66,9 @@ def _plain_line(line: str) -> bool:
     return PLAIN_START.match(line) is not None
 
 
+SEAL_LINE = re.compile(r"<!-- wikic:[0-9a-f]{20} -->")
+
+
 def simple_blocks(body: str) -> list[RawBlock] | None:
     """Blocks of a body in the plain subset, or None when markdown-it must read it."""
     if "\t" in body or "\0" in body or "\r" in body:
@@ -94,6 +97,10 @@ def simple_blocks(body: str) -> list[RawBlock] | None:
             close(n - 1)
             in_list = False
             out.append(RawBlock("heading", heading.group(2).strip(), n, n, True))
+        elif after_blank and SEAL_LINE.fullmatch(line):  # the seal wikic ends its files with
+            close(n - 1)
+            in_list = False
+            out.append(RawBlock("html", line + "\n", n, n, True))
         elif line.startswith("- "):
             item = line[2:]
             if not _plain_line(item):

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from wikic.fsutil import atomic_write, bytes_hash
+from wikic.pages import sealed_intact
 from wikic.report import Report
 from wikic.state import FileRecord, State
 
@@ -55,7 +56,8 @@ def publish(
             elif rec.mtime_ns != path.stat().st_mtime_ns:
                 _record(state, rel, path, data)
             continue
-        if disk is not None and not force and (rec is None or bytes_hash(disk) != rec.hash):
+        if disk is not None and not force and (rec is None or bytes_hash(disk) != rec.hash) \
+                and not sealed_intact(disk.decode("utf-8", "replace")):
             report.conflicts.append(rel)
             continue
         atomic_write(path, data)
@@ -71,7 +73,7 @@ def publish(
         except FileNotFoundError:
             state.remove_file(rel)
             continue
-        if disk_hash != rec.hash and not force:
+        if disk_hash != rec.hash and not force and not sealed_intact(path.read_text("utf-8", "replace")):
             report.conflicts.append(rel)
             continue
         path.unlink()

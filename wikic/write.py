@@ -63,7 +63,7 @@ def validator(claims: list[str]) -> Any:
             if not isinstance(item, dict):
                 continue
             text = clean_prose(str(item.get("text") or ""))
-            if sum(ch.isalpha() for ch in text) < 12:
+            if sum(ch.isalpha() for ch in text) < 8 or len(text.split()) < 2:
                 continue  # "...", a bare name: not a paragraph
             cites = sorted({c for c in item.get("cites") or [] if isinstance(c, int) and 1 <= c <= len(claims)})
             if not cites:
