@@ -78,8 +78,8 @@ def generate(root: Path, animals: int) -> Project:
 
 def ask(project: Project, question: str) -> dict[str, Any]:
     started = time.monotonic()
-    command = [sys.executable, "-m", "wikic", "-C", str(project.root), "ask", "--json", "--no-cache", "--stale-ok",
-               question]
+    command = [sys.executable, "-m", "wikic", "-C", str(project.root), "ask", "--json", "--no-cache",
+               "--stale-ok", question]
     out = subprocess.run(command, capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
         sys.exit(f"wikic ask failed:\n{out.stderr}")

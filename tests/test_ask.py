@@ -141,6 +141,7 @@ def test_save_files_an_answer_that_build_keeps_lists_and_links(tmp_path: Path) -
     assert set(page.meta["cited_hashes"]) == {"hnsw"}
     assert "[[hnsw|HNSW]]" in page.body and "## Question" in page.body
     before = path.read_bytes()
+    assert cli_ask(project, "What is FAISS?").exit_code == 0  # a saved answer does not make the wiki stale
 
     report, backend = run_build(project)
     assert report.ok and backend.requests == []  # a full pass, but every model answer is cached
@@ -149,6 +150,7 @@ def test_save_files_an_answer_that_build_keeps_lists_and_links(tmp_path: Path) -
     assert "## Answers" in index and f"[[{path.stem}|How does HNSW work?]]" in index
     assert f"[[{path.stem}|" in (project.wiki_dir / "hnsw.md").read_text()  # backlink from the cited page
     assert stale_answers(project) == {}  # the backlink the build added is not a change of content
+    assert cli_ask(project, "What is FAISS?").exit_code == 0  # and the wiki counts as current
     report, _ = run_build(project)
     assert report.written == []
 
@@ -165,6 +167,7 @@ def test_save_files_an_answer_that_build_keeps_lists_and_links(tmp_path: Path) -
 def test_saving_the_same_question_replaces_its_page_not_others(tmp_path: Path) -> None:
     project = built(tmp_path)
     (project.wiki_dir / "what-is-hnsw.md").write_text("---\ntitle: Mine\ntype: concept\n---\n\n# Mine\n")
+    run_build(project)  # a hand-made page: the build indexes it
     first = asking(project, "What is HNSW?", save=True)[0].saved
     second = asking(project, "What is HNSW?", save=True, use_cache=False)[0].saved
     assert first == second == "wiki/what-is-hnsw-2.md"

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wikic.backends.base import Backend, Request
-from wikic.errors import WikicError
+from wikic.errors import AuthError, WikicError
 from wikic.state import ActionRecord, State
-from wikic.structured import complete_json
+from wikic.structured import Invalid, complete_json
 
 STAGE_VERSION = {"digest": 1, "write": 1}
 
@@ -110,6 +110,7 @@ class Runner:
         self.on_done = on_done
         self._backend: Backend | None = None
         self._lock = threading.Lock()
+        self._refused: AuthError | None = None  # a refused key is refused for every action
 
     def backend(self) -> Backend:
         with self._lock:
@@ -131,15 +132,29 @@ class Runner:
             for a in todo:
                 self._run_one(a)
             return
-        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+        pool = ThreadPoolExecutor(max_workers=self.jobs)
+        try:
             futures = [pool.submit(self._run_one, a) for a in todo]
             for f in as_completed(futures):
                 f.result()
+        except BaseException:
+            # Ctrl-C, SIGTERM (watch) or a bug: the calls under way finish and are kept,
+            # the queued ones never start.
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
 
     def _run_one(self, action: Action) -> None:
+        if self._refused is not None:
+            action.status, action.error = "failed", f"not run: {self._refused}"
+            self._finish(action)
+            return
         try:
             backend = self.backend()
-            output, usage = complete_json(backend, action.render(), action.validate)
+            output, usage = complete_json(backend, action.render(), _structural(action.validate))
+        except AuthError as exc:
+            self._refused = exc
+            action.status, action.error = "failed", str(exc)
         except WikicError as exc:
             action.status, action.error = "failed", str(exc)
         else:
@@ -148,10 +163,12 @@ class Runner:
                 "prompt_tokens": usage.prompt_tokens,
                 "completion_tokens": usage.completion_tokens,
                 "cached_tokens": usage.cached_tokens,
+                "calls": usage.calls,
             }
             action.status = "ran"
             with self._lock:
-                self.state.put_cache(action.key, action.stage, output, usage.prompt_tokens, usage.completion_tokens)
+                self.state.put_cache(action.key, action.stage, output, usage.prompt_tokens,
+                                     usage.completion_tokens)
                 self.state.set_action(ActionRecord(action.id, action.stage, action.key, action.inputs))
         self._finish(action)
 
@@ -159,3 +176,18 @@ class Runner:
         if self.on_done:
             with self._lock:
                 self.on_done(action)
+
+
+def _structural(validate: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A validator that meets a shape it did not expect (a number where a list should
+    be) has met bad output, not a bug: the model is told and asked again."""
+
+    def check(data: Any) -> Any:
+        try:
+            return validate(data)
+        except Invalid:
+            raise
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+            raise Invalid(f"the answer does not have the requested structure ({type(exc).__name__})") from exc
+
+    return check

@@ -13,7 +13,7 @@ from typing import Any
 from wikic.assemble import Linker, PageEntry
 from wikic.fsutil import atomic_write, bytes_hash
 from wikic.pages import MAX_SLUG, WIKILINK, clean_title, render_front_matter, slugify, split_page
-from wikic.prefix import LINKED_FROM, WikiPage, plain_links
+from wikic.prefix import COMMENT, LINKED_FROM, WikiPage, plain_links
 from wikic.project import Project
 
 ANSWER_TYPE = "answer"
@@ -60,7 +60,7 @@ def content_hash(text: str) -> str:
     """A page's content for staleness: not its backlinks or link markup, which the
     next build changes (it will list the answer itself under "Linked from")."""
     page = split_page(text)
-    body = plain_links(LINKED_FROM.sub("", page.body))
+    body = plain_links(LINKED_FROM.sub("", COMMENT.sub("", page.body)))
     meta = {k: v for k, v in page.meta.items() if k in ("title", "type", "aliases", "sources")}
     normal = "\n".join(line.rstrip() for line in body.strip().splitlines())
     return bytes_hash((repr(sorted(meta.items())) + "\n" + normal).encode("utf-8"))

@@ -25,11 +25,12 @@ from wikic.prefix import Context, ContextBuilder, WikiPage, load_pages, read_ind
 from wikic.prefix_cache import PrefixCache
 from wikic.project import Project
 from wikic.prompts import Prompts
-from wikic.state import FileRecord, State
+from wikic.state import State
 
 ANSWER_VERSION = 2  # bump when answers for the same inputs would differ
 BYTES_PER_TOKEN = 3  # estimate for backends without a local tokenizer: English runs ~4, so a margin
 ESTIMATE_OVERHEAD = 64  # tokens a chat API may add around two messages
+SAVED_MARK = "ask_saved_mark"  # state meta: the build's "clean" mark, as it is with a just-saved answer
 
 BackendFactory = Callable[[Schema], Backend]
 OnText = Callable[[str], None]
@@ -80,7 +81,7 @@ def ask(project: Project, question: str, opts: AskOptions | None = None, on_text
     mid = model_id(schema.model, project.root)
     state = State.open(project.state_path)
     try:
-        check_wiki(project, schema, mid, state, opts.stale_ok)
+        current = check_wiki(project, schema, mid, state, opts.stale_ok)
         pages = load_pages(project.wiki_dir)
         index = read_index(project.wiki_dir)
         prompts = Prompts(project.root)
@@ -94,40 +95,54 @@ def ask(project: Project, question: str, opts: AskOptions | None = None, on_text
             state.put_cache(key, "ask", _to_store(result), result.prefix_tokens + result.question_tokens, 0)
         result.model = mid
         if opts.save:
-            with ProjectLock(project.lock_path, wait=opts.wait, on_wait=opts.on_wait):
-                cited = [p for p in pages if p.path in result.pages]
-                citations = Citations(cited, result.dropped_citations, result.cited_by_mention)
-                result.saved = save_answer(project, question, result.answer, citations, pages)
-                _expect_index_update(state)
+            result.saved = _save(project, schema, state, result, pages, opts, current)
     finally:
         state.close()
     result.seconds["total"] = time.monotonic() - started
     return result
 
 
-def _expect_index_update(state: State) -> None:
-    """Make the next build a full pass (its actions stay cached) so that it lists and links the
-    new answer page: its no-op check looks only at what it wrote, so mark index.md's record stale."""
-    rec = state.files().get("wiki/index.md")
-    if rec is not None:
-        state.set_file(FileRecord(rec.path, rec.hash, rec.size, -1))
+def _save(project: Project, schema: Schema, state: State, result: AskResult, pages: list[WikiPage],
+          opts: AskOptions, current: bool) -> str:
+    """File the answer under the project lock; a wiki current before stays current for ask."""
+    with ProjectLock(project.lock_path, wait=opts.wait, on_wait=opts.on_wait):
+        cited = [p for p in pages if p.path in result.pages]
+        citations = Citations(cited, result.dropped_citations, result.cited_by_mention)
+        saved = save_answer(project, result.question, result.answer, citations, pages)
+        if current:
+            state.set_meta(SAVED_MARK, wiki_mark(project, schema, result.model))
+    return saved
 
 
-def check_wiki(project: Project, schema: Schema, mid: str, state: State, stale_ok: bool) -> None:
-    """Refuse to answer from a wiki that was never built, or (unless stale_ok) is older than its inputs."""
-    if not (project.wiki_dir / "index.md").is_file():
-        raise ProjectError("the wiki has not been built yet (no wiki/index.md); run `wikic build` first")
-    if stale_ok:
-        return
-    from wikic.build import input_fingerprint
+def wiki_mark(project: Project, schema: Schema, mid: str) -> str:
+    """What the build records as "clean" when it leaves the wiki current: its inputs and wiki/'s names."""
+    from wikic.build import clean_mark, input_fingerprint
     from wikic.sources import list_sources
 
     files, _ = list_sources(project.root, schema.sources)
-    if state.get_meta("clean") != input_fingerprint(project, files, mid):
+    return clean_mark(project, input_fingerprint(project, files, mid))
+
+
+def is_current(project: Project, schema: Schema, mid: str, state: State) -> bool:
+    """Built from the sources, schema and templates as they are now. An answer saved since
+    (a new name in wiki/, which the next build will index) does not make the wiki stale."""
+    mark = wiki_mark(project, schema, mid)
+    return mark in (state.get_meta("clean"), state.get_meta(SAVED_MARK))
+
+
+def check_wiki(project: Project, schema: Schema, mid: str, state: State, stale_ok: bool) -> bool:
+    """Refuse to answer from a wiki that was never built, or (unless stale_ok) is older than its
+    inputs; True when it is current."""
+    if not (project.wiki_dir / "index.md").is_file():
+        raise ProjectError("the wiki has not been built yet (no wiki/index.md); run `wikic build` first")
+    current = is_current(project, schema, mid, state)
+    if not (current or stale_ok):
         raise ProjectError(
-            "the wiki is out of date: sources/, schema.yaml or the prompts changed since the last build "
-            "(or it did not finish cleanly); run `wikic build`, or pass --stale-ok to ask the wiki as it is"
+            "the wiki is out of date: sources/, schema.yaml, the prompts or the files in wiki/ changed "
+            "since the last build (or it did not finish cleanly); run `wikic build`, or pass --stale-ok "
+            "to ask the wiki as it is"
         )
+    return current
 
 
 def answer_key(question: str, index: str, pages: list[WikiPage], prompts: Prompts, schema: Schema,
@@ -190,7 +205,8 @@ def _ask_llama(project: Project, schema: Schema, prompts: Prompts, index: str, p
         ctx = _builder(schema, prompts, index, pages, tokens.count, limit).build(question)
         cache = PrefixCache(project.state_dir / "prefix", schema.ask.cache_bytes)
         run = ask_llama.answer(llm, tokens, backend.model_id, cache, ctx.system, ctx.user,
-                               schema.ask.answer_tokens, schema.model.temperature, schema.model.seed, on_text)
+                               schema.ask.answer_tokens, schema.model.temperature, schema.model.seed,
+                               schema.model.repeat_penalty, on_text)
     result = AskResult(question, run.text, prefix_tokens=run.prefix_tokens, prefix_cached=run.prefix_cached,
                        question_tokens=run.question_tokens, evaluated_tokens=run.evaluated_tokens,
                        state_bytes=run.state_bytes)

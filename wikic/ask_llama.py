@@ -107,7 +107,7 @@ class LlamaRun:
 
 
 def answer(llm: Llama, tokens: Tokens, model_id: str, cache: PrefixCache | None, system: str, user: str,
-           max_tokens: int, temperature: float, seed: int,
+           max_tokens: int, temperature: float, seed: int, repeat_penalty: float = 1.0,
            on_text: Callable[[str], None] | None = None) -> LlamaRun:
     """Restore or evaluate the prefix, then stream the answer. Hold the backend's lock around this."""
     started = time.monotonic()
@@ -121,30 +121,35 @@ def answer(llm: Llama, tokens: Tokens, model_id: str, cache: PrefixCache | None,
         llm.reset()  # type: ignore[no-untyped-call]
         llm.eval(prefix)
     run.seconds["prefix"] = time.monotonic() - started
-    pieces = []
     room = llm.n_ctx() - len(prefix) - len(rest)
-    try:
-        stream: Any = llm.create_completion(prompt=prefix + rest, max_tokens=min(max_tokens, room),
-                                           temperature=temperature, seed=seed, stop=tokens.split.stop,
-                                           stream=True)
-        for chunk in stream:
-            piece = chunk["choices"][0].get("text") or ""
-            if "first_token" not in run.seconds:
-                run.seconds["first_token"] = time.monotonic() - started
-            if piece:
-                pieces.append(piece)
-                if on_text:
-                    on_text(piece)
-                run.completion_tokens += 1
-    except (ValueError, RuntimeError) as exc:
-        raise BackendError(f"the llama model failed: {exc}") from exc
+    args = {"max_tokens": min(max_tokens, room), "temperature": temperature, "seed": seed,
+            "stop": tokens.split.stop, "repeat_penalty": repeat_penalty}
+    _stream(llm, prefix + rest, args, run, started, on_text)
     run.evaluated_tokens = _perf_prompt_tokens(llm)
-    run.text = "".join(pieces)
-    run.seconds.setdefault("first_token", time.monotonic() - started)
     keep_prefix(llm, len(prefix))
     if cache is not None and not run.prefix_cached:
         run.state_bytes = cache.save(llm, model_id, prefix)
     return run
+
+
+def _stream(llm: Llama, prompt: list[int], args: dict[str, Any], run: LlamaRun, started: float,
+            on_text: Callable[[str], None] | None) -> None:
+    """Generate from the full prompt: llama-cpp-python reuses the matching prefix already in
+    the context and evaluates only the tokens after it."""
+    pieces = []
+    try:
+        for chunk in llm.create_completion(prompt=prompt, stream=True, **args):
+            piece = str(chunk["choices"][0]["text"] or "")  # type: ignore[index]
+            run.seconds.setdefault("first_token", time.monotonic() - started)
+            if piece:
+                pieces.append(piece)
+                run.completion_tokens += 1
+                if on_text:
+                    on_text(piece)
+    except (ValueError, RuntimeError) as exc:
+        raise BackendError(f"the llama model failed: {exc}") from exc
+    run.text = "".join(pieces)
+    run.seconds.setdefault("first_token", time.monotonic() - started)
 
 
 def _live(llm: Llama, prefix: list[int]) -> bool:

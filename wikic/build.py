@@ -79,7 +79,8 @@ def build(
     files, list_errors = list_sources(project.root, schema.sources)
     mid = model_id(schema.model, project.root)
     fp = input_fingerprint(project, files, mid)
-    state = State.open(project.state_path)
+    state = State.open(project.state_path, recover=True)
+    report.warnings += state.warnings
     try:
         if (not (opts.force or opts.dry_run or list_errors) and state.get_meta("clean") == clean_mark(project, fp)
                 and outputs_intact(state, project.root)):
@@ -148,7 +149,8 @@ class _Build:
         sources = []
         for f in files:
             try:
-                src = read_source(f, self.schema.sources.max_bytes)
+                cfg = self.schema.sources
+                src = read_source(f, cfg.max_bytes, cfg.part_lines, cfg.max_parts)
             except SourceError as err:
                 self.report.error(err.path, err.reason)
                 self.failed_sources.add(err.path)

@@ -76,6 +76,7 @@ class SourcesConfig(Strict):
     exclude: list[str] = []
     max_bytes: int = Field(default=5_000_000, ge=1)
     part_lines: int = Field(default=120, ge=10)  # longer sources are digested in parts
+    max_parts: int = Field(default=100, ge=1)  # a source needing more parts (model calls) is refused
 
 
 class LintConfig(Strict):

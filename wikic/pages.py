@@ -52,6 +52,15 @@ def slugify(title: str) -> str:
     return slug
 
 
+SAFE_FILE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,200}\.md")
+
+
+def is_safe_file_name(name: str) -> bool:
+    """A page file name wikic may write or remove: one plain component of wiki/,
+    no path, no hidden file, no `..`; whatever state.db or a model says."""
+    return bool(SAFE_FILE_NAME.fullmatch(name)) and ".." not in name
+
+
 def unique_slug(wanted: str, taken: set[str]) -> str:
     slug, n = wanted, 2
     while slug in taken:

@@ -18,6 +18,7 @@ from wikic.rank import BM25
 
 CITATION_MD = re.compile(r"\s*\[[^\[\]\n]+?:\d+(?:-\d+)?\]\([^)\s]*\)")
 LINKED_FROM = re.compile(r"^## Linked from\n.*?(?=^## |\Z)", re.S | re.M)
+COMMENT = re.compile(r"<!--.*?-->", re.S)  # e.g. the seal line the build ends its pages with
 BOOKKEEPING = {"index", "log"}
 TYPE_ORDER = {"source": 1, "answer": 2}  # topic pages first, then sources, then answers
 FUZZY_CUTOFF = 80  # title/alias similarity (0-100) that counts as naming the page
@@ -49,7 +50,7 @@ def plain_links(text: str) -> str:
 
 def context_text(body: str) -> str:
     """A page body, minus what costs tokens and tells the model nothing."""
-    body = LINKED_FROM.sub("", body)
+    body = LINKED_FROM.sub("", COMMENT.sub("", body))
     body = CITATION_MD.sub("", body)
     lines = body.strip().splitlines()
     if lines and lines[0].startswith("# "):
@@ -85,7 +86,7 @@ def load_pages(wiki_dir: Path) -> list[WikiPage]:
 
 
 def read_index(wiki_dir: Path) -> str:
-    return plain_links((wiki_dir / "index.md").read_text(encoding="utf-8")).strip()
+    return plain_links(COMMENT.sub("", (wiki_dir / "index.md").read_text(encoding="utf-8"))).strip()
 
 
 @dataclass

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from wikic.fsutil import atomic_write, bytes_hash
-from wikic.pages import sealed_intact
+from wikic.pages import is_safe_file_name, sealed_intact
 from wikic.report import Report
 from wikic.state import FileRecord, State
 
@@ -40,10 +40,17 @@ def publish(
     report: Report,
     force: bool = False,
 ) -> None:
-    """Write what changed, remove pages no longer planned (except `keep`), record it all."""
-    records = state.files()
+    """Write what changed, remove pages no longer planned (except `keep`), record it all.
+
+    Only plain page names directly in wiki/ are written or removed: a name that
+    would reach elsewhere (from a tampered state.db, say) is an error, never a write.
+    """
+    records = {rel: rec for rel, rec in state.files().items() if _ours(rel)}
     wiki = root / WIKI
     for name, text in sorted(outputs.items()):
+        if not is_safe_file_name(name):
+            report.error(name, "refused to write a page with this name: it is not a plain file name in wiki/")
+            continue
         rel, path, data = f"{WIKI}/{name}", wiki / name, text.encode("utf-8")
         try:
             disk: bytes | None = path.read_bytes()
@@ -79,6 +86,12 @@ def publish(
         path.unlink()
         state.remove_file(rel)
         report.removed.append(rel)
+
+
+def _ours(rel: str) -> bool:
+    """A record of a file that wikic may have written: wiki/<plain name>."""
+    folder, _, name = rel.partition("/")
+    return folder == WIKI and is_safe_file_name(name)
 
 
 def append_log(root: Path, state: State, report: Report, when: float | None = None) -> None:

@@ -8,6 +8,7 @@ import fnmatch
 import hashlib
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,22 +74,34 @@ def list_sources(root: Path, cfg: SourcesConfig) -> tuple[list[SourceFile], list
         return found, errors
     real_base = base.resolve()
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+        folder = Path(dirpath)
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in list(dirnames):
+            if (folder / name).is_symlink():  # os.walk would skip it without a word
+                dirnames.remove(name)
+                rel = f"{SOURCES_DIR}/{(folder / name).relative_to(base).as_posix()}"
+                errors.append(SourceError(rel, "is a link to a folder; sources/ is read without following "
+                                               "folder links, so copy or move the folder in instead"))
         for name in sorted(filenames):
             if name.startswith(".") or name.endswith("~"):
                 continue
-            full = Path(dirpath) / name
+            full = folder / name
             rel_in = full.relative_to(base).as_posix()
             if not _matches(rel_in, cfg.include) or _matches(rel_in, cfg.exclude):
                 continue
             rel = f"{SOURCES_DIR}/{rel_in}"
             try:
                 if full.is_symlink() and not full.resolve().is_relative_to(real_base):
-                    errors.append(SourceError(rel, "is a link to a file outside sources/; copy the file in instead"))
+                    errors.append(SourceError(rel, "is a link to a file outside sources/; "
+                                                   "copy the file in instead"))
                     continue
                 st = full.stat()
             except OSError as exc:
                 errors.append(SourceError(rel, f"cannot read: {exc.strerror or exc}"))
+                continue
+            if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block or never end
+                errors.append(SourceError(rel, "is not a regular file (a pipe, socket or device); "
+                                               "only plain text files are read"))
                 continue
             found.append(SourceFile(rel, full, st.st_size, st.st_mtime_ns))
     found.sort(key=lambda f: f.path)
@@ -113,7 +126,8 @@ def decode(raw: bytes, path: str) -> str:
         except UnicodeDecodeError as exc:
             raise SourceError(path, "has a UTF-16 byte-order mark but invalid UTF-16 content") from exc
     if b"\x00" in raw[:8192]:
-        raise SourceError(path, "is a binary file (it contains NUL bytes); only text sources (.md, .txt) are read")
+        raise SourceError(path, "is a binary file (it contains NUL bytes); "
+                                "only text sources (.md, .txt) are read")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -124,14 +138,21 @@ def decode(raw: bytes, path: str) -> str:
         ) from exc
 
 
-def read_source(file: SourceFile, max_bytes: int) -> Source:
+def read_source(file: SourceFile, max_bytes: int, part_lines: int | None = None,
+                max_parts: int | None = None) -> Source:
+    """The source's normalised text, or a SourceError naming the file and what to do.
+
+    With `part_lines` and `max_parts`, a source that would be digested in more
+    than `max_parts` parts (one model call each) is refused rather than run.
+    """
     if file.size > max_bytes:
         raise SourceError(
             file.path,
             f"is {file.size:,} bytes, over the limit of {max_bytes:,} (sources.max_bytes in schema.yaml)",
         )
     try:
-        raw = file.abspath.read_bytes()
+        with open(file.abspath, "rb") as fh:
+            raw = fh.read(max_bytes + 1)  # a file growing after the scan cannot exhaust memory
     except FileNotFoundError as exc:
         raise SourceError(file.path, "disappeared while it was being read") from exc
     except OSError as exc:
@@ -139,7 +160,18 @@ def read_source(file: SourceFile, max_bytes: int) -> Source:
     if len(raw) > max_bytes:
         raise SourceError(file.path, f"is over the limit of {max_bytes:,} bytes (sources.max_bytes)")
     text = normalise(decode(raw, file.path))
-    return Source(file.path, text, text_hash(text))
+    source = Source(file.path, text, text_hash(text))
+    if part_lines and max_parts:
+        lines = source.lines
+        parts = len(split_parts(lines, part_lines))
+        if parts > max_parts:
+            raise SourceError(
+                file.path,
+                f"is {len(lines):,} lines long: {parts} parts of up to {part_lines} lines, one model call "
+                f"each, over the limit of {max_parts} (sources.max_parts in schema.yaml); split it into "
+                "smaller files, or raise the limit",
+            )
+    return source
 
 
 def text_hash(text: str) -> str:

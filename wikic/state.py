@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,29 +55,63 @@ class State:
     def __init__(self, db: sqlite3.Connection, path: Path) -> None:
         self.db = db
         self.path = path
+        self.warnings: list[str] = []  # what opening it had to do, for the build's report
 
     @classmethod
-    def open(cls, path: Path) -> State:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def open(cls, path: Path, recover: bool = False) -> State:
+        """Open (or create) the state database.
+
+        A damaged database (not SQLite, truncated, failing its quick check) is a
+        StateError, or with `recover` (the build, which holds the project lock
+        and can rebuild everything) is moved aside to `state.db.corrupt-<time>`
+        and replaced by an empty one; `warnings` then says so. A database from a
+        newer wikic is never touched.
+        """
         try:
-            db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StateError(f"cannot create {path.parent}: {exc.strerror or exc}") from exc
+        try:
+            return cls._open(path)
+        except _Damaged as exc:
+            if not recover:
+                raise StateError(
+                    f"{path} is damaged ({exc}); run `wikic build`, which moves it aside and rebuilds "
+                    "(cached model answers in it will be lost)"
+                ) from exc
+            moved = _move_aside(path)
+            state = cls._open(path)
+            state.warnings.append(
+                f"{path} was damaged ({exc}); moved it aside to {moved.name} and started afresh: "
+                "cached model answers are lost, so the model is asked again; pages in wiki/ are kept "
+                "(one that differs from what this build makes is reported as a hand edit)"
+            )
+            return state
+
+    @classmethod
+    def _open(cls, path: Path) -> State:
+        try:
+            db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False,
+                                 factory=_Connection)
+        except sqlite3.DatabaseError as exc:
+            raise _damaged_or_state_error(path, exc) from exc
+        try:
+            found = _format(db, path)  # before anything is written: a newer format is never touched
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
+            check = db.execute("PRAGMA quick_check").fetchone()
+            if check is None or check[0] != "ok":
+                raise _Damaged(f"quick_check: {check[0] if check else 'no answer'}")
             db.executescript(SCHEMA)
-            row = db.execute("SELECT v FROM meta WHERE k='format'").fetchone()
+            if found is None:
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('format', ?)", (str(FORMAT),))
         except sqlite3.DatabaseError as exc:
-            raise StateError(
-                f"{path} is damaged ({exc}); move it aside to rebuild "
-                "(cached model answers in it will be lost)"
-            ) from exc
-        if row is None:
-            db.execute("INSERT OR REPLACE INTO meta VALUES ('format', ?)", (str(FORMAT),))
-        elif int(row[0]) > FORMAT:
             db.close()
-            raise StateError(
-                f"{path} was written by a newer wikic (state format {row[0]}, this one reads {FORMAT}); "
-                "upgrade wikic, or move .wikic/ aside to rebuild from scratch"
-            )
+            raise _damaged_or_state_error(path, exc) from exc
+        except BaseException:
+            db.close()
+            raise
+        db.state_path = path  # from here on, file errors are StateErrors
         return cls(db, path)
 
     def close(self) -> None:
@@ -115,10 +149,12 @@ class State:
         row = self.db.execute("SELECT output FROM cache WHERE key=?", (key,)).fetchone()
         return None if row is None else json.loads(row[0])
 
-    def put_cache(self, key: str, stage: str, output: Any, prompt_tokens: int, completion_tokens: int) -> None:
+    def put_cache(self, key: str, stage: str, output: Any, prompt_tokens: int,
+                  completion_tokens: int) -> None:
+        text = json.dumps(output, ensure_ascii=False)
         self.db.execute(
             "INSERT OR REPLACE INTO cache VALUES (?, ?, ?, ?, ?, ?)",
-            (key, stage, json.dumps(output, ensure_ascii=False), prompt_tokens, completion_tokens, time.time()),
+            (key, stage, text, prompt_tokens, completion_tokens, time.time()),
         )
 
     # --- actions -----------------------------------------------------------
@@ -144,7 +180,8 @@ class State:
         return {r[0]: FileRecord(r[0], r[1], r[2], r[3]) for r in rows}
 
     def set_file(self, rec: FileRecord) -> None:
-        self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rec.path, rec.hash, rec.size, rec.mtime_ns))
+        self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
+                        (rec.path, rec.hash, rec.size, rec.mtime_ns))
 
     def remove_file(self, path: str) -> None:
         self.db.execute("DELETE FROM files WHERE path=?", (path,))
@@ -164,6 +201,132 @@ class State:
 
     def integrity_ok(self) -> bool:
         return self.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+class _Damaged(Exception):
+    """The database file is not a usable SQLite database."""
+
+
+# Errors of the database file, not of wikic's SQL: reported as StateError, never a traceback.
+FILE_ERRORS = ("SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_FULL",
+               "SQLITE_IOERR", "SQLITE_READONLY", "SQLITE_CANTOPEN")
+
+
+def _translated(path: Path | None, exc: sqlite3.DatabaseError) -> Exception:
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if path is None or (not name.startswith(FILE_ERRORS) and "malformed" not in str(exc)):
+        return exc  # while opening (State.open decides), or an error in wikic's own SQL
+    if name.startswith(CORRUPT) or "malformed" in str(exc):
+        return StateError(f"{path} is damaged ({exc}); run `wikic build`, which moves it aside and "
+                          "rebuilds (cached model answers in it will be lost)")
+    return StateError(f"{path}: {exc}")
+
+
+class _Cursor(sqlite3.Cursor):
+    """Rows are read lazily: a damaged page can surface while fetching, not only in execute."""
+
+    def _fail(self, exc: sqlite3.DatabaseError) -> Exception:
+        return _translated(getattr(self.connection, "state_path", None), exc)
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise self._fail(exc) from exc
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise self._fail(exc) from exc
+
+    def fetchmany(self, size: int | None = None) -> list[Any]:
+        try:
+            return super().fetchmany(self.arraysize if size is None else size)
+        except sqlite3.DatabaseError as exc:
+            raise self._fail(exc) from exc
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except sqlite3.DatabaseError as exc:
+            raise self._fail(exc) from exc
+
+
+class _Connection(sqlite3.Connection):
+    """A connection whose file errors are StateErrors, for every module that uses `state.db`."""
+
+    state_path: Path | None = None
+
+    def cursor(self, factory: Any = _Cursor) -> Any:  # type: ignore[override]
+        return super().cursor(factory)
+
+    def execute(self, sql: str, parameters: Any = ()) -> Any:  # type: ignore[override]
+        try:
+            return self.cursor().execute(sql, parameters)
+        except sqlite3.DatabaseError as exc:
+            raise _translated(self.state_path, exc) from exc
+
+    def executemany(self, sql: str, parameters: Iterable[Any]) -> Any:  # type: ignore[override]
+        try:
+            return self.cursor().executemany(sql, parameters)
+        except sqlite3.DatabaseError as exc:
+            raise _translated(self.state_path, exc) from exc
+
+    def executescript(self, script: str) -> Any:  # type: ignore[override]
+        try:
+            return self.cursor().executescript(script)
+        except sqlite3.DatabaseError as exc:
+            raise _translated(self.state_path, exc) from exc
+
+
+CORRUPT = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+
+
+def _damaged_or_state_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
+    """Corruption can be repaired by starting afresh; anything else (locked, disk full,
+    no permission) must not be mistaken for it, and is reported as it is."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    text = str(exc)
+    if name.startswith(CORRUPT) or "malformed" in text or "not a database" in text:
+        return _Damaged(text)
+    return StateError(f"{path}: {text}")
+
+
+def _format(db: sqlite3.Connection, path: Path) -> int | None:
+    """The state format written in the database, None for a new one."""
+    has_meta = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
+    if not has_meta:
+        return None
+    row = db.execute("SELECT v FROM meta WHERE k='format'").fetchone()
+    if row is None:
+        return None
+    try:
+        found = int(row[0])
+    except (TypeError, ValueError) as exc:
+        raise _Damaged(f"its format mark is {row[0]!r}") from exc
+    if found > FORMAT:
+        raise StateError(
+            f"{path} was written by a newer wikic (state format {found}, this one reads {FORMAT}); "
+            "upgrade wikic, or move .wikic/ aside to rebuild from scratch"
+        )
+    return found
+
+
+def _move_aside(path: Path) -> Path:
+    """Rename a damaged database, with its -wal and -shm files, out of the way."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    for suffix in ("-wal", "-shm"):  # a WAL left beside a fresh database would be replayed into it
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            side.replace(target.with_name(target.name + suffix))
+    path.replace(target)
+    return target
 
 
 class _Transaction:

@@ -86,18 +86,19 @@ def complete_json(
     backend: Backend, request: Request, validate: Callable[[Any], T], attempts: int = 3
 ) -> tuple[T, Completion]:
     """Call until `validate(parse_json(text))` succeeds; usage is summed over tries."""
-    total = Completion(text="")
+    total = Completion(text="", calls=0)
     req = request
     problem = ""
     for _ in range(max(1, attempts)):
         result = backend.complete(req)
+        total.calls += 1
         total.prompt_tokens += result.prompt_tokens
         total.completion_tokens += result.completion_tokens
         total.cached_tokens += result.cached_tokens
         total.text = result.text
         try:
             return validate(parse_json(result.text)), total
-        except Invalid as exc:
+        except (Invalid, RecursionError) as exc:  # RecursionError: JSON nested too deeply
             problem = str(exc)
         repair = [
             {"role": "assistant", "content": result.text[:2000]},

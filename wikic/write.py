@@ -17,6 +17,9 @@ from wikic.structured import Invalid
 
 MAX_PARAGRAPHS = 4
 MAX_PARAGRAPH_CHARS = 600
+CITE_KEEP = 50  # rapidfuzz token_set_ratio: a cited note this close is plausibly used
+CITE_ADD = 70  # ...and an uncited note this close is certainly used
+LIST_MARK = re.compile(r"^(?:\d+[.)]|[-*+•])\s+")  # "1. text" would render as a list, not prose
 HTML = re.compile(r"<[^>\n]*>")
 
 
@@ -50,8 +53,19 @@ def clean_prose(text: str) -> str:
         line = line.strip()
         if line.startswith("---") or line.startswith("==="):
             continue
-        lines.append(line.lstrip("#").strip())
+        lines.append(LIST_MARK.sub("", line.lstrip("#").strip()))
     return " ".join(" ".join(lines).split())[:MAX_PARAGRAPH_CHARS]
+
+
+def check_cites(text: str, proposed: list[Any], claims: list[str]) -> list[int]:
+    """The notes a paragraph really draws on: the model's citations that overlap it,
+    plus the note it overlaps most when the model missed that one."""
+    scores = [fuzz.token_set_ratio(text, claim) for claim in claims]
+    cited = {c for c in proposed if isinstance(c, int) and 1 <= c <= len(claims) and scores[c - 1] >= CITE_KEEP}
+    best = scores.index(max(scores)) + 1
+    if not cited or scores[best - 1] >= CITE_ADD:
+        cited.add(best)
+    return sorted(cited)
 
 
 def validator(claims: list[str]) -> Any:
@@ -63,13 +77,9 @@ def validator(claims: list[str]) -> Any:
             if not isinstance(item, dict):
                 continue
             text = clean_prose(str(item.get("text") or ""))
-            if sum(ch.isalpha() for ch in text) < 8 or len(text.split()) < 2:
+            if sum(ch.isalpha() for ch in text) < 8 or len(text.split()) < 3:
                 continue  # "...", a bare name: not a paragraph
-            cites = sorted({c for c in item.get("cites") or [] if isinstance(c, int) and 1 <= c <= len(claims)})
-            if not cites:
-                # Cite the note the paragraph is closest to, rather than leave it unsupported.
-                scores = [fuzz.token_set_ratio(text, claim) for claim in claims]
-                cites = [scores.index(max(scores)) + 1]
+            cites = check_cites(text, item.get("cites") or [], claims)
             paragraphs.append({"text": text, "cites": cites})
         if not paragraphs:
             raise Invalid("no paragraph had text")

@@ -18,6 +18,7 @@ class Completion:
     completion_tokens: int = 0
     cached_tokens: int = 0
     finish_reason: str = "stop"
+    calls: int = 1  # requests it took (complete_json sums its repair tries here)
 
 
 @dataclass

@@ -11,6 +11,17 @@ Ask-style free text: the first sentence of the last user message, echoed.
 `model.latency` adds a fixed delay per call; with WIKIC_SCRIPTED_LOG set, every
 call is appended to that file as a JSON line, so tests can count calls made by
 another process.
+
+WIKIC_SCRIPTED_RESPONSES=file serves scripted raw answers instead, to inject
+hostile or broken model output through the real interface. The file is a JSON
+object from a selector to a list of raw texts, served in order, one per call:
+
+    {"digest": ["not json", "{\"topics\": 5}"], "write:Evil": ["```json\n{..."]}
+
+A selector is a stage (digest, write, lint, text), optionally with `:needle`:
+then only calls of that stage whose prompt contains the needle take from it (the
+first matching selector with texts left wins, needles before bare stages). When
+a selector's list is used up, answers are derived from the prompt as usual.
 """
 
 from __future__ import annotations
@@ -39,12 +50,22 @@ def _between(text: str, tag: str) -> str:
     return text[start + len(tag) + 2 : end] if 0 <= start < end else ""
 
 
+def _load_script(path: str | None) -> list[tuple[str, list[str]]]:
+    """The scripted answers, selectors with a needle first."""
+    if not path:
+        return []
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    script = [(str(k), [str(t) for t in v]) for k, v in data.items()]
+    return sorted(script, key=lambda item: ":" not in item[0])
+
+
 class ScriptedBackend:
     def __init__(self, cfg: ModelConfig, root: Path | None = None) -> None:
         self.cfg = cfg
         self.model_id = f"scripted:{cfg.name}"
         self.calls = 0
         self._lock = threading.Lock()
+        self._script = _load_script(os.environ.get("WIKIC_SCRIPTED_RESPONSES"))
 
     def complete(self, request: Request) -> Completion:
         if self.cfg.latency:
@@ -61,13 +82,26 @@ class ScriptedBackend:
         else:
             stage, text = "text", self._echo(request)
         with self._lock:
+            text = self._scripted(stage, request, text)
             self.calls += 1
             log = os.environ.get("WIKIC_SCRIPTED_LOG")
             if log:
                 with open(log, "a", encoding="utf-8") as fh:
                     fh.write(json.dumps({"stage": stage, "pid": os.getpid(), "t": time.time()}) + "\n")
         prompt_chars = sum(len(m["content"]) for m in request.messages)
-        return Completion(text, prompt_tokens=max(1, prompt_chars // 4), completion_tokens=max(1, len(text) // 4))
+        return Completion(text, prompt_tokens=max(1, prompt_chars // 4),
+                          completion_tokens=max(1, len(text) // 4))
+
+    def _scripted(self, stage: str, request: Request, derived: str) -> str:
+        """The next scripted answer for this call, if the script has one."""
+        if not self._script:
+            return derived
+        prompt = "\n".join(m["content"] for m in request.messages)
+        for selector, texts in self._script:
+            kind, _, needle = selector.partition(":")
+            if texts and kind == stage and (not needle or needle in prompt):
+                return texts.pop(0)
+        return derived
 
     def _digest(self, user: str, request: Request) -> str:
         numbered = [(int(m.group(1)), m.group(2)) for m in map(NUMBERED.match, user.splitlines()) if m]
@@ -91,7 +125,8 @@ class ScriptedBackend:
                 topics[current].append(number)
             for term in BOLD.findall(line):
                 topics.setdefault(term, []).append(number)
-        items = [{"name": name, "type": types[0], "lines": lines[:12]} for name, lines in topics.items() if lines]
+        items = [{"name": name, "type": types[0], "lines": lines[:12]}
+                 for name, lines in topics.items() if lines]
         return json.dumps({"summary": summary, "topics": items[:8]})
 
     def _write(self, user: str) -> str:

@@ -1,0 +1,408 @@
+"""How wikic's build engine scales: 100, 1,000 and 10,000 generated sources,
+side by side with ninja and with a process that only stats the files.
+
+    python bench/build_scaling.py                  # 100, 1,000 and 10,000 sources
+    python bench/build_scaling.py --quick          # 100 and 1,000, fewer repeats
+    python bench/build_scaling.py --sizes 2000 --runs 9 --profile
+
+For each size, in a temporary folder (bench/gen.py makes the sources; the
+scripted backend answers, with a fixed latency per call, so that what is timed
+is the engine, not a model), every figure from a fresh `python -m wikic build`
+process, as a user runs it:
+
+- full build: wall time, and engine overhead = wall - calls x latency;
+- no-op build: median wall (and CPU) time of --runs builds with nothing to do;
+- one-source edit: every text line of sources/s00000.md rewritten, rebuilt,
+  --edits times; median wall time and the model calls, checked against the
+  minimal set computed from the wiki itself: the source's digest plus one
+  write per page that lists the source in its front matter `sources` (and
+  cites its lines: a page's prose is written from at most 10 notes, the first
+  sources in path order, so s00000 is one of them wherever it counts);
+- peak memory: the largest ru_maxrss of the child processes;
+- ninja: the same graph as a build.ninja (N sources -> N digests -> one output
+  per page with the page's sources as inputs -> index.md), built once, then its
+  no-op timed --runs times, interleaved with wikic's;
+- floor: a Python process that only walks and stats sources/ and wiki/.
+
+With --profile, the no-op and the one-source edit at the largest size are run
+once more under cProfile (in a fresh process) and the hot spots printed.
+Prints a table on stdout (and --json FILE for the raw figures); progress on stderr.
+
+Targets (issue 6), at 10,000 sources: no-op within 2.5x ninja's and under
+0.5 s; the edit makes exactly the minimal calls; peak memory under 300 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pstats
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gen import generate, source_name, source_text
+
+EDITED = "sources/" + source_name(0)
+FLOOR = """
+import os, sys
+n = 0
+os.stat("schema.yaml")
+for top in ("sources", "wiki"):
+    for dirpath, dirnames, names in os.walk(top):
+        for name in names:
+            os.stat(os.path.join(dirpath, name))
+            n += 1
+"""
+Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+# --- running a child and measuring it ----------------------------------------------
+@dataclass
+class Run:
+    wall: float
+    cpu: float
+    maxrss_mb: float
+    rc: int
+    stdout: str
+    stderr: str
+
+
+def run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> Run:
+    """Run to completion; wall time, CPU time and peak RSS of that one child (wait4)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode,
+                   out.read().decode(), err.read().decode())
+
+
+def wikic_build(root: Path, log: Path | None = None, extra: tuple[str, ...] = ()) -> tuple[Run, dict[str, Any]]:
+    env = dict(os.environ)
+    if log is not None:
+        env["WIKIC_SCRIPTED_LOG"] = str(log)
+    result = run([sys.executable, "-m", "wikic", "build", "--json", "-q", *extra], root, env)
+    if result.rc != 0:
+        raise SystemExit(f"wikic build failed in {root} (exit {result.rc}):\n{result.stderr[-3000:]}")
+    return result, json.loads(result.stdout)
+
+
+def count_lines(path: Path) -> int:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return sum(1 for _ in fh)
+    except FileNotFoundError:
+        return 0
+
+
+# --- the wiki as the build left it ---------------------------------------------------
+@dataclass
+class Page:
+    name: str
+    title: str
+    type: str
+    sources: list[str]
+    body: str
+
+
+def read_pages(wiki: Path) -> list[Page]:
+    pages = []
+    for path in sorted(wiki.glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        end = text.find("\n---\n", 4)
+        if not text.startswith("---\n") or end == -1:
+            continue  # index.md, log.md
+        meta = yaml.load(text[4:end], Loader=Loader) or {}
+        pages.append(Page(path.name, str(meta.get("title")), str(meta.get("type")),
+                          list(meta.get("sources") or []), text[end + 5 :]))
+    return pages
+
+
+def minimal_set(pages: list[Page], source: str) -> tuple[set[str], set[str]]:
+    """Labels of the write actions an edit of `source` must rerun, from the pages themselves:
+    (pages listing it in front matter `sources`, those of them that also cite its lines)."""
+    feeds = {f"write {p.type}: {p.title}" for p in pages if p.type != "source" and source in p.sources}
+    anchor = f"(../{source}#L"
+    cites = {f"write {p.type}: {p.title}" for p in pages
+             if p.type != "source" and source in p.sources and anchor in p.body}
+    return feeds, cites
+
+
+# --- ninja: the same graph ----------------------------------------------------------
+def ninja_graph(folder: Path, root: Path, pages: list[Page]) -> int:
+    """build.ninja over the project's own source files; returns the number of edges."""
+    folder.mkdir(parents=True)
+    lines = ["rule touch", "  command = touch $out", ""]
+    sources = sorted({s for p in pages for s in p.sources})
+    edges = 0
+    for src in sources:
+        lines.append(f"build dig/{Path(src).stem}.json: touch {root / src}")
+        edges += 1
+    outs = []
+    for p in pages:
+        deps = " ".join(f"dig/{Path(s).stem}.json" for s in p.sources)
+        lines.append(f"build wiki/{p.name}: touch {deps}")
+        outs.append(f"wiki/{p.name}")
+        edges += 1
+    lines.append(f"build wiki/index.md: touch {' '.join(outs)}")
+    (folder / "build.ninja").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return edges + 1
+
+
+# --- one size ------------------------------------------------------------------------
+@dataclass
+class SizeResult:
+    sources: int
+    pages: int = 0
+    latency: float = 0.0
+    full: dict[str, Any] = field(default_factory=dict)
+    noop: dict[str, Any] = field(default_factory=dict)
+    edit: dict[str, Any] = field(default_factory=dict)
+    ninja: dict[str, Any] = field(default_factory=dict)
+    floor: dict[str, Any] = field(default_factory=dict)
+    peak_mb: float = 0.0
+    profile: dict[str, Any] = field(default_factory=dict)
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def measure(n: int, latency: float, args: argparse.Namespace, base: Path) -> SizeResult:
+    res = SizeResult(n, latency=latency)
+    root = base / f"p{n}"
+    log = base / f"calls-{n}.jsonl"
+    started = time.perf_counter()
+    generate(root, n, f"  backend: scripted\n  name: bench\n  latency: {latency}\n")
+    say(f"[{n}] generated in {time.perf_counter() - started:.1f}s; full build (latency {latency}s/call)...")
+
+    full, report = wikic_build(root, log)
+    calls = count_lines(log)
+    res.pages = report["pages"]
+    res.full = {"wall": full.wall, "cpu": full.cpu, "calls": calls, "engine_seconds": report["seconds"],
+                "overhead": full.wall - calls * latency, "overhead_per_call_ms": 1000 * (full.wall - calls * latency) / max(calls, 1),
+                "maxrss_mb": full.maxrss_mb}
+    peak = full.maxrss_mb
+    say(f"[{n}] full build {full.wall:.2f}s, {calls} calls, {full.maxrss_mb:.0f} MB")
+
+    pages = read_pages(root / "wiki")
+    ninja_dir = base / f"ninja{n}"
+    have_ninja = shutil.which("ninja") is not None and not args.no_ninja
+    if have_ninja:
+        edges = ninja_graph(ninja_dir, root, pages)
+        first = run(["ninja", "-C", str(ninja_dir)], base)
+        if first.rc != 0:
+            raise SystemExit(f"ninja failed:\n{first.stdout[-2000:]}{first.stderr[-2000:]}")
+        res.ninja = {"edges": edges, "full_wall": first.wall}
+        say(f"[{n}] ninja graph: {edges} edges, built in {first.wall:.1f}s")
+
+    walls: dict[str, list[float]] = {"wikic": [], "ninja": [], "floor": []}
+    cpus: dict[str, list[float]] = {"wikic": [], "ninja": [], "floor": []}
+    before = count_lines(log)
+    for _ in range(args.runs):  # interleaved, so that load on the machine hits all three alike
+        noop, rep = wikic_build(root, log)
+        if not rep.get("nothing_to_do"):
+            raise SystemExit(f"[{n}] a build with nothing changed did work: {rep}")
+        walls["wikic"].append(noop.wall)
+        cpus["wikic"].append(noop.cpu)
+        peak = max(peak, noop.maxrss_mb)
+        if have_ninja:
+            r = run(["ninja", "-C", str(ninja_dir)], base)
+            if "no work to do" not in r.stdout:
+                raise SystemExit(f"ninja no-op did work:\n{r.stdout[-2000:]}")
+            walls["ninja"].append(r.wall)
+            cpus["ninja"].append(r.cpu)
+        r = run([sys.executable, "-c", FLOOR], root)
+        walls["floor"].append(r.wall)
+        cpus["floor"].append(r.cpu)
+    res.noop = {"wall": median(walls["wikic"]), "cpu": median(cpus["wikic"]), "runs": walls["wikic"],
+                "calls": count_lines(log) - before, "maxrss_mb": noop.maxrss_mb}
+    res.floor = {"wall": median(walls["floor"]), "cpu": median(cpus["floor"])}
+    if have_ninja:
+        res.ninja |= {"wall": median(walls["ninja"]), "cpu": median(cpus["ninja"])}
+    say(f"[{n}] no-op {res.noop['wall'] * 1000:.0f} ms (ninja {res.ninja.get('wall', float('nan')) * 1000:.0f} ms, "
+        f"floor {res.floor['wall'] * 1000:.0f} ms)")
+
+    feeds, cites = minimal_set(pages, EDITED)
+    edit_walls, edit_calls, minimal = [], [], True
+    for revision in range(1, args.edits + 1):
+        (root / EDITED).write_text(source_text(0, revision=revision), encoding="utf-8")
+        before = count_lines(log)
+        r, rep = wikic_build(root, log, ("--explain",))
+        made = count_lines(log) - before
+        ran = {e["action"] for e in rep.get("explain", [])}
+        expected = {f"digest {EDITED}"} | cites
+        ok = made == len(expected) and ran == expected
+        minimal = minimal and ok
+        if not ok:
+            say(f"[{n}] edit {revision}: {made} calls, expected {len(expected)}; "
+                f"extra {sorted(ran - expected)[:5]}, missing {sorted(expected - ran)[:5]}")
+        edit_walls.append(r.wall)
+        edit_calls.append(made)
+        peak = max(peak, r.maxrss_mb)
+    res.edit = {"wall": median(edit_walls), "runs": edit_walls, "calls": edit_calls,
+                "expected_calls": 1 + len(cites), "feeding_pages": len(feeds), "citing_pages": len(cites),
+                "minimal": minimal, "engine_seconds": rep["seconds"], "latency_part": edit_calls[-1] * latency}
+    say(f"[{n}] edit {res.edit['wall']:.2f}s, calls {edit_calls} (minimal {1 + len(cites)}: "
+        f"{'yes' if minimal else 'NO'})")
+    res.peak_mb = peak
+
+    if args.profile and n == max(args.sizes):
+        res.profile = profile(root, base, args.edits + 1, args.top)
+    if not args.keep:
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(ninja_dir, ignore_errors=True)
+    else:
+        say(f"[{n}] kept: {root}")
+    return res
+
+
+# --- profile -------------------------------------------------------------------------
+def profile(root: Path, base: Path, revision: int, top: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for what in ("noop", "edit"):
+        if what == "edit":
+            (root / EDITED).write_text(source_text(0, revision=revision), encoding="utf-8")
+        prof = base / f"{what}.prof"
+        r = run([sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "wikic", "build", "-q"], root)
+        if r.rc != 0:
+            raise SystemExit(f"profiled build failed:\n{r.stderr[-2000:]}")
+        stats = pstats.Stats(str(prof))
+        total = max(getattr(stats, "total_tt", 0.0), 1e-9)
+        rows = []
+        for (file, line, fn), (_, calls, tt, ct, _) in stats.stats.items():  # type: ignore[attr-defined]
+            rows.append({"function": f"{short(file)}:{line}({fn})", "calls": calls, "tottime": tt,
+                         "cumtime": ct, "share": ct / total})
+        out[what] = {"total": total,
+                     "by_cumtime": sorted(rows, key=lambda r: -r["cumtime"])[:top],
+                     "by_tottime": sorted(rows, key=lambda r: -r["tottime"])[:top]}
+    return out
+
+
+def short(file: str) -> str:
+    for mark in ("/wikic/", "/site-packages/", "/lib/python3"):
+        if mark in file:
+            return file[file.index(mark) + 1 :]
+    return file
+
+
+# --- output --------------------------------------------------------------------------
+def ms(x: float) -> str:
+    return f"{x * 1000:.0f} ms" if x < 10 else f"{x:.1f} s"
+
+
+def table(results: list[SizeResult]) -> str:
+    head = ["sources", "pages", "full build", "engine overhead", "no-op (cpu)", "ninja no-op", "floor",
+            "no-op/ninja", "no-op/floor", "edit", "edit calls (minimal)", "peak MB"]
+    rows = []
+    for r in results:
+        ninja = r.ninja.get("wall")
+        rows.append([
+            f"{r.sources:,}", f"{r.pages:,}",
+            f"{ms(r.full['wall'])} ({r.full['calls']:,} calls x {r.latency * 1000:g} ms)",
+            f"{ms(r.full['overhead'])} ({r.full['overhead_per_call_ms']:.2f} ms/call)",
+            f"{ms(r.noop['wall'])} ({ms(r.noop['cpu'])})",
+            ms(ninja) if ninja else "n/a", ms(r.floor["wall"]),
+            f"{r.noop['wall'] / ninja:.1f}x" if ninja else "n/a",
+            f"{r.noop['wall'] / r.floor['wall']:.1f}x",
+            ms(r.edit["wall"]),
+            f"{r.edit['calls'][0]} ({r.edit['expected_calls']}: {'yes' if r.edit['minimal'] else 'NO'})",
+            f"{r.peak_mb:.0f}",
+        ])
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
+    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(head, widths)) + " |",
+             "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def targets(results: list[SizeResult]) -> list[str]:
+    big = max(results, key=lambda r: r.sources)
+    out = [f"targets at {big.sources:,} sources:"]
+    ninja = big.ninja.get("wall")
+    if ninja:
+        ratio = big.noop["wall"] / ninja
+        out.append(f"  no-op within 2.5x ninja: {ratio:.2f}x -> {'met' if ratio <= 2.5 else 'NOT met'}")
+    else:
+        out.append("  no-op within 2.5x ninja: ninja not run (apt-get install ninja-build)")
+    out.append(f"  no-op under 0.5 s: {big.noop['wall']:.3f} s -> {'met' if big.noop['wall'] < 0.5 else 'NOT met'}")
+    out.append(f"  one-source edit = minimal calls: {big.edit['calls']} vs {big.edit['expected_calls']} -> "
+               f"{'met' if big.edit['minimal'] else 'NOT met'}")
+    out.append(f"  peak memory under 300 MB: {big.peak_mb:.0f} MB -> {'met' if big.peak_mb < 300 else 'NOT met'}")
+    return out
+
+
+def print_profile(results: list[SizeResult]) -> None:
+    for r in results:
+        for what, prof in r.profile.items():
+            print(f"\nprofile: {what} at {r.sources:,} sources ({prof['total']:.3f} s under cProfile)")
+            print("  by cumulative time:")
+            for row in prof["by_cumtime"]:
+                print(f"    {row['cumtime']:7.3f}s {row['share']:6.1%} {row['calls']:>8} {row['function']}")
+            print("  by own time:")
+            for row in prof["by_tottime"]:
+                print(f"    {row['tottime']:7.3f}s {row['calls']:>8} {row['function']}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")],
+                        help="comma-separated source counts (default 100,1000,10000)")
+    parser.add_argument("--quick", action="store_true", help="sizes 100,1000; 3 no-op runs, 2 edits")
+    parser.add_argument("--runs", type=int, default=7, help="no-op builds per size (median)")
+    parser.add_argument("--edits", type=int, default=3, help="one-source edits per size (median)")
+    parser.add_argument("--latency", type=float, default=0.005,
+                        help="scripted seconds per call, for sizes up to 1,000 (default 0.005)")
+    parser.add_argument("--big-latency", type=float, default=0.0,
+                        help="scripted seconds per call above 1,000 sources (default 0)")
+    parser.add_argument("--no-ninja", action="store_true", help="skip the ninja comparison")
+    parser.add_argument("--profile", action="store_true", help="cProfile the no-op and the edit at the largest size")
+    parser.add_argument("--top", type=int, default=25, help="rows per profile listing")
+    parser.add_argument("--dir", type=Path, help="work here instead of a temporary folder")
+    parser.add_argument("--keep", action="store_true", help="keep the generated projects")
+    parser.add_argument("--json", type=Path, help="also write the raw figures here")
+    args = parser.parse_args()
+    if not args.sizes:
+        args.sizes = [100, 1000] if args.quick else [100, 1000, 10_000]
+    if args.quick:
+        args.runs, args.edits = min(args.runs, 3), min(args.edits, 2)
+    if shutil.which("ninja") is None and not args.no_ninja:
+        say("ninja not found: install it (Debian: apt-get install ninja-build); comparing with the floor only")
+    base = Path(tempfile.mkdtemp(prefix="wikic-bench-", dir=args.dir))
+    try:
+        results = [measure(n, args.latency if n <= 1000 else args.big_latency, args, base)
+                   for n in sorted(args.sizes)]
+    finally:
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
+    print(f"wikic build scaling — python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+          f"{time.strftime('%Y-%m-%d')}; medians of {args.runs} no-ops and {args.edits} edits")
+    print(table(results))
+    print("\n".join(targets(results)))
+    print_profile(results)
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) for r in results], indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
