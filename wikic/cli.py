@@ -87,7 +87,7 @@ def init(obj: Ctx, directory: Path | None, title: str | None) -> None:
 @click.option("--explain", is_flag=True, help="Say why each model action runs (new, source changed, ...).")
 @click.option("--dry-run", is_flag=True, help="Show what would run, with estimated tokens; change nothing.")
 @click.option("--offline", is_flag=True, help="Use cached model answers only; a miss fails that action.")
-@click.option("--force", is_flag=True, help="Overwrite pages edited by hand and rebuild from scratch.")
+@click.option("--force", is_flag=True, help="Overwrite pages edited by hand, and check every input instead of trusting the stat check.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), help="Parallel model requests (API backends).")
 @click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON on stdout.")
 @click.option("--no-wait", is_flag=True, help="Fail at once if another wikic process holds the project.")
