@@ -68,7 +68,13 @@ def check_cites(text: str, proposed: list[Any], claims: list[str]) -> list[int]:
     return sorted(cited)
 
 
-def validator(claims: list[str]) -> Any:
+def _bare(text: str, title: str) -> bool:
+    """ "...", "[2]" or the page's own title: not a paragraph."""
+    words = re.sub(r"[\W_]+", " ", text).casefold().split()
+    return sum(ch.isalpha() for ch in text) < 3 or words == re.sub(r"[\W_]+", " ", title).casefold().split()
+
+
+def validator(claims: list[str], title: str = "") -> Any:
     def validate(data: Any) -> dict[str, Any]:
         if not isinstance(data, dict) or not isinstance(data.get("paragraphs"), list):
             raise Invalid('expected an object with "paragraphs"')
@@ -77,8 +83,8 @@ def validator(claims: list[str]) -> Any:
             if not isinstance(item, dict):
                 continue
             text = clean_prose(str(item.get("text") or ""))
-            if sum(ch.isalpha() for ch in text) < 8 or len(text.split()) < 3:
-                continue  # "...", a bare name: not a paragraph
+            if _bare(text, title):
+                continue
             cites = check_cites(text, item.get("cites") or [], claims)
             paragraphs.append({"text": text, "cites": cites})
         if not paragraphs:
@@ -118,5 +124,5 @@ def write_action(page: PagePlan, schema: Schema, prompts: Prompts, model_fp: str
             "schema": fingerprint([schema.title, schema.scope, described.get(page.type, "")]),
         },
         render=render,
-        validate=validator(claims),
+        validate=validator(claims, page.title),
     )
