@@ -96,9 +96,17 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="make the project here and keep it")
     args = parser.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="wikic-ask-bench-"))
-    project = generate(root / "wiki-project", args.animals)
+    try:
+        run(root, args.animals, args.questions)
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def run(root: Path, animals: int, questions: int) -> None:
+    project = generate(root / "wiki-project", animals)
     runs = []
-    for question in QUESTIONS[: args.questions]:
+    for question in QUESTIONS[:questions]:
         shutil.rmtree(project.state_dir / "prefix", ignore_errors=True)
         cold = ask(project, question)
         warm = ask(project, question)
@@ -132,9 +140,6 @@ def main() -> None:
           f"(target >= 20x); {summary['state_bytes_per_prefix_token']} bytes of state per prefix token",
           file=sys.stderr)
     print(json.dumps(summary, indent=2))
-    if not args.keep:
-        shutil.rmtree(root, ignore_errors=True)
-
 
 if __name__ == "__main__":
     main()

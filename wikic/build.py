@@ -30,6 +30,7 @@ from wikic.publish import append_log, outputs_intact, publish
 from wikic.report import Progress, Report
 from wikic.sources import Source, SourceFile, list_sources, read_source
 from wikic.state import State
+from wikic.uptodate import forget
 from wikic.write import write_action
 
 
@@ -89,6 +90,8 @@ def build(
             report.pages = int(state.get_meta("pages") or 0)
             report.up_to_date = int(state.get_meta("actions") or 0)
         else:
+            if not opts.dry_run:
+                forget(state.db)
             factory = backend_factory or (lambda s: make_backend(s.model, project.root))
             _Build(project, schema, opts, progress, report, state, mid, lambda: factory(schema)).run(
                 files, list_errors, fp)
@@ -135,7 +138,7 @@ class _Build:
         available = {pid: p for pid, p in pages.items() if p.type == "source" or pid in prose}
         keep = {f"wiki/{p.slug}.md" for pid, p in pages.items() if pid not in available}
         keep |= self._kept_for_failed_sources(set(f"{p.slug}.md" for p in available.values()))
-        outputs = assemble(available, prose, self._foreign(available), {s.path: len(s.lines) for s in sources},
+        outputs = assemble(available, prose, self._foreign(available, keep), {s.path: len(s.lines) for s in sources},
                            self.schema.title, self.schema.scope, [*self.schema.type_names(), "source", "answer"])
         self._explain_outputs(outputs)
         publish(root, outputs, keep, self.state, report, force=self.opts.force)
@@ -210,14 +213,15 @@ class _Build:
             self.report.error(action.label, action.error)
 
     # --- outputs --------------------------------------------------------------
-    def _foreign(self, pages: dict[str, PagePlan]) -> dict[str, str]:
-        """Pages in wiki/ the build does not own: answers filed by `ask --save`, hand-made pages."""
+    def _foreign(self, pages: dict[str, PagePlan], keep: set[str]) -> dict[str, str]:
+        """Pages in wiki/ the build does not own: answers filed by `ask --save`, hand-made pages;
+        and its own pages kept as they are (their source failed this time): still indexed."""
         ours = {p.slug for p in pages.values()} | {"index", "log"}
         recorded = {Path(rel).stem for rel in self.state.files()}
         foreign = {}
         wiki = self.project.root / "wiki"
         for path in sorted(wiki.glob("*.md")) if wiki.is_dir() else []:
-            if path.stem not in ours and path.stem not in recorded:
+            if path.stem not in ours and (path.stem not in recorded or f"wiki/{path.name}" in keep):
                 try:
                     foreign[path.stem] = path.read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError):

@@ -102,17 +102,20 @@ def build(obj: Ctx, explain: bool, dry_run: bool, offline: bool, force: bool, jo
     and kept), 2 usage or configuration error."""
 
     def run() -> int:
-        from wikic.build import BuildOptions
-        from wikic.build import build as run_build
         from wikic.lock import ProjectLock
         from wikic.report import Progress
+        from wikic.uptodate import Check
 
         project = obj.project()
         progress = Progress(quiet=quiet)
-        opts = BuildOptions(explain=explain, dry_run=dry_run, offline=offline, force=force, jobs=jobs)
         with ProjectLock(project.lock_path, wait=not no_wait, on_wait=progress.message):
-            report = run_build(project, opts, progress)
-            lint_counts = None if dry_run else _lint_after_build(project)
+            check = None if dry_run else Check(project)
+            fresh = None if check is None or force else check.fresh()  # stats only: no heavy import
+            if fresh is not None:
+                report, lint_counts = fresh.report(), fresh.lint
+            else:
+                report, lint_counts = _build_and_lint(project, check, progress, explain=explain, dry_run=dry_run,
+                                                      offline=offline, force=force, jobs=jobs)
         progress.end_line()
         for item in report.explain:
             click.echo(f"explain: {item['action']}: {item['reason']}", err=True)
@@ -130,12 +133,35 @@ def build(obj: Ctx, explain: bool, dry_run: bool, offline: bool, force: bool, jo
             click.echo(report.summary(), err=True)
         lint_failed = strict and lint_counts is not None and lint_counts["error"] > 0
         if lint_counts is not None and (not quiet or lint_failed):
-            from wikic.lint import counts_line
-
-            click.echo(counts_line(lint_counts) + (" (--strict: build failed)" if lint_failed else ""), err=True)
+            line = fresh.lint_line if fresh is not None else _counts_line(lint_counts)
+            click.echo(line + (" (--strict: build failed)" if lint_failed else ""), err=True)
         return 0 if report.ok and not lint_failed else 1
 
     guarded(as_json, run)
+
+
+def _build_and_lint(project: Any, check: Any, progress: Any, **options: Any) -> tuple[Any, dict[str, int] | None]:
+    """The build, then the lint summary; records the no-op mark when they left the wiki clean."""
+    from wikic.build import BuildOptions
+    from wikic.build import build as run_build
+
+    if check is not None:
+        check.before_build()
+    report = run_build(project, BuildOptions(**options), progress)
+    if options["dry_run"]:
+        return report, None
+    if check is not None:
+        check.after_build()
+    lint_counts = _lint_after_build(project)
+    if check is not None and lint_counts is not None:
+        check.record(report, lint_counts, _counts_line(lint_counts))
+    return report, lint_counts
+
+
+def _counts_line(counts: dict[str, int]) -> str:
+    from wikic.lint import counts_line
+
+    return counts_line(counts)
 
 
 def _lint_after_build(project: Any) -> dict[str, int] | None:
@@ -260,14 +286,6 @@ def _ask_notes(result: Any) -> list[str]:
     if result.saved:
         notes.append(f"saved: {result.saved} (run `wikic build` to list it in index.md)")
     return notes
-
-
-def _not_yet(name: str) -> Callable[..., None]:
-    def command(**_: Any) -> None:
-        click.echo(f"wikic {name}: not yet implemented", err=True)
-        sys.exit(2)
-
-    return command
 
 
 

@@ -15,7 +15,7 @@ from rapidfuzz import fuzz
 from wikic.actions import Action
 from wikic.backends.base import Request
 from wikic.config import Schema, fingerprint
-from wikic.pages import clean_title
+from wikic.pages import WIKILINK, clean_title
 from wikic.prompts import Prompts
 from wikic.sources import HEADING, Part, Source, split_parts, text_hash
 from wikic.structured import Invalid
@@ -27,6 +27,7 @@ MENTION = 85  # rapidfuzz partial_ratio at which a line mentions a name
 EMPHASIS = re.compile(r"\*\*([^*\n]{2,60})\*\*|__([^_\n]{2,60})__|`([^`\n]{2,40})`")
 PROPER = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w-]+(?:\s+(?:of|for|la|à|de|the)?\s*[A-Z][\w-]+)+)")
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
+MARKUP = re.compile(r"<[^>\n]*>")
 
 
 def response_schema(types: list[str]) -> dict[str, Any]:
@@ -112,7 +113,9 @@ def _grounded(name: str, proposed: list[int], lines: list[str], part: Part,
 
 
 def clean_summary(text: str) -> str:
-    """Two or three distinct sentences: small models repeat themselves."""
+    """Two or three distinct sentences: small models repeat themselves. Plain text: the
+    model's HTML and [[links]] (to pages that may not exist) are dropped, as in page prose."""
+    text = WIKILINK.sub(lambda m: m.group(3) or m.group(1), MARKUP.sub("", text))
     sentences: list[str] = []
     for sentence in SENTENCE.split(" ".join(text.split())):
         if sentence and sentence not in sentences:

@@ -170,7 +170,10 @@ def _inputs_fingerprint(project: Project, schema_bytes: bytes, state: State) -> 
         for dirpath, dirnames, names in os.walk(folder):
             dirnames.sort()
             for name in sorted(names):
-                st = os.stat(os.path.join(dirpath, name))
+                try:
+                    st = os.stat(os.path.join(dirpath, name))
+                except OSError:  # a link to nothing, or a file gone since the walk: the build said so
+                    continue
                 stats.append([dirpath, name, st.st_size, st.st_mtime_ns])
     records = sorted(state.db.execute("SELECT path, hash FROM files").fetchall())
     seen = sorted(state.db.execute("SELECT path, hash FROM sources").fetchall())

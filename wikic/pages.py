@@ -119,8 +119,21 @@ class PageFile:
     body_line: int = 1  # line number in the file where the body starts
 
 
+_CDUMPER = getattr(yaml, "CSafeDumper", None)  # libyaml's emitter, when PyYAML was built with it
+
+
+def _plain(value: Any) -> bool:
+    """Text that libyaml's emitter writes byte for byte as PyYAML's own: printable and in the
+    Basic Multilingual Plane (they escape other characters differently); or lists of it."""
+    if isinstance(value, str):
+        return value.isprintable() and (not value or max(value) < "\U00010000")
+    return isinstance(value, list) and all(_plain(v) for v in value)
+
+
 def render_front_matter(meta: dict[str, Any]) -> str:
-    dumped = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
+    fast = _CDUMPER is not None and all(_plain(k) and _plain(v) for k, v in meta.items())
+    dumper = _CDUMPER if fast else yaml.SafeDumper  # the same bytes; C is ~20x faster
+    dumped = yaml.dump(meta, Dumper=dumper, sort_keys=False, allow_unicode=True, width=1000)
     return f"---\n{dumped}---\n"
 
 

@@ -56,6 +56,7 @@ def context_text(body: str) -> str:
     if lines and lines[0].startswith("# "):
         lines = lines[1:]
     text = plain_links("\n".join(lines))
+    text = re.sub(r"^(- .*?):,?\s*$", r"\1", text, flags=re.M)  # "- Source:" once its citations are gone
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 

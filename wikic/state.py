@@ -200,7 +200,7 @@ class State:
         return _Transaction(self.db)
 
     def integrity_ok(self) -> bool:
-        return self.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        return bool(self.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok")
 
 
 class _Damaged(Exception):
@@ -258,22 +258,22 @@ class _Connection(sqlite3.Connection):
 
     state_path: Path | None = None
 
-    def cursor(self, factory: Any = _Cursor) -> Any:  # type: ignore[override]
+    def cursor(self, factory: Any = _Cursor) -> Any:
         return super().cursor(factory)
 
-    def execute(self, sql: str, parameters: Any = ()) -> Any:  # type: ignore[override]
+    def execute(self, sql: str, parameters: Any = ()) -> Any:
         try:
             return self.cursor().execute(sql, parameters)
         except sqlite3.DatabaseError as exc:
             raise _translated(self.state_path, exc) from exc
 
-    def executemany(self, sql: str, parameters: Iterable[Any]) -> Any:  # type: ignore[override]
+    def executemany(self, sql: str, parameters: Iterable[Any]) -> Any:
         try:
             return self.cursor().executemany(sql, parameters)
         except sqlite3.DatabaseError as exc:
             raise _translated(self.state_path, exc) from exc
 
-    def executescript(self, script: str) -> Any:  # type: ignore[override]
+    def executescript(self, script: str) -> Any:
         try:
             return self.cursor().executescript(script)
         except sqlite3.DatabaseError as exc:

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wikic.backends.base import Backend, Completion, Message, Request
-from wikic.config import ModelConfig
 from wikic.errors import ConfigError
 
-Factory = Callable[[ModelConfig, Path], Backend]
+if TYPE_CHECKING:  # not at run time: the no-op check (uptodate.py) resolves model files without pydantic
+    from wikic.config import ModelConfig
+
+Factory = Callable[["ModelConfig", Path], Backend]
 
 
 def _llama(cfg: ModelConfig, root: Path) -> Backend:

@@ -41,6 +41,13 @@ JSON_OBJECT_SCHEMA = "json_object_schema"
 MAX_COMPLETION_TOKENS = "max_completion_tokens"
 
 
+class MalformedResponse(BadOutput):
+    """A body that is not the API's JSON (cut short, a proxy's page): worth another try,
+    unlike a well-formed answer whose content is unusable."""
+
+    retryable = True
+
+
 class OpenAIBackend:
     """A model behind an OpenAI-compatible `/chat/completions` endpoint.
 
@@ -227,6 +234,8 @@ class OpenAIBackend:
         if isinstance(exc, openai.APITimeoutError):
             return Timeout(f"{self.where} did not answer within {self.cfg.timeout:g} s")
         if isinstance(exc, openai.APIConnectionError):
+            if _broke_off(exc):
+                return Unavailable(f"the connection to {self.where} broke off before the answer was complete")
             return Unavailable(f"cannot reach {self.where}: is the server running?")
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             return AuthError(self._auth_message(exc.status_code))
@@ -244,7 +253,7 @@ class OpenAIBackend:
                 return Timeout(message)
             return BackendError(message)
         if isinstance(exc, openai.APIResponseValidationError | JSONDecodeError | UnicodeError):
-            return BadOutput(f"{self.where} sent a malformed response: {self._scrub(str(exc))}")
+            return MalformedResponse(f"{self.where} sent a malformed response: {self._scrub(str(exc))}")
         if isinstance(exc, openai.APIError):
             return BackendError(f"{self.where} failed: {self._detail(exc)}")
         return None
@@ -315,6 +324,13 @@ def parse_retry_after(headers: Any, now: datetime | None = None) -> float | None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _broke_off(exc: Exception) -> bool:
+    """An APIConnectionError after the server was reached: the body was cut short."""
+    cause = exc.__cause__
+    return cause is not None and type(cause).__name__ in (
+        "RemoteProtocolError", "ReadError", "WriteError", "CloseError")
 
 
 def _is_transport_error(exc: Exception, kind: str) -> bool:

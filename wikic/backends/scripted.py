@@ -35,6 +35,7 @@ from pathlib import Path
 
 from wikic.backends.base import Completion, Request
 from wikic.config import ModelConfig
+from wikic.errors import ConfigError
 
 NUMBERED = re.compile(r"^(\d+): (.*)$")
 NOTE = re.compile(r"^\[(\d+)\] (.*)$")
@@ -54,8 +55,12 @@ def _load_script(path: str | None) -> list[tuple[str, list[str]]]:
     """The scripted answers, selectors with a needle first."""
     if not path:
         return []
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    script = [(str(k), [str(t) for t in v]) for k, v in data.items()]
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        script = [(str(k), [str(t) for t in v]) for k, v in data.items()]
+    except (OSError, ValueError, AttributeError, TypeError) as exc:
+        raise ConfigError(f"WIKIC_SCRIPTED_RESPONSES={path}: not a JSON object of lists of texts "
+                          f"({exc})") from exc
     return sorted(script, key=lambda item: ":" not in item[0])
 
 

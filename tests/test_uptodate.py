@@ -1,0 +1,154 @@
+"""The no-op check of `wikic build` (uptodate.py): a second build with nothing
+changed stops after the stat calls, without importing the heavy libraries, and
+every change the full build would notice still makes the next build look."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from projects import make_project, run_build
+
+from wikic.cli import cli
+from wikic.lint import build_summary
+from wikic.project import Project
+from wikic.uptodate import PACKAGE_PROMPTS
+
+
+def cli_build(project: Project, *args: str, code: int = 0) -> dict[str, Any]:
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "build", "--json", "-q", *args],
+                                catch_exceptions=False)
+    assert result.exit_code == code, result.output
+    return json.loads(result.stdout)
+
+
+def built(tmp_path: Path) -> Project:
+    project = make_project(tmp_path)
+    assert not cli_build(project)["nothing_to_do"]
+    return project
+
+
+def test_second_build_reports_what_the_full_check_reports(tmp_path: Path) -> None:
+    project = built(tmp_path)
+    fast = cli_build(project)
+    slow, backend = run_build(project)  # the library call: build.py's own check
+    assert fast["nothing_to_do"] and slow.nothing_to_do and backend.requests == []
+    assert (fast["sources"], fast["pages"], fast["actions"]) == (
+        slow.sources, slow.pages, {"ran": 0, "cached": 0, "up_to_date": slow.up_to_date, "failed": 0})
+    assert fast["lint"] == build_summary(project)
+
+
+def test_noop_build_imports_neither_pydantic_nor_jinja2_nor_rapidfuzz(tmp_path: Path) -> None:
+    project = built(tmp_path)
+    code = (
+        "import sys\n"
+        "from wikic.cli import cli\n"
+        f"try:\n    cli(['-C', {str(project.root)!r}, 'build', '-q'])\n"
+        "except SystemExit as e:\n    assert e.code == 0, e.code\n"
+        "print(sorted(m for m in ('pydantic', 'jinja2', 'rapidfuzz', 'yaml', 'wikic.build') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def _touch(path: Path) -> None:
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+
+
+def _edit_source(p: Project) -> None:
+    with open(p.sources_dir / "rag.md", "a", encoding="utf-8") as fh:
+        fh.write("Chunks carry the title of their document.\n")
+
+
+def _foreign_page(p: Project) -> None:
+    (p.wiki_dir / "my-notes.md").write_text("---\ntitle: My notes\ntype: answer\n---\n# My notes\n\nMine.\n")
+
+
+def _project_template(p: Project) -> None:
+    (p.root / "prompts").mkdir()
+    shutil.copy(PACKAGE_PROMPTS / "write.user.j2", p.root / "prompts" / "write.user.j2")  # same bytes
+
+
+def _any_page(p: Project) -> Path:
+    return next(x for x in sorted(p.wiki_dir.glob("*.md")) if x.name not in ("index.md", "log.md"))
+
+
+CHANGES: dict[str, Callable[[Project], None]] = {
+    "source edited": _edit_source,
+    "source touched": lambda p: _touch(p.sources_dir / "rag.md"),
+    "source added": lambda p: (p.sources_dir / "new.md").write_text("# New\n\n## FAISS\n\nFAISS runs on GPUs.\n"),
+    "source deleted": lambda p: (p.sources_dir / "tools.md").unlink(),
+    "schema.yaml bytes": lambda p: p.schema_path.write_text(p.schema_path.read_text() + "# a comment\n"),
+    "project template": _project_template,
+    "page added by hand": _foreign_page,
+    "page deleted": lambda p: _any_page(p).unlink(),
+    "page touched": lambda p: _touch(_any_page(p)),
+    "index.md deleted": lambda p: (p.wiki_dir / "index.md").unlink(),
+}
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_every_change_the_full_check_sees_makes_the_build_look(tmp_path: Path, change: str) -> None:
+    project = built(tmp_path)
+    assert cli_build(project)["nothing_to_do"]
+    CHANGES[change](project)
+    after = cli_build(project)
+    assert not after["nothing_to_do"]
+    if change == "source edited":
+        assert after["llm"]["calls"] > 0
+    assert cli_build(project)["nothing_to_do"]  # and settles again
+
+
+def test_a_hand_edit_is_reported_by_every_build_not_skipped(tmp_path: Path) -> None:
+    project = built(tmp_path)
+    page = _any_page(project)
+    page.write_text(page.read_text() + "\nMy own line.\n")
+    for _ in range(2):
+        report = cli_build(project)
+        assert not report["nothing_to_do"] and report["conflicts"] == [f"wiki/{page.name}"]
+
+
+def test_a_build_by_another_caller_in_between_is_seen(tmp_path: Path) -> None:
+    """Sources put back exactly as they were (stats too) after a library build of an edit
+    (`wikic watch`, say): the wiki holds the edit's pages, so the next CLI build must not skip."""
+    project = built(tmp_path)
+    source = project.sources_dir / "rag.md"
+    before, st = source.read_bytes(), source.stat()
+    _edit_source(project)
+    run_build(project)  # e.g. `wikic watch`
+    assert "title of their document" in (project.wiki_dir / "index.md").read_text() + "".join(
+        p.read_text() for p in project.wiki_dir.glob("*.md"))
+    source.write_bytes(before)
+    os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns))
+    report = cli_build(project)
+    assert not report["nothing_to_do"]
+    assert "title of their document" not in "".join(p.read_text() for p in project.wiki_dir.glob("*.md"))
+
+
+def test_force_and_dry_run_do_not_skip(tmp_path: Path) -> None:
+    project = built(tmp_path)
+    assert not cli_build(project, "--force")["nothing_to_do"]
+    dry = cli_build(project, "--dry-run")
+    assert dry["dry_run"] and not dry["nothing_to_do"]
+    assert cli_build(project)["nothing_to_do"]
+
+
+def test_lint_errors_are_reported_by_the_skipped_build_too(tmp_path: Path) -> None:
+    project = built(tmp_path)
+    (project.wiki_dir / "my-notes.md").write_text(
+        "---\ntitle: My notes\ntype: answer\n---\n# My notes\n\nSee [[no-such-page]].\n")
+    first = CliRunner().invoke(cli, ["-C", str(project.root), "build", "--strict"], catch_exceptions=False)
+    second = CliRunner().invoke(cli, ["-C", str(project.root), "build", "--strict"], catch_exceptions=False)
+    assert first.exit_code == second.exit_code == 1
+    assert "no work to do" in second.stderr
+    lines = [[ln for ln in r.stderr.splitlines() if ln.startswith("lint:")] for r in (first, second)]
+    assert lines[0] == lines[1] and "error" in lines[0][0]
