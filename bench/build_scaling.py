@@ -311,7 +311,7 @@ def ms(x: float) -> str:
 
 
 def table(results: list[SizeResult]) -> str:
-    head = ["sources", "pages", "full build", "engine overhead", "no-op (cpu)", "ninja no-op", "floor",
+    head = ["sources", "pages", "full build", "engine overhead (cpu)", "no-op (cpu)", "ninja no-op", "floor",
             "no-op/ninja", "no-op/floor", "edit", "edit calls (minimal)", "peak MB"]
     rows = []
     for r in results:
@@ -319,7 +319,7 @@ def table(results: list[SizeResult]) -> str:
         rows.append([
             f"{r.sources:,}", f"{r.pages:,}",
             f"{ms(r.full['wall'])} ({r.full['calls']:,} calls x {r.latency * 1000:g} ms)",
-            f"{ms(r.full['overhead'])} ({r.full['overhead_per_call_ms']:.2f} ms/call)",
+            f"{ms(r.full['overhead'])}, {r.full['overhead_per_call_ms']:.2f} ms/call ({ms(r.full['cpu'])})",
             f"{ms(r.noop['wall'])} ({ms(r.noop['cpu'])})",
             ms(ninja) if ninja else "n/a", ms(r.floor["wall"]),
             f"{r.noop['wall'] / ninja:.1f}x" if ninja else "n/a",

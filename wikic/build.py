@@ -9,6 +9,7 @@ build left them, with every output intact, stops after the stat calls.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -65,7 +66,7 @@ def input_fingerprint(project: Project, files: list[SourceFile], mid: str) -> st
 def clean_mark(project: Project, inputs: str) -> str:
     """The inputs and the names in wiki/ (a new hand-made page must be indexed)."""
     wiki = project.wiki_dir
-    return fingerprint([inputs, sorted(p.name for p in wiki.iterdir()) if wiki.is_dir() else []])
+    return fingerprint([inputs, sorted(os.listdir(wiki)) if wiki.is_dir() else []])
 
 
 def build(

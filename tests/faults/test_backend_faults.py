@@ -274,3 +274,42 @@ def test_a_missing_key_fails_before_any_request(tmp_path: Path, monkeypatch: pyt
     assert report.failed == len(NOTES)
     first = report.errors[0]["message"]
     assert f"environment variable {KEY_ENV}" in first
+
+
+def sse(*events: str) -> bytes:
+    return b"".join(f"data: {e}\n\n".encode() for e in events)
+
+
+def chunk(text: str, finish: str | None = None) -> str:
+    return json.dumps({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "test-model",
+                       "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}]})
+
+
+class CutStream(httpx.SyncByteStream):
+    def __iter__(self) -> Iterator[bytes]:
+        yield sse(chunk("Caching keeps"))
+        raise httpx.RemoteProtocolError("peer closed connection without sending complete body")
+
+
+def test_ask_with_a_stream_cut_midway_saves_nothing(tmp_path: Path) -> None:
+    from wikic.ask import AskOptions, ask
+    from wikic.errors import Unavailable
+
+    project = openai_project(tmp_path / "p", NOTES)
+    assert run_build(project, Server()).ok
+    before = wiki_snapshot(project, with_log=True)
+    requests: list[httpx.Request] = []
+
+    def cut(request: httpx.Request) -> httpx.Response:
+        requests.append(request)
+        return httpx.Response(200, stream=CutStream(), headers={"content-type": "text/event-stream"})
+
+    def factory(schema: Schema) -> OpenAIBackend:
+        client = httpx.Client(transport=httpx.MockTransport(cut))
+        return OpenAIBackend(schema.model, http_client=client, sleep=Clock())
+
+    pieces: list[str] = []
+    with pytest.raises(Unavailable, match="cut midway"):
+        ask(project, "what is caching?", AskOptions(save=True), pieces.append, backend_factory=factory)
+    assert pieces == ["Caching keeps"] and len(requests) == 1  # its text was shown: not asked twice
+    assert wiki_snapshot(project, with_log=True) == before  # no half answer filed

@@ -127,7 +127,10 @@ def test_sources_reach_the_model_only_inside_the_delimited_block(tmp_path: Path)
     digests = [r for r in requests if "<document" in r.messages[-1]["content"]]
     writes = [r for r in requests if "<notes>" in r.messages[-1]["content"]]
     assert len(digests) == 3 and writes
-    block = re.compile(r'<document( part="\d+ of \d+")?>\n((\d+: [^\n]*\n)*)</document>\n?')
+    # The document, every line numbered, then the names its headings and emphasis suggest, in a
+    # block of their own that cannot be closed early (names lose their angle brackets).
+    block = re.compile(r'<document( part="\d+ of \d+")?>\n((\d+: [^\n]*\n)*)</document>\n'
+                       r'(<hints>[^<>\n]*</hints>\n?)?')
     for r in digests:
         roles = [m["role"] for m in r.messages]
         assert roles == ["system", "user"]
@@ -145,8 +148,18 @@ def test_sources_reach_the_model_only_inside_the_delimited_block(tmp_path: Path)
         assert "admin mode" not in r.messages[0]["content"]
 
 
-@pytest.mark.xfail(strict=True, reason="digest.system.j2 lists candidate topics taken from the source's "
-                   "headings in the system message, outside <document>; see the report of issue 7")
-def test_no_source_text_reaches_the_system_message(tmp_path: Path) -> None:
+def test_no_source_text_reaches_the_digest_system_message(tmp_path: Path) -> None:
+    requests = digest_and_write_requests(tmp_path)
+    digests = [r for r in requests if "<document" in r.messages[-1]["content"]]
+    assert any("Ignore all previous instructions" in r.messages[1]["content"] for r in digests)  # in <hints>
+    for r in requests:
+        assert "admin mode" not in r.messages[0]["content"]
+    for r in digests:
+        assert "Ignore all previous instructions" not in r.messages[0]["content"]
+
+
+@pytest.mark.xfail(strict=True, reason="write.system.j2 names the page (its title is a topic name taken "
+                   "from a source heading) in the system message; see the report of issue 7")
+def test_no_source_text_reaches_the_write_system_message(tmp_path: Path) -> None:
     for r in digest_and_write_requests(tmp_path):
         assert "Ignore all previous instructions" not in r.messages[0]["content"]
