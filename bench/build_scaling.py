@@ -38,7 +38,6 @@ import argparse
 import json
 import os
 import pstats
-import re
 import shutil
 import statistics
 import subprocess
@@ -50,7 +49,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from gen import generate, source_name, source_text
 
 EDITED = "sources/" + source_name(0)
@@ -96,7 +94,8 @@ def run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> Run:
                    out.read().decode(), err.read().decode())
 
 
-def wikic_build(root: Path, log: Path | None = None, extra: tuple[str, ...] = ()) -> tuple[Run, dict[str, Any]]:
+def wikic_build(root: Path, log: Path | None = None,
+                extra: tuple[str, ...] = ()) -> tuple[Run, dict[str, Any]]:
     env = dict(os.environ)
     if log is not None:
         env["WIKIC_SCRIPTED_LOG"] = str(log)
@@ -198,8 +197,9 @@ def measure(n: int, latency: float, args: argparse.Namespace, base: Path) -> Siz
     full, report = wikic_build(root, log)
     calls = count_lines(log)
     res.pages = report["pages"]
+    overhead = full.wall - calls * latency
     res.full = {"wall": full.wall, "cpu": full.cpu, "calls": calls, "engine_seconds": report["seconds"],
-                "overhead": full.wall - calls * latency, "overhead_per_call_ms": 1000 * (full.wall - calls * latency) / max(calls, 1),
+                "overhead": overhead, "overhead_per_call_ms": 1000 * overhead / max(calls, 1),
                 "maxrss_mb": full.maxrss_mb}
     peak = full.maxrss_mb
     say(f"[{n}] full build {full.wall:.2f}s, {calls} calls, {full.maxrss_mb:.0f} MB")
@@ -239,8 +239,9 @@ def measure(n: int, latency: float, args: argparse.Namespace, base: Path) -> Siz
     res.floor = {"wall": median(walls["floor"]), "cpu": median(cpus["floor"])}
     if have_ninja:
         res.ninja |= {"wall": median(walls["ninja"]), "cpu": median(cpus["ninja"])}
-    say(f"[{n}] no-op {res.noop['wall'] * 1000:.0f} ms (ninja {res.ninja.get('wall', float('nan')) * 1000:.0f} ms, "
-        f"floor {res.floor['wall'] * 1000:.0f} ms)")
+    ninja_ms = res.ninja.get("wall", float("nan")) * 1000
+    say(f"[{n}] no-op {res.noop['wall'] * 1000:.0f} ms "
+        f"(ninja {ninja_ms:.0f} ms, floor {res.floor['wall'] * 1000:.0f} ms)")
 
     feeds, cites = minimal_set(pages, EDITED)
     edit_walls, edit_calls, minimal = [], [], True
@@ -261,7 +262,8 @@ def measure(n: int, latency: float, args: argparse.Namespace, base: Path) -> Siz
         peak = max(peak, r.maxrss_mb)
     res.edit = {"wall": median(edit_walls), "runs": edit_walls, "calls": edit_calls,
                 "expected_calls": 1 + len(cites), "feeding_pages": len(feeds), "citing_pages": len(cites),
-                "minimal": minimal, "engine_seconds": rep["seconds"], "latency_part": edit_calls[-1] * latency}
+                "minimal": minimal, "engine_seconds": rep["seconds"],
+                "latency_part": edit_calls[-1] * latency}
     say(f"[{n}] edit {res.edit['wall']:.2f}s, calls {edit_calls} (minimal {1 + len(cites)}: "
         f"{'yes' if minimal else 'NO'})")
     res.peak_mb = peak
@@ -287,11 +289,13 @@ def profile(root: Path, base: Path, revision: int, top: int) -> dict[str, Any]:
         if r.rc != 0:
             raise SystemExit(f"profiled build failed:\n{r.stderr[-2000:]}")
         stats = pstats.Stats(str(prof))
-        total = max(getattr(stats, "total_tt", 0.0), 1e-9)
         rows = []
         for (file, line, fn), (_, calls, tt, ct, _) in stats.stats.items():  # type: ignore[attr-defined]
             rows.append({"function": f"{short(file)}:{line}({fn})", "calls": calls, "tottime": tt,
-                         "cumtime": ct, "share": ct / total})
+                         "cumtime": ct})
+        total = max(max(r["cumtime"] for r in rows), 1e-9)
+        for r in rows:
+            r["share"] = r["cumtime"] / total
         out[what] = {"total": total,
                      "by_cumtime": sorted(rows, key=lambda r: -r["cumtime"])[:top],
                      "by_tottime": sorted(rows, key=lambda r: -r["tottime"])[:top]}
@@ -329,9 +333,9 @@ def table(results: list[SizeResult]) -> str:
             f"{r.peak_mb:.0f}",
         ])
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
-    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(head, widths)) + " |",
+    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + " |",
              "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
-    lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |" for row in rows]
+    lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |" for row in rows]
     return "\n".join(lines)
 
 
@@ -344,10 +348,12 @@ def targets(results: list[SizeResult]) -> list[str]:
         out.append(f"  no-op within 2.5x ninja: {ratio:.2f}x -> {'met' if ratio <= 2.5 else 'NOT met'}")
     else:
         out.append("  no-op within 2.5x ninja: ninja not run (apt-get install ninja-build)")
-    out.append(f"  no-op under 0.5 s: {big.noop['wall']:.3f} s -> {'met' if big.noop['wall'] < 0.5 else 'NOT met'}")
+    noop = big.noop["wall"]
+    out.append(f"  no-op under 0.5 s: {noop:.3f} s -> {'met' if noop < 0.5 else 'NOT met'}")
     out.append(f"  one-source edit = minimal calls: {big.edit['calls']} vs {big.edit['expected_calls']} -> "
                f"{'met' if big.edit['minimal'] else 'NOT met'}")
-    out.append(f"  peak memory under 300 MB: {big.peak_mb:.0f} MB -> {'met' if big.peak_mb < 300 else 'NOT met'}")
+    peak = big.peak_mb
+    out.append(f"  peak memory under 300 MB: {peak:.0f} MB -> {'met' if peak < 300 else 'NOT met'}")
     return out
 
 
@@ -364,7 +370,8 @@ def print_profile(results: list[SizeResult]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")],
                         help="comma-separated source counts (default 100,1000,10000)")
     parser.add_argument("--quick", action="store_true", help="sizes 100,1000; 3 no-op runs, 2 edits")
@@ -375,7 +382,8 @@ def main() -> int:
     parser.add_argument("--big-latency", type=float, default=0.0,
                         help="scripted seconds per call above 1,000 sources (default 0)")
     parser.add_argument("--no-ninja", action="store_true", help="skip the ninja comparison")
-    parser.add_argument("--profile", action="store_true", help="cProfile the no-op and the edit at the largest size")
+    parser.add_argument("--profile", action="store_true",
+                        help="cProfile the no-op and the edit at the largest size")
     parser.add_argument("--top", type=int, default=25, help="rows per profile listing")
     parser.add_argument("--dir", type=Path, help="work here instead of a temporary folder")
     parser.add_argument("--keep", action="store_true", help="keep the generated projects")
@@ -386,7 +394,8 @@ def main() -> int:
     if args.quick:
         args.runs, args.edits = min(args.runs, 3), min(args.edits, 2)
     if shutil.which("ninja") is None and not args.no_ninja:
-        say("ninja not found: install it (Debian: apt-get install ninja-build); comparing with the floor only")
+        say("ninja not found: install it (Debian: apt-get install ninja-build); "
+            "comparing with the floor only")
     base = Path(tempfile.mkdtemp(prefix="wikic-bench-", dir=args.dir))
     try:
         results = [measure(n, args.latency if n <= 1000 else args.big_latency, args, base)

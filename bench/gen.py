@@ -25,9 +25,12 @@ ADJECTIVES = ["Adaptive", "Bounded", "Columnar", "Durable", "Elastic", "Federate
 NOUNS = ["Caching", "Compaction", "Consensus", "Eviction", "Indexing", "Locking", "Logging", "Batching",
          "Routing", "Scheduling", "Sharding", "Snapshots", "Streaming", "Tracing", "Vacuuming"]
 TOPICS = [f"{a} {n}" for a in ADJECTIVES for n in NOUNS]  # 300 topics
-FILLER = ("the design keeps latency low under load while the operators tune memory budgets and "
-          "measure throughput against the baseline so that failures stay rare and recovery stays "
-          "quick even when the cluster grows past its planned size").split()
+FILLER = [  # the words of the notes' sentences
+    "the", "design", "keeps", "latency", "low", "under", "load", "while", "the", "operators", "tune",
+    "memory", "budgets", "and", "measure", "throughput", "against", "the", "baseline", "so", "that",
+    "failures", "stay", "rare", "and", "recovery", "stays", "quick", "even", "when", "the", "cluster",
+    "grows", "past", "its", "planned", "size",
+]
 
 
 def _sentence(rng: random.Random, lead: str) -> str:

@@ -52,6 +52,7 @@ class Server:
         self.requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
+        self.spans: list[tuple[float, float]] = []  # (start, end) of each request, perf_counter
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
@@ -68,8 +69,10 @@ class Server:
     def reset(self) -> None:
         with self.lock:
             self.requests = self.max_in_flight = 0
+            self.spans = []
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        start = time.perf_counter()
         with self.lock:
             self.requests += 1
             self.in_flight += 1
@@ -82,6 +85,7 @@ class Server:
         finally:
             with self.lock:
                 self.in_flight -= 1
+                self.spans.append((start, time.perf_counter()))
         return {
             "id": f"chatcmpl-{self.requests}", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "bench"),
@@ -120,14 +124,24 @@ class Server:
         return Handler
 
 
-def build(root: Path, jobs: int) -> tuple[float, dict[str, Any]]:
+def build(root: Path, jobs: int) -> tuple[float, float, dict[str, Any]]:
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "wikic", "build", "--json", "-q", "-j", str(jobs)],
                           cwd=root, capture_output=True, text=True)
-    wall = time.perf_counter() - start
+    end = time.perf_counter()
     if proc.returncode != 0:
         raise SystemExit(f"wikic build -j {jobs} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
-    return wall, json.loads(proc.stdout)
+    return start, end, json.loads(proc.stdout)
+
+
+def timeline(start: float, end: float, spans: list[tuple[float, float]], jobs: int) -> dict[str, float]:
+    """Where the wall time went, seen from the server: before the first request (start-up,
+    scan, `import openai`), after the last (plan tail, assemble, publish, lint), and the
+    slots left idle in between (the plan between the digest and write phases, the last
+    wave of each phase, the client's own time per request)."""
+    first, last = min(s for s, _ in spans), max(e for _, e in spans)
+    busy = sum(e - s for s, e in spans)
+    return {"head": first - start, "tail": end - last, "idle_slots": (last - first) - busy / jobs}
 
 
 def pages(root: Path) -> dict[str, bytes]:
@@ -135,7 +149,8 @@ def pages(root: Path) -> dict[str, bytes]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sources", type=int, default=128)
     parser.add_argument("--latency", type=float, default=0.5, help="seconds the server takes per request")
     parser.add_argument("--jobs", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 16])
@@ -155,13 +170,13 @@ def main() -> int:
                 shutil.copytree(template, root)
                 server.reset()
                 print(f"-j {jobs}: building {args.sources} sources...", file=sys.stderr, flush=True)
-                wall, report = build(root, jobs)
+                start, end, report = build(root, jobs)
                 calls = report["llm"]["calls"]
                 made = pages(root)
                 first = first or made
-                rows.append({"jobs": jobs, "wall": wall, "calls": calls, "requests": server.requests,
+                rows.append({"jobs": jobs, "wall": end - start, "calls": calls, "requests": server.requests,
                              "max_in_flight": server.max_in_flight, "same_pages": made == first,
-                             "pages": report["pages"]})
+                             "pages": report["pages"]} | timeline(start, end, server.spans, jobs))
                 shutil.rmtree(root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -170,15 +185,18 @@ def main() -> int:
     print(f"wikic build -j: {args.sources} sources, {one['pages']} pages, {one['calls']} calls, "
           f"server latency {args.latency:g} s; python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
           f"{time.strftime('%Y-%m-%d')}")
-    print("| -j | wall | calls | max in flight | speed-up | vs ideal N | Amdahl ideal | vs Amdahl | same pages |")
-    print("|----|------|-------|---------------|----------|------------|--------------|-----------|------------|")
+    print("| -j | wall | calls | max in flight | speed-up | vs ideal N | Amdahl ideal | vs Amdahl "
+          "| before 1st call | after last call | idle slots | same pages |")
+    print("|----|------|-------|---------------|----------|------------|--------------|-----------"
+          "|-----------------|-----------------|------------|------------|")
     for r in rows:
         speedup = one["wall"] / r["wall"]
         amdahl = one["wall"] / (serial + r["calls"] * args.latency / r["jobs"])
         r |= {"speedup": speedup, "vs_ideal": speedup / r["jobs"], "amdahl_ideal": amdahl,
               "vs_amdahl": speedup / amdahl}
         print(f"| {r['jobs']} | {r['wall']:.2f} s | {r['calls']} | {r['max_in_flight']} | {speedup:.2f}x | "
-              f"{r['vs_ideal']:.0%} | {amdahl:.2f}x | {r['vs_amdahl']:.0%} | {'yes' if r['same_pages'] else 'NO'} |")
+              f"{r['vs_ideal']:.0%} | {amdahl:.2f}x | {r['vs_amdahl']:.0%} | {r['head']:.2f} s | "
+              f"{r['tail']:.2f} s | {r['idle_slots']:.2f} s | {'yes' if r['same_pages'] else 'NO'} |")
     top = max(rows, key=lambda r: r["jobs"])
     print(f"serial part of the -j 1 build (wall - calls x latency): {serial:.2f} s")
     print(f"target at -j {top['jobs']}: >= 80% of ideal: {top['vs_ideal']:.0%} of N "

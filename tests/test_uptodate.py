@@ -53,7 +53,8 @@ def test_noop_build_imports_neither_pydantic_nor_jinja2_nor_rapidfuzz(tmp_path: 
         "from wikic.cli import cli\n"
         f"try:\n    cli(['-C', {str(project.root)!r}, 'build', '-q'])\n"
         "except SystemExit as e:\n    assert e.code == 0, e.code\n"
-        "print(sorted(m for m in ('pydantic', 'jinja2', 'rapidfuzz', 'yaml', 'wikic.build') if m in sys.modules))\n"
+        "heavy = ('pydantic', 'jinja2', 'rapidfuzz', 'yaml', 'wikic.build')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -85,7 +86,7 @@ def _any_page(p: Project) -> Path:
 CHANGES: dict[str, Callable[[Project], None]] = {
     "source edited": _edit_source,
     "source touched": lambda p: _touch(p.sources_dir / "rag.md"),
-    "source added": lambda p: (p.sources_dir / "new.md").write_text("# New\n\n## FAISS\n\nFAISS runs on GPUs.\n"),
+    "source added": lambda p: (p.sources_dir / "new.md").write_text("# New\n\n## FAISS\n\nOn GPUs.\n"),
     "source deleted": lambda p: (p.sources_dir / "tools.md").unlink(),
     "schema.yaml bytes": lambda p: p.schema_path.write_text(p.schema_path.read_text() + "# a comment\n"),
     "project template": _project_template,

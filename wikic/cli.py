@@ -114,8 +114,9 @@ def build(obj: Ctx, explain: bool, dry_run: bool, offline: bool, force: bool, jo
             if fresh is not None:
                 report, lint_counts = fresh.report(), fresh.lint
             else:
-                report, lint_counts = _build_and_lint(project, check, progress, explain=explain, dry_run=dry_run,
-                                                      offline=offline, force=force, jobs=jobs)
+                options = {"explain": explain, "dry_run": dry_run, "offline": offline, "force": force,
+                           "jobs": jobs}
+                report, lint_counts = _build_and_lint(project, check, progress, **options)
         progress.end_line()
         for item in report.explain:
             click.echo(f"explain: {item['action']}: {item['reason']}", err=True)
@@ -140,7 +141,8 @@ def build(obj: Ctx, explain: bool, dry_run: bool, offline: bool, force: bool, jo
     guarded(as_json, run)
 
 
-def _build_and_lint(project: Any, check: Any, progress: Any, **options: Any) -> tuple[Any, dict[str, int] | None]:
+def _build_and_lint(project: Any, check: Any, progress: Any,
+                    **options: Any) -> tuple[Any, dict[str, int] | None]:
     """The build, then the lint summary; records the no-op mark when they left the wiki clean."""
     from wikic.build import BuildOptions
     from wikic.build import build as run_build

@@ -228,7 +228,7 @@ class Check:
         """After a build that left the wiki clean (and its lint summary), so the next one can skip."""
         snap = self.snapshot
         clean = report.ok and not report.conflicts and not report.dry_run
-        if not (clean and lint is not None and self.model_ok and snap is not None and snap.wiki_stats is not None):
+        if snap is None or snap.wiki_stats is None or not (clean and lint is not None and self.model_ok):
             return
         try:
             db = _connect(self.project)
