@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wikic import ask_llama
 from wikic.ask import ESTIMATE_OVERHEAD, AskOptions, ask, estimate_tokens
 from wikic.backends import Backend, Request
 from wikic.config import Schema
@@ -118,48 +119,43 @@ class Model:
         from wikic.backends.llama import LlamaBackend
 
         self.backend, self.schema = backend, schema
-        self.llama = isinstance(backend, LlamaBackend)
-        self._tokens: Any = None
+        self.local: LlamaBackend | None = backend if isinstance(backend, LlamaBackend) else None
+        self._tokens: ask_llama.Tokens | None = None
 
     def load(self) -> None:
         """Load the model now, so that no question pays for it."""
-        if self.llama:
-            from wikic import ask_llama
-
-            with self.backend.lock:  # type: ignore[attr-defined]
-                self._tokens = ask_llama.Tokens(self.backend.llama)  # type: ignore[attr-defined]
+        if self.local is not None:
+            with self.local.lock:
+                self._tokens = ask_llama.Tokens(self.local.llama)
 
     def count(self, text: str) -> int:
-        return int(self._tokens.count(text)) if self.llama else estimate_tokens(text)
+        return int(self._tokens.count(text) if self._tokens else estimate_tokens(text))
 
     def limit(self) -> int:
         """The prompt-token budget for the two messages' text, computed as `ask` computes it."""
         ask_cfg = self.schema.ask
-        if self.llama:
-            room = self.backend.llama.n_ctx() - ask_cfg.answer_tokens - self._tokens.overhead() - 1  # type: ignore[attr-defined]
+        if self.local is not None and self._tokens is not None:
+            room = self.local.n_ctx - ask_cfg.answer_tokens - self._tokens.overhead() - 1
             return int(min(ask_cfg.budget, room))
-        return min(ask_cfg.budget, self.schema.model.context - ask_cfg.answer_tokens - ESTIMATE_OVERHEAD)
+        return int(min(ask_cfg.budget, self.schema.model.context - ask_cfg.answer_tokens - ESTIMATE_OVERHEAD))
 
     def prompt_tokens(self, system: str, user: str) -> int:
         """Tokens of the whole prompt as the model sees it (chat template included)."""
-        if self.llama:
+        if self._tokens is not None:
             prefix, rest = self._tokens.prompt(system, user)
             return len(prefix) + len(rest)
-        return estimate_tokens(system) + estimate_tokens(user)
+        return int(estimate_tokens(system) + estimate_tokens(user))
 
     def complete(self, system: str, user: str) -> tuple[str, int]:
         cfg, answer_tokens = self.schema.model, self.schema.ask.answer_tokens
-        if self.llama:
-            from wikic import ask_llama
-
-            with self.backend.lock:  # type: ignore[attr-defined]
-                run = ask_llama.answer(self.backend.llama, self._tokens, self.backend.model_id, None,  # type: ignore[attr-defined]
-                                       system, user, answer_tokens, cfg.temperature, cfg.seed,
-                                       cfg.repeat_penalty)
+        if self.local is not None and self._tokens is not None:
+            with self.local.lock:
+                run = ask_llama.answer(self.local.llama, self._tokens, self.local.model_id, None, system,
+                                       user, answer_tokens, cfg.temperature, cfg.seed, cfg.repeat_penalty)
             return run.text, run.prefix_tokens + run.question_tokens
-        request = Request(messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                          max_tokens=answer_tokens, temperature=cfg.temperature)
-        done = self.backend.complete(request)
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        done = self.backend.complete(Request(messages=messages, max_tokens=answer_tokens,
+                                             temperature=cfg.temperature))
         return done.text, done.prompt_tokens or self.prompt_tokens(system, user)
 
 

@@ -247,3 +247,22 @@ def test_without_state_sealed_pages_are_rebuilt_and_edited_ones_kept(tmp_path: P
     assert "my words" in edited.read_text()
     assert "wiki/hnsw.md" in report.written  # sealed and intact: wikic's own output, safe to replace
     assert "on CPUs" in (project.wiki_dir / "hnsw.md").read_text()
+
+
+def test_an_unreachable_model_is_given_up_after_three_actions(tmp_path: Path) -> None:
+    from wikic.errors import Unavailable
+
+    class Down:
+        model_id = "scripted:v1"
+        calls = 0
+
+        def complete(self, request):  # type: ignore[no-untyped-def]
+            Down.calls += 1
+            raise Unavailable("cannot reach http://127.0.0.1:9/v1: is the server running?")
+
+    project = make_project(tmp_path, {f"n{i}.md": f"# N{i}\n\n## T{i}\n\nFact {i} here.\n" for i in range(6)})
+    report = run_build(project, Down())[0]  # type: ignore[arg-type]
+    assert Down.calls == 3 and report.failed == 6
+    assert sum("not run: the model failed 3 actions in a row" in e["message"] for e in report.errors) == 3
+    report, backend = run_build(project)  # the server is back: everything is tried again
+    assert report.ok and backend.digests == 6

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wikic.backends.base import Backend, Request
-from wikic.errors import AuthError, WikicError
+from wikic.errors import AuthError, BackendError, Timeout, Unavailable, WikicError
 from wikic.state import ActionRecord, State
 from wikic.structured import Invalid, complete_json
 
@@ -91,6 +91,9 @@ def resolve(action: Action, record: ActionRecord | None, state: State, model_id:
         state.set_action(ActionRecord(action.id, action.stage, action.key, action.inputs))
 
 
+GIVE_UP_AFTER = 3  # consecutive actions failed by an unreachable backend: the rest are not tried
+
+
 class Runner:
     """Runs the actions that need the model, `jobs` at a time, committing each
     finished one at once so that a killed build never pays for it twice."""
@@ -111,6 +114,7 @@ class Runner:
         self._backend: Backend | None = None
         self._lock = threading.Lock()
         self._refused: AuthError | None = None  # a refused key is refused for every action
+        self._down: list[BackendError] = []  # consecutive actions the backend could not serve
 
     def backend(self) -> Backend:
         with self._lock:
@@ -149,11 +153,19 @@ class Runner:
             action.status, action.error = "failed", f"not run: {self._refused}"
             self._finish(action)
             return
+        if len(self._down) >= GIVE_UP_AFTER:
+            action.status = "failed"
+            action.error = f"not run: the model failed {len(self._down)} actions in a row ({self._down[-1]})"
+            self._finish(action)
+            return
         try:
             backend = self.backend()
             output, usage = complete_json(backend, action.render(), _structural(action.validate))
         except AuthError as exc:
             self._refused = exc
+            action.status, action.error = "failed", str(exc)
+        except (Unavailable, Timeout) as exc:  # already retried with backoff by the backend
+            self._down.append(exc)
             action.status, action.error = "failed", str(exc)
         except WikicError as exc:
             action.status, action.error = "failed", str(exc)
@@ -166,6 +178,7 @@ class Runner:
                 "calls": usage.calls,
             }
             action.status = "ran"
+            self._down.clear()
             with self._lock:
                 self.state.put_cache(action.key, action.stage, output, usage.prompt_tokens,
                                      usage.completion_tokens)

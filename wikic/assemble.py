@@ -223,22 +223,26 @@ def assemble(
     title: str,
     scope: str,
     type_order: list[str],
+    kept: dict[str, PagePlan] | None = None,
 ) -> dict[str, str]:
     """Every planned page's file text, and index.md, keyed by path inside wiki/.
 
     `pages` are the pages to render (topic pages need their prose); `foreign`
-    maps the slugs of pages the build does not own (answers, hand-made) to their text.
+    maps the slugs of pages the build does not own (answers, hand-made) to their text;
+    `kept` are planned pages left as they are this time (their write failed): their
+    files are among `foreign`, and source pages still list them.
     """
     entries = {p.slug: PageEntry(p.slug, p.title, p.type, p.aliases) for p in pages.values()}
     for slug, text in foreign.items():
         entries[slug] = foreign_entry(slug, text)
     linker = Linker(list(entries.values()))
     source_slugs = {p.sources[0]: p.slug for p in pages.values() if p.type == "source"}
-    topic_slugs = {pid: p.slug for pid, p in pages.items() if p.type != "source"}
+    planned = {**{pid: p for pid, p in (kept or {}).items() if p.slug in foreign}, **pages}
+    topic_slugs = {pid: p.slug for pid, p in planned.items() if p.type != "source"}
     bodies: dict[str, str] = {}
     for pid, page in sorted(pages.items()):
         if page.type == "source":
-            body, links = source_body(page, line_counts.get(page.sources[0], 1), topic_slugs, pages, linker)
+            body, links = source_body(page, line_counts.get(page.sources[0], 1), topic_slugs, planned, linker)
             entries[page.slug].description = first_sentence(page.summary)
         else:
             body, links = topic_body(page, prose[pid], linker, source_slugs)

@@ -139,9 +139,11 @@ class _Build:
         available = {pid: p for pid, p in pages.items() if p.type == "source" or pid in prose}
         keep = {f"wiki/{p.slug}.md" for pid, p in pages.items() if pid not in available}
         keep |= self._kept_for_failed_sources(set(f"{p.slug}.md" for p in available.values()))
+        kept = {pid: p for pid, p in pages.items() if pid not in available}
         outputs = assemble(available, prose, self._foreign(available, keep),
                            {s.path: len(s.lines) for s in sources},
-                           self.schema.title, self.schema.scope, [*self.schema.type_names(), "source", "answer"])
+                           self.schema.title, self.schema.scope, [*self.schema.type_names(), "source", "answer"],
+                           kept)
         self._explain_outputs(outputs)
         publish(root, outputs, keep, self.state, report, force=self.opts.force)
         for rel in report.conflicts:

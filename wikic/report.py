@@ -64,7 +64,8 @@ class Report:
         if self.dry_run:
             tokens = sum(int(w.get("estimated_tokens", 0)) for w in self.would_run)
             return f"dry run: {len(self.would_run)} model call(s) would run, about {tokens:,} tokens"
-        if not (self.ran or self.cached or self.failed or self.written or self.removed or self.conflicts):
+        if not (self.ran or self.cached or self.failed or self.written or self.removed or self.conflicts
+                or self.errors):
             return f"wikic: no work to do ({self.pages} pages up to date, {self.seconds:.2f}s)"
         parts = [f"{self.ran} ran", f"{self.cached} cached", f"{self.up_to_date} up to date"]
         if self.failed:

@@ -257,9 +257,6 @@ def test_a_refused_key_is_one_request_a_clear_message_and_nothing_lost(tmp_path:
             assert after[name] == data, name  # topic pages and index.md byte for byte
 
 
-@pytest.mark.xfail(strict=True, reason="a source page drops a topic from its ## Topics list while that "
-                   "topic's write fails (build.py passes assemble() only the pages with prose); "
-                   "see the report of issue 7")
 def test_a_refused_key_leaves_every_page_byte_identical(tmp_path: Path) -> None:
     project, built, *_ = refused_key_build(tmp_path)
     assert wiki_snapshot(project) == built

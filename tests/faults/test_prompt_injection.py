@@ -158,8 +158,6 @@ def test_no_source_text_reaches_the_digest_system_message(tmp_path: Path) -> Non
         assert "Ignore all previous instructions" not in r.messages[0]["content"]
 
 
-@pytest.mark.xfail(strict=True, reason="write.system.j2 names the page (its title is a topic name taken "
-                   "from a source heading) in the system message; see the report of issue 7")
 def test_no_source_text_reaches_the_write_system_message(tmp_path: Path) -> None:
     for r in digest_and_write_requests(tmp_path):
         assert "Ignore all previous instructions" not in r.messages[0]["content"]
