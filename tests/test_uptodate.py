@@ -153,3 +153,15 @@ def test_lint_errors_are_reported_by_the_skipped_build_too(tmp_path: Path) -> No
     assert "no work to do" in second.stderr
     lines = [[ln for ln in r.stderr.splitlines() if ln.startswith("lint:")] for r in (first, second)]
     assert lines[0] == lines[1] and "error" in lines[0][0]
+
+
+def test_a_changed_model_file_makes_the_build_look(tmp_path: Path) -> None:
+    """The llama backend's model file is part of the mark (no source: the model is never loaded)."""
+    project = make_project(tmp_path, notes={})
+    (tmp_path / "m.gguf").write_bytes(b"GGUF" + bytes(100))
+    project.schema_path.write_text("title: T\nmodel:\n  backend: llama\n  name: m.gguf\n", encoding="utf-8")
+    assert not cli_build(project)["nothing_to_do"]
+    assert cli_build(project)["nothing_to_do"]
+    (tmp_path / "m.gguf").write_bytes(b"GGUF" + bytes(200))
+    assert not cli_build(project)["nothing_to_do"]
+    assert cli_build(project)["nothing_to_do"]
