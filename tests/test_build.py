@@ -266,3 +266,16 @@ def test_an_unreachable_model_is_given_up_after_three_actions(tmp_path: Path) ->
     assert sum("not run: the model failed 3 actions in a row" in e["message"] for e in report.errors) == 3
     report, backend = run_build(project)  # the server is back: everything is tried again
     assert report.ok and backend.digests == 6
+
+
+def test_an_edited_hand_made_page_is_indexed_anew(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    run_build(project)
+    mine = project.wiki_dir / "my-notes.md"
+    mine.write_text("---\ntitle: My notes\ntype: concept\n---\n\nFirst version.\n")
+    run_build(project)
+    mine.write_text("---\ntitle: My better notes\ntype: concept\n---\n\nSecond version.\n")
+    report, backend = run_build(project)
+    assert backend.requests == [] and not report.nothing_to_do
+    index = (project.wiki_dir / "index.md").read_text()
+    assert "[[my-notes|My better notes]] — Second version." in index

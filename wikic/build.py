@@ -64,9 +64,18 @@ def input_fingerprint(project: Project, files: list[SourceFile], mid: str) -> st
 
 
 def clean_mark(project: Project, inputs: str) -> str:
-    """The inputs and the names in wiki/ (a new hand-made page must be indexed)."""
-    wiki = project.wiki_dir
-    return fingerprint([inputs, sorted(os.listdir(wiki)) if wiki.is_dir() else []])
+    """The inputs and the stats of every file in wiki/: a new or edited hand-made page
+    (an answer, a note) must be indexed anew."""
+    listing = []
+    if project.wiki_dir.is_dir():
+        with os.scandir(project.wiki_dir) as entries:
+            for entry in entries:
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                listing.append([entry.name, st.st_size, st.st_mtime_ns])
+    return fingerprint([inputs, sorted(listing)])
 
 
 def build(
