@@ -49,14 +49,21 @@ ask:
   budget: 7000
   answer_tokens: 16
 """
-_ANIMALS = ("aardvark badger beaver bison camel cheetah coyote dingo donkey eland ferret gazelle gecko "
-            "gerbil "
-           "gibbon gopher hamster hyena ibex iguana jackal jaguar koala lemur leopard llama lynx marmot "
-           "meerkat mink moose narwhal ocelot okapi otter panda puma quokka rabbit raccoon reindeer seal "
-            "skunk sloth tapir tiger walrus wombat yak zebra")
+_ANIMALS = (
+    "aardvark badger beaver bison camel cheetah coyote dingo donkey eland ferret gazelle gecko "
+    "gerbil "
+    "gibbon gopher hamster hyena ibex iguana jackal jaguar koala lemur leopard llama lynx marmot "
+    "meerkat mink moose narwhal ocelot okapi otter panda puma quokka rabbit raccoon reindeer seal "
+    "skunk sloth tapir tiger walrus wombat yak zebra"
+)
 ANIMALS = _ANIMALS.split()
-QUESTIONS = ["How many marmot nests were counted?", "What does the okapi eat?", "Where does the tapir live?",
-             "Is the walrus population stable?", "Which region is the gecko found in?"]
+QUESTIONS = [
+    "How many marmot nests were counted?",
+    "What does the okapi eat?",
+    "Where does the tapir live?",
+    "Is the walrus population stable?",
+    "Which region is the gecko found in?",
+]
 
 
 def generate(root: Path, animals: int) -> Project:
@@ -68,7 +75,8 @@ def generate(root: Path, animals: int) -> Project:
             f"## {animal.capitalize()}\n\n"
             f"The {animal} lives in region {i} and eats plants number {i * 7}.\n"
             f"Observers counted {i * 13} {animal} nests along the river in spring.\n"
-            f"The {animal} population is stable according to the survey team.\n")
+            f"The {animal} population is stable according to the survey team.\n"
+        )
     scripted = ScriptedBackend(ModelConfig(backend="scripted", name="bench"))
     report = build(project, BuildOptions(), Progress(quiet=True), backend_factory=lambda schema: scripted)
     if not report.ok:
@@ -78,8 +86,18 @@ def generate(root: Path, animals: int) -> Project:
 
 def ask(project: Project, question: str) -> dict[str, Any]:
     started = time.monotonic()
-    command = [sys.executable, "-m", "wikic", "-C", str(project.root), "ask", "--json", "--no-cache",
-               "--stale-ok", question]
+    command = [
+        sys.executable,
+        "-m",
+        "wikic",
+        "-C",
+        str(project.root),
+        "ask",
+        "--json",
+        "--no-cache",
+        "--stale-ok",
+        question,
+    ]
     out = subprocess.run(command, capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
         sys.exit(f"wikic ask failed:\n{out.stderr}")
@@ -90,7 +108,8 @@ def ask(project: Project, question: str) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--questions", type=int, default=3)
     parser.add_argument("--animals", type=int, default=22)  # ~150 prefix tokens each
     parser.add_argument("--keep", type=Path, help="make the project here and keep it")
@@ -112,13 +131,18 @@ def run(root: Path, animals: int, questions: int) -> None:
         warm = ask(project, question)
         if cold["prefix_cached"] or not warm["prefix_cached"]:
             sys.exit(f"unexpected cache state: cold {cold['prefix_cached']}, warm {warm['prefix_cached']}")
-        print(f"{question!r}: first token cold {cold['seconds']['first_token']:.3f} s, "
-              f"warm {warm['seconds']['first_token']:.3f} s; evaluated {cold['evaluated_tokens']} vs "
-              f"{warm['evaluated_tokens']} tokens", file=sys.stderr)
+        print(
+            f"{question!r}: first token cold {cold['seconds']['first_token']:.3f} s, "
+            f"warm {warm['seconds']['first_token']:.3f} s; evaluated {cold['evaluated_tokens']} vs "
+            f"{warm['evaluated_tokens']} tokens",
+            file=sys.stderr,
+        )
         runs.append((cold, warm))
     if runs[0][0]["prefix_tokens"] < 3000:
-        print(f"warning: the prefix is only {runs[0][0]['prefix_tokens']} tokens; use more --animals",
-              file=sys.stderr)
+        print(
+            f"warning: the prefix is only {runs[0][0]['prefix_tokens']} tokens; use more --animals",
+            file=sys.stderr,
+        )
     cold_ttft = statistics.median(c["seconds"]["first_token"] for c, _ in runs)
     warm_ttft = statistics.median(w["seconds"]["first_token"] for _, w in runs)
     summary = {
@@ -135,11 +159,14 @@ def run(root: Path, animals: int, questions: int) -> None:
         "state_bytes": runs[0][0]["state_bytes"],
         "state_bytes_per_prefix_token": round(runs[0][0]["state_bytes"] / runs[0][0]["prefix_tokens"]),
     }
-    print(f"prefix {summary['prefix_tokens']} tokens: time to first token cold {cold_ttft:.3f} s, "
-          f"warm {warm_ttft:.3f} s (median of {len(runs)}): warm is {summary['ratio']}x faster "
-          f"(target >= 20x); {summary['state_bytes_per_prefix_token']} bytes of state per prefix token",
-          file=sys.stderr)
+    print(
+        f"prefix {summary['prefix_tokens']} tokens: time to first token cold {cold_ttft:.3f} s, "
+        f"warm {warm_ttft:.3f} s (median of {len(runs)}): warm is {summary['ratio']}x faster "
+        f"(target >= 20x); {summary['state_bytes_per_prefix_token']} bytes of state per prefix token",
+        file=sys.stderr,
+    )
     print(json.dumps(summary, indent=2))
+
 
 if __name__ == "__main__":
     main()

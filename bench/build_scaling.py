@@ -90,12 +90,19 @@ def run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> Run:
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode,
-                   out.read().decode(), err.read().decode())
+        return Run(
+            wall,
+            usage.ru_utime + usage.ru_stime,
+            usage.ru_maxrss / 1024,
+            proc.returncode,
+            out.read().decode(),
+            err.read().decode(),
+        )
 
 
-def wikic_build(root: Path, log: Path | None = None,
-                extra: tuple[str, ...] = ()) -> tuple[Run, dict[str, Any]]:
+def wikic_build(
+    root: Path, log: Path | None = None, extra: tuple[str, ...] = ()
+) -> tuple[Run, dict[str, Any]]:
     env = dict(os.environ)
     if log is not None:
         env["WIKIC_SCRIPTED_LOG"] = str(log)
@@ -131,8 +138,15 @@ def read_pages(wiki: Path) -> list[Page]:
         if not text.startswith("---\n") or end == -1:
             continue  # index.md, log.md
         meta = yaml.load(text[4:end], Loader=Loader) or {}
-        pages.append(Page(path.name, str(meta.get("title")), str(meta.get("type")),
-                          list(meta.get("sources") or []), text[end + 5 :]))
+        pages.append(
+            Page(
+                path.name,
+                str(meta.get("title")),
+                str(meta.get("type")),
+                list(meta.get("sources") or []),
+                text[end + 5 :],
+            )
+        )
     return pages
 
 
@@ -141,8 +155,11 @@ def minimal_set(pages: list[Page], source: str) -> tuple[set[str], set[str]]:
     (pages listing it in front matter `sources`, those of them that also cite its lines)."""
     feeds = {f"write {p.type}: {p.title}" for p in pages if p.type != "source" and source in p.sources}
     anchor = f"(../{source}#L"
-    cites = {f"write {p.type}: {p.title}" for p in pages
-             if p.type != "source" and source in p.sources and anchor in p.body}
+    cites = {
+        f"write {p.type}: {p.title}"
+        for p in pages
+        if p.type != "source" and source in p.sources and anchor in p.body
+    }
     return feeds, cites
 
 
@@ -198,9 +215,15 @@ def measure(n: int, latency: float, args: argparse.Namespace, base: Path) -> Siz
     calls = count_lines(log)
     res.pages = report["pages"]
     overhead = full.wall - calls * latency
-    res.full = {"wall": full.wall, "cpu": full.cpu, "calls": calls, "engine_seconds": report["seconds"],
-                "overhead": overhead, "overhead_per_call_ms": 1000 * overhead / max(calls, 1),
-                "maxrss_mb": full.maxrss_mb}
+    res.full = {
+        "wall": full.wall,
+        "cpu": full.cpu,
+        "calls": calls,
+        "engine_seconds": report["seconds"],
+        "overhead": overhead,
+        "overhead_per_call_ms": 1000 * overhead / max(calls, 1),
+        "maxrss_mb": full.maxrss_mb,
+    }
     peak = full.maxrss_mb
     say(f"[{n}] full build {full.wall:.2f}s, {calls} calls, {full.maxrss_mb:.0f} MB")
 
@@ -234,14 +257,21 @@ def measure(n: int, latency: float, args: argparse.Namespace, base: Path) -> Siz
         r = run([sys.executable, "-c", FLOOR], root)
         walls["floor"].append(r.wall)
         cpus["floor"].append(r.cpu)
-    res.noop = {"wall": median(walls["wikic"]), "cpu": median(cpus["wikic"]), "runs": walls["wikic"],
-                "calls": count_lines(log) - before, "maxrss_mb": noop.maxrss_mb}
+    res.noop = {
+        "wall": median(walls["wikic"]),
+        "cpu": median(cpus["wikic"]),
+        "runs": walls["wikic"],
+        "calls": count_lines(log) - before,
+        "maxrss_mb": noop.maxrss_mb,
+    }
     res.floor = {"wall": median(walls["floor"]), "cpu": median(cpus["floor"])}
     if have_ninja:
         res.ninja |= {"wall": median(walls["ninja"]), "cpu": median(cpus["ninja"])}
     ninja_ms = res.ninja.get("wall", float("nan")) * 1000
-    say(f"[{n}] no-op {res.noop['wall'] * 1000:.0f} ms "
-        f"(ninja {ninja_ms:.0f} ms, floor {res.floor['wall'] * 1000:.0f} ms)")
+    say(
+        f"[{n}] no-op {res.noop['wall'] * 1000:.0f} ms "
+        f"(ninja {ninja_ms:.0f} ms, floor {res.floor['wall'] * 1000:.0f} ms)"
+    )
 
     feeds, cites = minimal_set(pages, EDITED)
     edit_walls, edit_calls, minimal = [], [], True
@@ -255,17 +285,28 @@ def measure(n: int, latency: float, args: argparse.Namespace, base: Path) -> Siz
         ok = made == len(expected) and ran == expected
         minimal = minimal and ok
         if not ok:
-            say(f"[{n}] edit {revision}: {made} calls, expected {len(expected)}; "
-                f"extra {sorted(ran - expected)[:5]}, missing {sorted(expected - ran)[:5]}")
+            say(
+                f"[{n}] edit {revision}: {made} calls, expected {len(expected)}; "
+                f"extra {sorted(ran - expected)[:5]}, missing {sorted(expected - ran)[:5]}"
+            )
         edit_walls.append(r.wall)
         edit_calls.append(made)
         peak = max(peak, r.maxrss_mb)
-    res.edit = {"wall": median(edit_walls), "runs": edit_walls, "calls": edit_calls,
-                "expected_calls": 1 + len(cites), "feeding_pages": len(feeds), "citing_pages": len(cites),
-                "minimal": minimal, "engine_seconds": rep["seconds"],
-                "latency_part": edit_calls[-1] * latency}
-    say(f"[{n}] edit {res.edit['wall']:.2f}s, calls {edit_calls} (minimal {1 + len(cites)}: "
-        f"{'yes' if minimal else 'NO'})")
+    res.edit = {
+        "wall": median(edit_walls),
+        "runs": edit_walls,
+        "calls": edit_calls,
+        "expected_calls": 1 + len(cites),
+        "feeding_pages": len(feeds),
+        "citing_pages": len(cites),
+        "minimal": minimal,
+        "engine_seconds": rep["seconds"],
+        "latency_part": edit_calls[-1] * latency,
+    }
+    say(
+        f"[{n}] edit {res.edit['wall']:.2f}s, calls {edit_calls} (minimal {1 + len(cites)}: "
+        f"{'yes' if minimal else 'NO'})"
+    )
     res.peak_mb = peak
 
     if args.profile and n == max(args.sizes):
@@ -291,14 +332,17 @@ def profile(root: Path, base: Path, revision: int, top: int) -> dict[str, Any]:
         stats = pstats.Stats(str(prof))
         rows = []
         for (file, line, fn), (_, calls, tt, ct, _) in stats.stats.items():  # type: ignore[attr-defined]
-            rows.append({"function": f"{short(file)}:{line}({fn})", "calls": calls, "tottime": tt,
-                         "cumtime": ct})
+            rows.append(
+                {"function": f"{short(file)}:{line}({fn})", "calls": calls, "tottime": tt, "cumtime": ct}
+            )
         total = max(max(r["cumtime"] for r in rows), 1e-9)
         for r in rows:
             r["share"] = r["cumtime"] / total
-        out[what] = {"total": total,
-                     "by_cumtime": sorted(rows, key=lambda r: -r["cumtime"])[:top],
-                     "by_tottime": sorted(rows, key=lambda r: -r["tottime"])[:top]}
+        out[what] = {
+            "total": total,
+            "by_cumtime": sorted(rows, key=lambda r: -r["cumtime"])[:top],
+            "by_tottime": sorted(rows, key=lambda r: -r["tottime"])[:top],
+        }
     return out
 
 
@@ -315,26 +359,45 @@ def ms(x: float) -> str:
 
 
 def table(results: list[SizeResult]) -> str:
-    head = ["sources", "pages", "full build", "engine overhead (cpu)", "no-op (cpu)", "ninja no-op", "floor",
-            "no-op/ninja", "no-op/floor", "edit", "edit calls (minimal)", "peak MB"]
+    head = [
+        "sources",
+        "pages",
+        "full build",
+        "engine overhead (cpu)",
+        "no-op (cpu)",
+        "ninja no-op",
+        "floor",
+        "no-op/ninja",
+        "no-op/floor",
+        "edit",
+        "edit calls (minimal)",
+        "peak MB",
+    ]
     rows = []
     for r in results:
         ninja = r.ninja.get("wall")
-        rows.append([
-            f"{r.sources:,}", f"{r.pages:,}",
-            f"{ms(r.full['wall'])} ({r.full['calls']:,} calls x {r.latency * 1000:g} ms)",
-            f"{ms(r.full['overhead'])}, {r.full['overhead_per_call_ms']:.2f} ms/call ({ms(r.full['cpu'])})",
-            f"{ms(r.noop['wall'])} ({ms(r.noop['cpu'])})",
-            ms(ninja) if ninja else "n/a", ms(r.floor["wall"]),
-            f"{r.noop['wall'] / ninja:.1f}x" if ninja else "n/a",
-            f"{r.noop['wall'] / r.floor['wall']:.1f}x",
-            ms(r.edit["wall"]),
-            f"{r.edit['calls'][0]} ({r.edit['expected_calls']}: {'yes' if r.edit['minimal'] else 'NO'})",
-            f"{r.peak_mb:.0f}",
-        ])
+        rows.append(
+            [
+                f"{r.sources:,}",
+                f"{r.pages:,}",
+                f"{ms(r.full['wall'])} ({r.full['calls']:,} calls x {r.latency * 1000:g} ms)",
+                f"{ms(r.full['overhead'])}, {r.full['overhead_per_call_ms']:.2f} ms/call"
+                f" ({ms(r.full['cpu'])})",
+                f"{ms(r.noop['wall'])} ({ms(r.noop['cpu'])})",
+                ms(ninja) if ninja else "n/a",
+                ms(r.floor["wall"]),
+                f"{r.noop['wall'] / ninja:.1f}x" if ninja else "n/a",
+                f"{r.noop['wall'] / r.floor['wall']:.1f}x",
+                ms(r.edit["wall"]),
+                f"{r.edit['calls'][0]} ({r.edit['expected_calls']}: {'yes' if r.edit['minimal'] else 'NO'})",
+                f"{r.peak_mb:.0f}",
+            ]
+        )
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
-    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + " |",
-             "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    lines = [
+        "| " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + " |",
+        "|" + "|".join("-" * (w + 2) for w in widths) + "|",
+    ]
     lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |" for row in rows]
     return "\n".join(lines)
 
@@ -350,8 +413,10 @@ def targets(results: list[SizeResult]) -> list[str]:
         out.append("  no-op within 2.5x ninja: ninja not run (apt-get install ninja-build)")
     noop = big.noop["wall"]
     out.append(f"  no-op under 0.5 s: {noop:.3f} s -> {'met' if noop < 0.5 else 'NOT met'}")
-    out.append(f"  one-source edit = minimal calls: {big.edit['calls']} vs {big.edit['expected_calls']} -> "
-               f"{'met' if big.edit['minimal'] else 'NOT met'}")
+    out.append(
+        f"  one-source edit = minimal calls: {big.edit['calls']} vs {big.edit['expected_calls']} -> "
+        f"{'met' if big.edit['minimal'] else 'NOT met'}"
+    )
     peak = big.peak_mb
     out.append(f"  peak memory under 300 MB: {peak:.0f} MB -> {'met' if peak < 300 else 'NOT met'}")
     return out
@@ -370,20 +435,33 @@ def print_profile(results: list[SizeResult]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")],
-                        help="comma-separated source counts (default 100,1000,10000)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--sizes",
+        type=lambda s: [int(x) for x in s.split(",")],
+        help="comma-separated source counts (default 100,1000,10000)",
+    )
     parser.add_argument("--quick", action="store_true", help="sizes 100,1000; 3 no-op runs, 2 edits")
     parser.add_argument("--runs", type=int, default=7, help="no-op builds per size (median)")
     parser.add_argument("--edits", type=int, default=3, help="one-source edits per size (median)")
-    parser.add_argument("--latency", type=float, default=0.005,
-                        help="scripted seconds per call, for sizes up to 1,000 (default 0.005)")
-    parser.add_argument("--big-latency", type=float, default=0.0,
-                        help="scripted seconds per call above 1,000 sources (default 0)")
+    parser.add_argument(
+        "--latency",
+        type=float,
+        default=0.005,
+        help="scripted seconds per call, for sizes up to 1,000 (default 0.005)",
+    )
+    parser.add_argument(
+        "--big-latency",
+        type=float,
+        default=0.0,
+        help="scripted seconds per call above 1,000 sources (default 0)",
+    )
     parser.add_argument("--no-ninja", action="store_true", help="skip the ninja comparison")
-    parser.add_argument("--profile", action="store_true",
-                        help="cProfile the no-op and the edit at the largest size")
+    parser.add_argument(
+        "--profile", action="store_true", help="cProfile the no-op and the edit at the largest size"
+    )
     parser.add_argument("--top", type=int, default=25, help="rows per profile listing")
     parser.add_argument("--dir", type=Path, help="work here instead of a temporary folder")
     parser.add_argument("--keep", action="store_true", help="keep the generated projects")
@@ -394,17 +472,22 @@ def main() -> int:
     if args.quick:
         args.runs, args.edits = min(args.runs, 3), min(args.edits, 2)
     if shutil.which("ninja") is None and not args.no_ninja:
-        say("ninja not found: install it (Debian: apt-get install ninja-build); "
-            "comparing with the floor only")
+        say(
+            "ninja not found: install it (Debian: apt-get install ninja-build); comparing with the floor only"
+        )
     base = Path(tempfile.mkdtemp(prefix="wikic-bench-", dir=args.dir))
     try:
-        results = [measure(n, args.latency if n <= 1000 else args.big_latency, args, base)
-                   for n in sorted(args.sizes)]
+        results = [
+            measure(n, args.latency if n <= 1000 else args.big_latency, args, base)
+            for n in sorted(args.sizes)
+        ]
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
-    print(f"wikic build scaling — python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
-          f"{time.strftime('%Y-%m-%d')}; medians of {args.runs} no-ops and {args.edits} edits")
+    print(
+        f"wikic build scaling — python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+        f"{time.strftime('%Y-%m-%d')}; medians of {args.runs} no-ops and {args.edits} edits"
+    )
     print(table(results))
     print("\n".join(targets(results)))
     print_profile(results)

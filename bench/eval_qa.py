@@ -35,6 +35,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -68,8 +69,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="prompt tokens for instructions + context + question, all three ways (default 600)")
     p.add_argument("--answer-tokens", type=int, default=24, help="answer tokens, all three ways (default 24)")
     p.add_argument("--jobs", type=int, default=1, help="parallel model calls while compiling")
+    p.add_argument("--ways", type=lambda v: [w.strip() for w in v.split(",")], default=list(METHODS),
+                   help="which ways to answer, of closed_book,rag,wikic (default: all three; "
+                        "without wikic nothing is compiled)")
     p.add_argument("--project", type=Path, help="keep the compiled project here (reused by the next run)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    unknown = sorted(set(args.ways) - set(METHODS))
+    if unknown or not args.ways:
+        p.error(f"--ways: unknown {', '.join(unknown) or '(none given)'}; use some of {','.join(METHODS)}")
+    return args
 
 
 def model_section(args: argparse.Namespace) -> dict[str, Any]:
@@ -171,18 +179,21 @@ def score(answer: Answer, q: dict[str, Any], evidence: set[str]) -> dict[str, An
     }
 
 
-def answer_all(questions: list[dict[str, Any]], docs: list[str], model: Model, retriever: Retriever,
-               wiki: Wiki) -> list[dict[str, Any]]:
+Way = Callable[[str], Answer]
+
+
+def answer_all(questions: list[dict[str, Any]], docs: list[str],
+               ways: dict[str, Way]) -> list[dict[str, Any]]:
     rows = []
     for i, q in enumerate(questions, 1):
         evidence = set(q["evidence"]) & set(docs)
-        ways = {"closed_book": closed_book(model, q["question"]), "rag": rag(model, retriever, q["question"]),
-                "wikic": wiki.answer(q["question"])}
-        row = {"id": q["id"], "type": q["type"], "question": q["question"], "answers": q["answers"],
-               **{name: score(a, q, evidence) for name, a in ways.items()}}
-        row["closed_book"]["evidence_recall"] = None  # no context at all
+        row = {"id": q["id"], "type": q["type"], "question": q["question"], "answers": q["answers"]}
+        for name, way in ways.items():
+            row[name] = score(way(q["question"]), q, evidence)
+        if "closed_book" in row:
+            row["closed_book"]["evidence_recall"] = None  # no context at all
         rows.append(row)
-        print(f"[{i}/{len(questions)}] " + "  ".join(f"{m} f1={row[m]['f1']:.2f}" for m in METHODS),
+        print(f"[{i}/{len(questions)}] " + "  ".join(f"{m} f1={row[m]['f1']:.2f}" for m in ways),
               file=sys.stderr, flush=True)
     return rows
 
@@ -209,7 +220,7 @@ def fact_retention(questions: list[dict[str, Any]], texts: dict[str, str], wiki:
 def method_table(summary: dict[str, Any]) -> list[str]:
     lines = ["| method | EM | F1 | evidence recall | prompt tokens | s/question |",
              "|---|---|---|---|---|---|"]
-    for m in METHODS:
+    for m in summary:
         s = summary[m]["overall"]
         recall = "—" if s["evidence_recall"] is None else f"{s['evidence_recall']:.2f}"
         lines.append(f"| {m} | {s['em']:.3f} | {s['f1']:.3f} | {recall} | {s['prompt_tokens']:.0f} | "
@@ -218,20 +229,32 @@ def method_table(summary: dict[str, Any]) -> list[str]:
 
 
 def type_table(summary: dict[str, Any]) -> list[str]:
-    types = list(summary[METHODS[0]]["by_type"])
-    counts = [summary[METHODS[0]]["by_type"][t]["n"] for t in types]
+    first = next(iter(summary.values()))
+    types = list(first["by_type"])
+    counts = [first["by_type"][t]["n"] for t in types]
     head = " | ".join(f"{t} (n={n})" for t, n in zip(types, counts, strict=True))
     lines = [f"| F1 / EM by type | {head} |", "|---" * (len(types) + 1) + "|"]
-    for m in METHODS:
+    for m in summary:
         cells = " | ".join(f"{summary[m]['by_type'][t]['f1']:.3f} / {summary[m]['by_type'][t]['em']:.2f}"
                            for t in types)
         lines.append(f"| {m} | {cells} |")
     return lines
 
 
-def markdown(results: dict[str, Any]) -> str:
-    c, r, summary = results["compile"], results["fact_retention"], results["summary"]
+def compile_line(results: dict[str, Any]) -> str:
+    c, r = results["compile"], results["fact_retention"]
+    if c is None or r is None:
+        return f"No compile (wikic not among --ways). Answering: {results['answer_seconds']:.0f} s."
     share = "n/a" if r["share"] is None else f"{r['share']:.0%}"
+    return (f"Fact retention: {r['retained']} of {r['in_sources']} gold answers found verbatim in the "
+            f"evidence documents are still in the pages compiled from them ({share}).\n\n"
+            f"Compile: {results['documents']} documents -> {c['pages']} pages in {c['seconds']:.0f} s, "
+            f"{c['calls']} model calls, {c['failed']} failed actions. "
+            f"Answering: {results['answer_seconds']:.0f} s.")
+
+
+def markdown(results: dict[str, Any]) -> str:
+    summary = results["summary"]
     lines = [
         f"# eval_qa: {results['dataset']}, {results['questions']} questions, "
         f"{results['documents']} documents",
@@ -245,12 +268,7 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         *type_table(summary),
         "",
-        f"Fact retention: {r['retained']} of {r['in_sources']} gold answers found verbatim in the evidence "
-        f"documents are still in the pages compiled from them ({share}).",
-        "",
-        f"Compile: {results['documents']} documents -> {c['pages']} pages in {c['seconds']:.0f} s, "
-        f"{c['calls']} model calls, {c['failed']} failed actions. "
-        f"Answering: {results['answer_seconds']:.0f} s.",
+        compile_line(results),
     ]
     return "\n".join(lines) + "\n"
 
@@ -267,30 +285,37 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         project = make_project(root, data, docs, model_section(args), args)
         schema = load_schema(project.schema_path)
         backend = make_backend(schema.model, project.root)
-        print(f"compiling {len(docs)} documents in {root}", file=sys.stderr, flush=True)
-        compiled = compile_wiki(project, backend)
-        print(f"compiled: {compiled}", file=sys.stderr, flush=True)
+        compiled = retention = None
+        if "wikic" in args.ways:
+            print(f"compiling {len(docs)} documents in {root}", file=sys.stderr, flush=True)
+            compiled = compile_wiki(project, backend)
+            print(f"compiled: {compiled}", file=sys.stderr, flush=True)
         model = Model(backend, schema)
         model.load()
         retriever = Retriever(texts)
-        wiki = Wiki(project, schema, model)
+        ways: dict[str, Way] = {"closed_book": lambda q: closed_book(model, q),
+                                "rag": lambda q: rag(model, retriever, q)}
+        if "wikic" in args.ways:
+            wiki = Wiki(project, schema, model)
+            ways["wikic"] = wiki.answer
+            retention = fact_retention(questions, texts, wiki)
         started = time.monotonic()
-        rows = answer_all(questions, docs, model, retriever, wiki)
+        rows = answer_all(questions, docs, {m: ways[m] for m in METHODS if m in args.ways})
         answer_seconds = time.monotonic() - started
-        retention = fact_retention(questions, texts, wiki)
         mid = model_id(schema.model, project.root)
-    modes = sorted({row["wikic"]["mode"] for row in rows})
+    modes = sorted({row["wikic"]["mode"] for row in rows if "wikic" in row})
     return {
         "dataset": data.name, "data": str(data), "model": args.model, "model_id": mid,
         "questions": len(questions), "documents": len(docs), "limit": args.limit, "seed": args.seed,
         "budget": args.budget, "answer_tokens": args.answer_tokens, "instruction": INSTRUCTION,
         "chunk_chars": 512, "rag_chunks": len(retriever.chunks),
-        "rag_mean_k": sum(row["rag"]["k"] for row in rows) / max(1, len(rows)),
+        "rag_mean_k": sum(row["rag"]["k"] for row in rows if "rag" in row) / max(1, len(rows)),
         "wikic_modes": ", ".join(modes) or "none",
-        "wikic_context_mismatches": sum(1 for row in rows if not row["wikic"]["context_check"]),
+        "wikic_context_mismatches": sum(1 for row in rows
+                                        if "wikic" in row and not row["wikic"]["context_check"]),
         "compile": compiled, "answer_seconds": round(answer_seconds, 1),
         "summary": {m: summarise([{"type": row["type"], **row[m]} for row in rows], METRICS)
-                    for m in METHODS},
+                    for m in METHODS if m in args.ways},
         "fact_retention": retention, "per_question": rows,
     }
 

@@ -87,12 +87,18 @@ class Server:
                 self.in_flight -= 1
                 self.spans.append((start, time.perf_counter()))
         return {
-            "id": f"chatcmpl-{self.requests}", "object": "chat.completion", "created": int(time.time()),
+            "id": f"chatcmpl-{self.requests}",
+            "object": "chat.completion",
+            "created": int(time.time()),
             "model": body.get("model", "bench"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": done.text},
-                         "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": done.prompt_tokens, "completion_tokens": done.completion_tokens,
-                      "total_tokens": done.prompt_tokens + done.completion_tokens},
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": done.text}, "finish_reason": "stop"}
+            ],
+            "usage": {
+                "prompt_tokens": done.prompt_tokens,
+                "completion_tokens": done.completion_tokens,
+                "total_tokens": done.prompt_tokens + done.completion_tokens,
+            },
         }
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
@@ -126,8 +132,12 @@ class Server:
 
 def build(root: Path, jobs: int) -> tuple[float, float, dict[str, Any]]:
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "wikic", "build", "--json", "-q", "-j", str(jobs)],
-                          cwd=root, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "wikic", "build", "--json", "-q", "-j", str(jobs)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
     end = time.perf_counter()
     if proc.returncode != 0:
         raise SystemExit(f"wikic build -j {jobs} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
@@ -149,8 +159,9 @@ def pages(root: Path) -> dict[str, bytes]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sources", type=int, default=128)
     parser.add_argument("--latency", type=float, default=0.5, help="seconds the server takes per request")
     parser.add_argument("--jobs", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 16])
@@ -174,37 +185,64 @@ def main() -> int:
                 calls = report["llm"]["calls"]
                 made = pages(root)
                 first = first or made
-                rows.append({"jobs": jobs, "wall": end - start, "calls": calls, "requests": server.requests,
-                             "max_in_flight": server.max_in_flight, "same_pages": made == first,
-                             "pages": report["pages"]} | timeline(start, end, server.spans, jobs))
+                rows.append(
+                    {
+                        "jobs": jobs,
+                        "wall": end - start,
+                        "calls": calls,
+                        "requests": server.requests,
+                        "max_in_flight": server.max_in_flight,
+                        "same_pages": made == first,
+                        "pages": report["pages"],
+                    }
+                    | timeline(start, end, server.spans, jobs)
+                )
                 shutil.rmtree(root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     one = rows[0]
     serial = one["wall"] - one["calls"] * args.latency  # the -j 1 build's time outside the model
-    print(f"wikic build -j: {args.sources} sources, {one['pages']} pages, {one['calls']} calls, "
-          f"server latency {args.latency:g} s; python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
-          f"{time.strftime('%Y-%m-%d')}")
-    print("| -j | wall | calls | max in flight | speed-up | vs ideal N | Amdahl ideal | vs Amdahl "
-          "| before 1st call | after last call | idle slots | same pages |")
-    print("|----|------|-------|---------------|----------|------------|--------------|-----------"
-          "|-----------------|-----------------|------------|------------|")
+    print(
+        f"wikic build -j: {args.sources} sources, {one['pages']} pages, {one['calls']} calls, "
+        f"server latency {args.latency:g} s; python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+        f"{time.strftime('%Y-%m-%d')}"
+    )
+    print(
+        "| -j | wall | calls | max in flight | speed-up | vs ideal N | Amdahl ideal | vs Amdahl "
+        "| before 1st call | after last call | idle slots | same pages |"
+    )
+    print(
+        "|----|------|-------|---------------|----------|------------|--------------|-----------"
+        "|-----------------|-----------------|------------|------------|"
+    )
     for r in rows:
         speedup = one["wall"] / r["wall"]
         amdahl = one["wall"] / (serial + r["calls"] * args.latency / r["jobs"])
-        r |= {"speedup": speedup, "vs_ideal": speedup / r["jobs"], "amdahl_ideal": amdahl,
-              "vs_amdahl": speedup / amdahl}
-        print(f"| {r['jobs']} | {r['wall']:.2f} s | {r['calls']} | {r['max_in_flight']} | {speedup:.2f}x | "
-              f"{r['vs_ideal']:.0%} | {amdahl:.2f}x | {r['vs_amdahl']:.0%} | {r['head']:.2f} s | "
-              f"{r['tail']:.2f} s | {r['idle_slots']:.2f} s | {'yes' if r['same_pages'] else 'NO'} |")
+        r |= {
+            "speedup": speedup,
+            "vs_ideal": speedup / r["jobs"],
+            "amdahl_ideal": amdahl,
+            "vs_amdahl": speedup / amdahl,
+        }
+        print(
+            f"| {r['jobs']} | {r['wall']:.2f} s | {r['calls']} | {r['max_in_flight']} | {speedup:.2f}x | "
+            f"{r['vs_ideal']:.0%} | {amdahl:.2f}x | {r['vs_amdahl']:.0%} | {r['head']:.2f} s | "
+            f"{r['tail']:.2f} s | {r['idle_slots']:.2f} s | {'yes' if r['same_pages'] else 'NO'} |"
+        )
     top = max(rows, key=lambda r: r["jobs"])
     print(f"serial part of the -j 1 build (wall - calls x latency): {serial:.2f} s")
-    print(f"target at -j {top['jobs']}: >= 80% of ideal: {top['vs_ideal']:.0%} of N "
-          f"({'met' if top['vs_ideal'] >= 0.8 else 'NOT met'}), {top['vs_amdahl']:.0%} of Amdahl's "
-          f"({'met' if top['vs_amdahl'] >= 0.8 else 'NOT met'})")
+    print(
+        f"target at -j {top['jobs']}: >= 80% of ideal: {top['vs_ideal']:.0%} of N "
+        f"({'met' if top['vs_ideal'] >= 0.8 else 'NOT met'}), {top['vs_amdahl']:.0%} of Amdahl's "
+        f"({'met' if top['vs_amdahl'] >= 0.8 else 'NOT met'})"
+    )
     if args.json:
-        args.json.write_text(json.dumps({"args": vars(args) | {"json": str(args.json)}, "serial": serial,
-                                         "rows": rows}, indent=2), encoding="utf-8")
+        args.json.write_text(
+            json.dumps(
+                {"args": vars(args) | {"json": str(args.json)}, "serial": serial, "rows": rows}, indent=2
+            ),
+            encoding="utf-8",
+        )
     return 0
 
 

@@ -42,19 +42,48 @@ from wikic.project import Project, init_project
 from wikic.report import Progress
 
 SCHEMA = "title: Bench wiki\nscope: generated notes\nmodel:\n  backend: scripted\n  name: bench\n"
-TOPICS = [f"{a} {b}" for a in ("Vector", "Graph", "Stream", "Cache", "Index", "Queue", "Shard", "Token",
-                                "Schema", "Kernel", "Buffer", "Cluster")
-          for b in ("search", "storage", "routing", "compaction", "replication", "eviction",
-                    "planning", "hashing", "batching", "scheduling", "encoding", "recovery")]  # 144 topics
+TOPICS = [
+    f"{a} {b}"
+    for a in (
+        "Vector",
+        "Graph",
+        "Stream",
+        "Cache",
+        "Index",
+        "Queue",
+        "Shard",
+        "Token",
+        "Schema",
+        "Kernel",
+        "Buffer",
+        "Cluster",
+    )
+    for b in (
+        "search",
+        "storage",
+        "routing",
+        "compaction",
+        "replication",
+        "eviction",
+        "planning",
+        "hashing",
+        "batching",
+        "scheduling",
+        "encoding",
+        "recovery",
+    )
+]  # 144 topics
 
 
 def source_text(i: int, revision: int) -> str:
     a, b, c = TOPICS[i % len(TOPICS)], TOPICS[(i * 7 + 3) % len(TOPICS)], TOPICS[(i * 13 + 5) % len(TOPICS)]
-    return (f"# Note {i}\n\n"
-            f"Revision {revision}: note {i} covers {a.lower()} and {b.lower()}.\n\n"
-            f"## {a}\n\nFact {revision} from note {i} about {a.lower()}.\n"
-            f"A second line from note {i}, with **{c}** in it.\n\n"
-            f"## {b}\n\nNote {i} says {b.lower()} matters at scale.\n")
+    return (
+        f"# Note {i}\n\n"
+        f"Revision {revision}: note {i} covers {a.lower()} and {b.lower()}.\n\n"
+        f"## {a}\n\nFact {revision} from note {i} about {a.lower()}.\n"
+        f"A second line from note {i}, with **{c}** in it.\n\n"
+        f"## {b}\n\nNote {i} says {b.lower()} matters at scale.\n"
+    )
 
 
 def generate(root: Path, n: int) -> Project:
@@ -67,11 +96,22 @@ def generate(root: Path, n: int) -> Project:
 
 class Watch:
     def __init__(self, project: Project, debounce: int, poll: bool, log: Path) -> None:
-        args = [sys.executable, "-m", "wikic", "-C", str(project.root), "watch", "--json", "-q",
-                "--debounce", str(debounce)] + (["--poll", "--poll-interval", "0.25"] if poll else [])
+        args = [
+            sys.executable,
+            "-m",
+            "wikic",
+            "-C",
+            str(project.root),
+            "watch",
+            "--json",
+            "-q",
+            "--debounce",
+            str(debounce),
+        ] + (["--poll", "--poll-interval", "0.25"] if poll else [])
         env = dict(os.environ, WIKIC_SCRIPTED_LOG=str(log))
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                     env=env)
+        self.proc = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
+        )
         self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -119,10 +159,17 @@ def latency(project: Project, w: Watch, runs: int, n: int) -> dict[str, Any]:
         seen.append(wait_for_text(page, f"Revision {r}: note {i}") - saved)
         report = w.next()
         builds.append(report["seconds"])
-        print(f"  run {r}: {seen[-1] * 1000:.0f} ms to page (build {report['seconds'] * 1000:.0f} ms, "
-              f"{report['llm']['calls']} calls)", file=sys.stderr)
-    return {"median_s": round(statistics.median(seen), 3), "min_s": round(min(seen), 3),
-            "max_s": round(max(seen), 3), "build_median_s": round(statistics.median(builds), 3)}
+        print(
+            f"  run {r}: {seen[-1] * 1000:.0f} ms to page (build {report['seconds'] * 1000:.0f} ms, "
+            f"{report['llm']['calls']} calls)",
+            file=sys.stderr,
+        )
+    return {
+        "median_s": round(statistics.median(seen), 3),
+        "min_s": round(min(seen), 3),
+        "max_s": round(max(seen), 3),
+        "build_median_s": round(statistics.median(builds), 3),
+    }
 
 
 def burst(project: Project, w: Watch, log: Path) -> dict[str, Any]:
@@ -133,8 +180,12 @@ def burst(project: Project, w: Watch, log: Path) -> dict[str, Any]:
         time.sleep(0.005)
     reports = [w.next()] + w.drain(3.0)
     after = len(log.read_text().splitlines())
-    return {"writes": 50, "builds": len(reports), "changed": sum(len(r["changed"]) for r in reports),
-            "model_calls": after - before}
+    return {
+        "writes": 50,
+        "builds": len(reports),
+        "changed": sum(len(r["changed"]) for r in reports),
+        "model_calls": after - before,
+    }
 
 
 def profile_one_edit(project: Project, top: int = 18) -> dict[str, Any]:
@@ -170,15 +221,21 @@ def main() -> None:
         started = time.monotonic()
         first = build(project, BuildOptions(), Progress(quiet=True))
         initial = time.monotonic() - started
-        print(f"initial build: {args.sources} sources, {first.pages} pages, {first.calls} calls, "
-              f"{initial:.1f}s", file=sys.stderr)
+        print(
+            f"initial build: {args.sources} sources, {first.pages} pages, {first.calls} calls, "
+            f"{initial:.1f}s",
+            file=sys.stderr,
+        )
         w = Watch(project, args.debounce, args.poll, log)
         try:
             start = w.next()
             print(f"watch up; its first build (a no-op) took {start['seconds']:.2f}s", file=sys.stderr)
             result: dict[str, Any] = {
-                "sources": args.sources, "pages": first.pages, "debounce_ms": args.debounce,
-                "mode": "poll" if args.poll else "native", "initial_build_s": round(initial, 2),
+                "sources": args.sources,
+                "pages": first.pages,
+                "debounce_ms": args.debounce,
+                "mode": "poll" if args.poll else "native",
+                "initial_build_s": round(initial, 2),
                 "watch_first_build_s": start["seconds"],
                 "latency": latency(project, w, args.runs, args.sources),
                 "burst": burst(project, w, log),

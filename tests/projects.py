@@ -53,8 +53,13 @@ Chunks overlap by a few sentences so that no fact is cut in two.
 }
 
 
-def make_project(root: Path, notes: dict[str, str] | None = None, name: str = "v1", latency: float = 0.0,
-                 rules: list[str] | None = None) -> Project:
+def make_project(
+    root: Path,
+    notes: dict[str, str] | None = None,
+    name: str = "v1",
+    latency: float = 0.0,
+    rules: list[str] | None = None,
+) -> Project:
     project = init_project(root)
     write_schema(project, name=name, latency=latency, rules=rules)
     for fname, text in (NOTES if notes is None else notes).items():
@@ -64,7 +69,9 @@ def make_project(root: Path, notes: dict[str, str] | None = None, name: str = "v
     return project
 
 
-def write_schema(project: Project, name: str = "v1", latency: float = 0.0, rules: list[str] | None = None) -> None:
+def write_schema(
+    project: Project, name: str = "v1", latency: float = 0.0, rules: list[str] | None = None
+) -> None:
     text = SCRIPTED_SCHEMA.format(name=name, latency=latency, rules=json.dumps(rules or []))
     project.schema_path.write_text(text, encoding="utf-8")
 
@@ -93,8 +100,12 @@ class Counting:
 
 def run_build(project: Project, backend: Counting | None = None, **opts: object) -> tuple[Report, Counting]:
     backend = backend or Counting()
-    report = build(project, BuildOptions(**opts), Progress(quiet=True),  # type: ignore[arg-type]
-                   backend_factory=lambda schema: backend)
+    report = build(
+        project,
+        BuildOptions(**opts),
+        Progress(quiet=True),  # type: ignore[arg-type]
+        backend_factory=lambda schema: backend,
+    )
     return report, backend
 
 

@@ -95,8 +95,13 @@ def test_same_question_is_answered_from_the_store_unless_no_cache(tmp_path: Path
     env = subprocess_env(WIKIC_SCRIPTED_LOG=str(log))
 
     def run(*args: str) -> dict[str, object]:
-        out = subprocess.run([sys.executable, "-m", "wikic", "-C", str(project.root), "ask", "--json", *args],
-                             capture_output=True, text=True, env=env, timeout=60)
+        out = subprocess.run(
+            [sys.executable, "-m", "wikic", "-C", str(project.root), "ask", "--json", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
         assert out.returncode == 0, out.stderr
         return json.loads(out.stdout)  # type: ignore[no-any-return]
 
@@ -184,10 +189,12 @@ def test_save_takes_the_project_lock(tmp_path: Path) -> None:
     assert not list(project.wiki_dir.glob("what-is-hnsw*.md"))
 
 
-_ANIMALS = ("aardvark badger beaver bison camel cheetah coyote dingo donkey eland ferret gazelle gecko "
-            "gerbil "
-           "gibbon gopher hamster hyena ibex iguana jackal jaguar koala lemur leopard llama lynx marmot "
-            "meerkat mink moose narwhal ocelot okapi otter panda puma quokka rabbit raccoon")
+_ANIMALS = (
+    "aardvark badger beaver bison camel cheetah coyote dingo donkey eland ferret gazelle gecko "
+    "gerbil "
+    "gibbon gopher hamster hyena ibex iguana jackal jaguar koala lemur leopard llama lynx marmot "
+    "meerkat mink moose narwhal ocelot okapi otter panda puma quokka rabbit raccoon"
+)
 ANIMALS = _ANIMALS.split()
 
 
@@ -241,8 +248,14 @@ def test_question_too_long_for_the_budget_is_a_usage_error(tmp_path: Path) -> No
 def test_ask_from_a_subfolder_finds_the_project(tmp_path: Path) -> None:
     project = built(tmp_path)
     sub = project.root / "sources"
-    out = subprocess.run([sys.executable, "-m", "wikic", "ask", "What is FAISS?"], cwd=sub,
-                         capture_output=True, text=True, timeout=60, env=dict(os.environ))
+    out = subprocess.run(
+        [sys.executable, "-m", "wikic", "ask", "What is FAISS?"],
+        cwd=sub,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("Scripted answer")
 
@@ -252,10 +265,19 @@ def _sse(*events: dict[str, object]) -> bytes:
 
 
 def _chunk(text: str | None, finish: str | None = None, usage: object = None) -> dict[str, object]:
-    choices = [] if text is None and finish is None else [
-        {"index": 0, "delta": {"content": text} if text else {}, "finish_reason": finish}]
-    return {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": choices,
-            "usage": usage}
+    choices = (
+        []
+        if text is None and finish is None
+        else [{"index": 0, "delta": {"content": text} if text else {}, "finish_reason": finish}]
+    )
+    return {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": choices,
+        "usage": usage,
+    }
 
 
 def test_api_backend_sends_the_prefix_with_a_cache_key_and_reads_cached_tokens(tmp_path: Path) -> None:
@@ -270,8 +292,12 @@ def test_api_backend_sends_the_prefix_with_a_cache_key_and_reads_cached_tokens(t
     def server(request: httpx.Request) -> httpx.Response:
         bodies.append(json.loads(request.content))
         cached = 0 if len(bodies) == 1 else 600
-        usage = {"prompt_tokens": 700, "completion_tokens": 3, "total_tokens": 703,
-                 "prompt_tokens_details": {"cached_tokens": cached}}
+        usage = {
+            "prompt_tokens": 700,
+            "completion_tokens": 3,
+            "total_tokens": 703,
+            "prompt_tokens_details": {"cached_tokens": cached},
+        }
         body = _sse(_chunk("See [[HNSW]]."), _chunk(None, "stop"), _chunk(None, usage=usage))
         return httpx.Response(200, content=body, headers={"content-type": "text/event-stream"})
 
@@ -307,7 +333,10 @@ def test_citations_outside_the_context_are_dropped_and_plain_mentions_count(tmp_
 def test_bm25_ranks_the_page_that_names_the_rare_term_first() -> None:
     from wikic.rank import BM25
 
-    docs = ["observers counted nests of the marmot", "observers counted nests of the okapi",
-            "observers counted nests of the tapir"]
+    docs = [
+        "observers counted nests of the marmot",
+        "observers counted nests of the okapi",
+        "observers counted nests of the tapir",
+    ]
     scores = BM25(docs).scores("How many marmot nests were counted?")
     assert scores[0] > scores[1] == scores[2] > 0

@@ -75,7 +75,9 @@ def test_adding_a_source_relinks_existing_pages_without_rewriting_prose(tmp_path
     project = make_project(tmp_path, notes)
     run_build(project)
     assert "[[" not in (project.wiki_dir / "hnsw.md").read_text().split("## Sources")[0]
-    (project.sources_dir / "faiss.md").write_text("# FAISS notes\n\n## Quantization\n\nFAISS compresses vectors.\n")
+    (project.sources_dir / "faiss.md").write_text(
+        "# FAISS notes\n\n## Quantization\n\nFAISS compresses vectors.\n"
+    )
     report, backend = run_build(project)
     assert backend.digests == 1
     assert backend.writes == 1  # only the new Quantization page
@@ -119,7 +121,9 @@ def test_prompt_template_change_reruns_exactly_the_actions_that_use_it(tmp_path:
     report, backend = run_build(project, explain=True)
     assert backend.digests == 0
     assert backend.writes == first.ran - 3
-    assert all(e["reason"] == "prompt template changed" for e in report.explain if e["action"].startswith("write"))
+    assert all(
+        e["reason"] == "prompt template changed" for e in report.explain if e["action"].startswith("write")
+    )
 
 
 def test_writing_rule_change_reruns_page_writes_only(tmp_path: Path) -> None:
@@ -137,7 +141,9 @@ def test_model_change_reruns_everything_and_going_back_is_cached(tmp_path: Path)
     write_schema(project, name="v2")
     report, backend = run_build(project, Counting("v2"), explain=True)
     assert len(backend.requests) == first.ran
-    assert all("model changed" in e["reason"] for e in report.explain if not e["action"].startswith("assemble"))
+    assert all(
+        "model changed" in e["reason"] for e in report.explain if not e["action"].startswith("assemble")
+    )
     write_schema(project, name="v1")
     report, backend = run_build(project)
     assert backend.requests == [] and report.cached == first.ran
@@ -187,7 +193,10 @@ def test_dry_run_changes_nothing_and_estimates_tokens(tmp_path: Path) -> None:
     assert backend.requests == []
     assert not any(project.wiki_dir.glob("*.md"))
     assert [w["action"] for w in report.would_run] == [
-        "digest sources/rag.md", "digest sources/tools.md", "digest sources/vectors.md"]
+        "digest sources/rag.md",
+        "digest sources/tools.md",
+        "digest sources/vectors.md",
+    ]
     assert all(w["estimated_tokens"] > 50 for w in report.would_run)
 
 

@@ -67,8 +67,17 @@ def test_build_from_a_subfolder_and_with_C(tmp_path: Path) -> None:
 def test_json_report_has_the_documented_fields(tmp_path: Path) -> None:
     make_project(tmp_path)
     report = json.loads(invoke("-C", str(tmp_path), "build", "--json").stdout)
-    assert set(report) >= {"sources", "pages", "actions", "llm", "written", "removed", "conflicts", "errors",
-                           "seconds"}
+    assert set(report) >= {
+        "sources",
+        "pages",
+        "actions",
+        "llm",
+        "written",
+        "removed",
+        "conflicts",
+        "errors",
+        "seconds",
+    }
     assert set(report["actions"]) == {"ran", "cached", "up_to_date", "failed"}
     assert set(report["llm"]) == {"calls", "prompt_tokens", "completion_tokens", "cached_tokens"}
 

@@ -50,8 +50,11 @@ def test_occurs_matches_whole_normalised_words() -> None:
 
 
 def test_summarise_per_type_skips_missing_values() -> None:
-    rows = [{"type": "a", "f1": 1.0, "r": None}, {"type": "a", "f1": 0.0, "r": 0.5},
-            {"type": "b", "f1": 0.5, "r": 1.0}]
+    rows = [
+        {"type": "a", "f1": 1.0, "r": None},
+        {"type": "a", "f1": 0.0, "r": 0.5},
+        {"type": "b", "f1": 0.5, "r": 1.0},
+    ]
     out = summarise(rows, ["f1", "r"])
     assert out["overall"] == {"n": 3, "f1": 0.5, "r": 0.75}
     assert out["by_type"]["a"] == {"n": 2, "f1": 0.5, "r": 0.5}
@@ -70,12 +73,24 @@ DOCS = {
     "Harbor_cranes.txt": "Harbor cranes\n\n**Harbor cranes** lift containers at the port of Sedd.\n",
 }
 QUESTIONS = [
-    {"id": "q1", "question": "In which year was the town in Quenland founded?", "answer": "1871",
-     "answers": ["1871"], "evidence": ["Zorblax.txt", "Quenland.txt"], "type": "bridge-2hop",
-     "decomposition": [{"question": "LEAKMARK which town?", "answer": "Zorblax"}]},
-    {"id": "q2", "question": "What is the capital of the province that Zorblax is in?", "answer": "Vetrano",
-     "answers": ["Vetrano", "Vetrano city"], "evidence": ["Zorblax.txt", "Quenland.txt"], "type": "other",
-     "supporting_facts": ["LEAKMARK"]},
+    {
+        "id": "q1",
+        "question": "In which year was the town in Quenland founded?",
+        "answer": "1871",
+        "answers": ["1871"],
+        "evidence": ["Zorblax.txt", "Quenland.txt"],
+        "type": "bridge-2hop",
+        "decomposition": [{"question": "LEAKMARK which town?", "answer": "Zorblax"}],
+    },
+    {
+        "id": "q2",
+        "question": "What is the capital of the province that Zorblax is in?",
+        "answer": "Vetrano",
+        "answers": ["Vetrano", "Vetrano city"],
+        "evidence": ["Zorblax.txt", "Quenland.txt"],
+        "type": "other",
+        "supporting_facts": ["LEAKMARK"],
+    },
 ]
 
 
@@ -87,17 +102,36 @@ def test_eval_qa_end_to_end_with_the_scripted_backend(tmp_path: Path) -> None:
     (data / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
     # Answers by the prompt's markup: RAG prompts hold <passage>, wikic ask's hold <index>; closed
     # book gets the scripted echo. A prompt holding a diagnostic field would be answered LEAKED.
-    script = {"text:LEAKMARK": ["LEAKED"] * 9, "text:<passage>": ["1871", "The capital is Vetrano."],
-              "text:<index>": ["It was 1871.", "Vetrano"]}
+    script = {
+        "text:LEAKMARK": ["LEAKED"] * 9,
+        "text:<passage>": ["1871", "The capital is Vetrano."],
+        "text:<index>": ["It was 1871.", "Vetrano"],
+    }
     (tmp_path / "script.json").write_text(json.dumps(script))
     log = tmp_path / "calls.jsonl"
-    env = {**os.environ, "WIKIC_SCRIPTED_RESPONSES": str(tmp_path / "script.json"),
-           "WIKIC_SCRIPTED_LOG": str(log)}
+    env = {
+        **os.environ,
+        "WIKIC_SCRIPTED_RESPONSES": str(tmp_path / "script.json"),
+        "WIKIC_SCRIPTED_LOG": str(log),
+    }
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, str(BENCH / "eval_qa.py"), "--data", str(data), "--model", "scripted:test",
-         "--out", str(out), "--project", str(tmp_path / "project")],
-        capture_output=True, text=True, env=env, timeout=120,
+        [
+            sys.executable,
+            str(BENCH / "eval_qa.py"),
+            "--data",
+            str(data),
+            "--model",
+            "scripted:test",
+            "--out",
+            str(out),
+            "--project",
+            str(tmp_path / "project"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     results = json.loads((out / "results.json").read_text())
@@ -129,9 +163,24 @@ def test_eval_qa_end_to_end_with_the_scripted_backend(tmp_path: Path) -> None:
     # A second run reuses the compiled project: no digest or write call again.
     log.unlink()
     proc = subprocess.run(
-        [sys.executable, str(BENCH / "eval_qa.py"), "--data", str(data), "--model", "scripted:test",
-         "--out", str(out), "--project", str(tmp_path / "project"), "--limit", "1"],
-        capture_output=True, text=True, env={**env, "WIKIC_SCRIPTED_RESPONSES": ""}, timeout=120,
+        [
+            sys.executable,
+            str(BENCH / "eval_qa.py"),
+            "--data",
+            str(data),
+            "--model",
+            "scripted:test",
+            "--out",
+            str(out),
+            "--project",
+            str(tmp_path / "project"),
+            "--limit",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        env={**env, "WIKIC_SCRIPTED_RESPONSES": ""},
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     stages = [json.loads(line)["stage"] for line in log.read_text().splitlines()]

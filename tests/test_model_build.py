@@ -16,9 +16,9 @@ from wikic.project import init_project
 
 NOTES = {
     "ninja.md": "# Ninja\n\nNinja is a small build system written by Evan Martin.\n\n## Restat\n\n"
-                "A restat rule lets Ninja skip work when an output did not change.\n",
+    "A restat rule lets Ninja skip work when an output did not change.\n",
     "make.md": "# Make\n\nMake rebuilds a target when a prerequisite is newer.\n\n## Timestamps\n\n"
-               "Make compares file modification times.\n",
+    "Make compares file modification times.\n",
 }
 
 
@@ -31,8 +31,12 @@ def make(root: Path, model_yaml: str) -> Path:
 
 
 def build(root: Path) -> tuple[int, dict[str, object], str]:
-    proc = subprocess.run([sys.executable, "-m", "wikic", "-C", str(root), "build", "--json"],
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "wikic", "-C", str(root), "build", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     return proc.returncode, json.loads(proc.stdout), proc.stderr
 
 

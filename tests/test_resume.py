@@ -11,8 +11,10 @@ from pathlib import Path
 
 from projects import make_project, subprocess_env
 
-NOTES = {f"note{i:02d}.md": f"# Note {i}\n\n## Topic {i}\n\nFact number {i}.\n\n## Shared\n\nShared fact {i}.\n"
-         for i in range(12)}
+NOTES = {
+    f"note{i:02d}.md": f"# Note {i}\n\n## Topic {i}\n\nFact number {i}.\n\n## Shared\n\nShared fact {i}.\n"
+    for i in range(12)
+}
 
 
 def calls(log: Path) -> list[dict[str, object]]:
@@ -20,9 +22,13 @@ def calls(log: Path) -> list[dict[str, object]]:
 
 
 def wikic(project: Path, log: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "wikic", "-C", str(project), "build", "-q", "--json"],
-                            env=subprocess_env(WIKIC_SCRIPTED_LOG=str(log)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "wikic", "-C", str(project), "build", "-q", "--json"],
+        env=subprocess_env(WIKIC_SCRIPTED_LOG=str(log)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_killed_build_resumes_without_repeating_calls(tmp_path: Path) -> None:

@@ -24,8 +24,9 @@ from wikic.uptodate import PACKAGE_PROMPTS
 
 
 def cli_build(project: Project, *args: str, code: int = 0) -> dict[str, Any]:
-    result = CliRunner().invoke(cli, ["-C", str(project.root), "build", "--json", "-q", *args],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["-C", str(project.root), "build", "--json", "-q", *args], catch_exceptions=False
+    )
     assert result.exit_code == code, result.output
     return json.loads(result.stdout)
 
@@ -42,7 +43,10 @@ def test_second_build_reports_what_the_full_check_reports(tmp_path: Path) -> Non
     slow, backend = run_build(project)  # the library call: build.py's own check
     assert fast["nothing_to_do"] and slow.nothing_to_do and backend.requests == []
     assert (fast["sources"], fast["pages"], fast["actions"]) == (
-        slow.sources, slow.pages, {"ran": 0, "cached": 0, "up_to_date": slow.up_to_date, "failed": 0})
+        slow.sources,
+        slow.pages,
+        {"ran": 0, "cached": 0, "up_to_date": slow.up_to_date, "failed": 0},
+    )
     assert fast["lint"] == build_summary(project)
 
 
@@ -127,7 +131,8 @@ def test_a_build_by_another_caller_in_between_is_seen(tmp_path: Path) -> None:
     _edit_source(project)
     run_build(project)  # e.g. `wikic watch`
     assert "title of their document" in (project.wiki_dir / "index.md").read_text() + "".join(
-        p.read_text() for p in project.wiki_dir.glob("*.md"))
+        p.read_text() for p in project.wiki_dir.glob("*.md")
+    )
     source.write_bytes(before)
     os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns))
     report = cli_build(project)
@@ -146,7 +151,8 @@ def test_force_and_dry_run_do_not_skip(tmp_path: Path) -> None:
 def test_lint_errors_are_reported_by_the_skipped_build_too(tmp_path: Path) -> None:
     project = built(tmp_path)
     (project.wiki_dir / "my-notes.md").write_text(
-        "---\ntitle: My notes\ntype: answer\n---\n# My notes\n\nSee [[no-such-page]].\n")
+        "---\ntitle: My notes\ntype: answer\n---\n# My notes\n\nSee [[no-such-page]].\n"
+    )
     first = CliRunner().invoke(cli, ["-C", str(project.root), "build", "--strict"], catch_exceptions=False)
     second = CliRunner().invoke(cli, ["-C", str(project.root), "build", "--strict"], catch_exceptions=False)
     assert first.exit_code == second.exit_code == 1

@@ -41,16 +41,34 @@ class Watch:
     """A `wikic watch --json` subprocess; its stdout read line by line on a thread."""
 
     def __init__(self, project: Project, mode: str, log: Path, *extra: str) -> None:
-        args = [sys.executable, "-m", "wikic", "-C", str(project.root), "watch", "--json", "-q",
-                "--debounce", str(DEBOUNCE_MS), *extra]
+        args = [
+            sys.executable,
+            "-m",
+            "wikic",
+            "-C",
+            str(project.root),
+            "watch",
+            "--json",
+            "-q",
+            "--debounce",
+            str(DEBOUNCE_MS),
+            *extra,
+        ]
         if mode == "poll":
             args += ["--poll", "--poll-interval", str(POLL_INTERVAL)]
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     env=subprocess_env(WIKIC_SCRIPTED_LOG=str(log)))
+        self.proc = subprocess.Popen(
+            args,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=subprocess_env(WIKIC_SCRIPTED_LOG=str(log)),
+        )
         self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.stderr: list[str] = []
-        self.readers = [threading.Thread(target=self._read_stdout, daemon=True),
-                        threading.Thread(target=self._read_stderr, daemon=True)]
+        self.readers = [
+            threading.Thread(target=self._read_stdout, daemon=True),
+            threading.Thread(target=self._read_stderr, daemon=True),
+        ]
         for reader in self.readers:
             reader.start()
 
@@ -146,8 +164,9 @@ def wait_for(condition: Callable[[], bool], timeout: float = LINE_TIMEOUT) -> No
 # --- the watcher process ----------------------------------------------------------
 
 
-def test_burst_of_50_writes_is_one_build(tmp_path: Path, start: Callable[..., Watch],
-                                         calls_log: Path) -> None:
+def test_burst_of_50_writes_is_one_build(
+    tmp_path: Path, start: Callable[..., Watch], calls_log: Path
+) -> None:
     project = make_project(tmp_path / "p")
     w = start(project)
     before = calls(calls_log)
@@ -196,10 +215,18 @@ def test_ignored_writes_trigger_nothing(tmp_path: Path, start: Callable[..., Wat
     w = start(project)
     src = project.sources_dir
     (src / ".hidden").mkdir()
-    for path in [src / ".vectors.md.swp", src / "vectors.md~", src / ".#vectors.md", src / "4913",
-                 src / "notes.tmp", src / ".hidden" / "secret.md", project.root / "notes.txt",
-                 project.root / ".schema.yaml.swp", project.state_dir / "junk",
-                 project.wiki_dir / "my-own-page.md"]:
+    for path in [
+        src / ".vectors.md.swp",
+        src / "vectors.md~",
+        src / ".#vectors.md",
+        src / "4913",
+        src / "notes.tmp",
+        src / ".hidden" / "secret.md",
+        project.root / "notes.txt",
+        project.root / ".schema.yaml.swp",
+        project.state_dir / "junk",
+        project.wiki_dir / "my-own-page.md",
+    ]:
         path.write_text("# Junk\n\nSee **Nothing**.\n")
     w.nothing()
     page = project.wiki_dir / "vector-databases.md"
@@ -231,12 +258,15 @@ def test_broken_schema_reports_and_a_fixed_one_rebuilds(tmp_path: Path, start: C
     assert w.stop() == 0
 
 
-def test_deleting_a_source_and_a_folder_removes_their_pages(tmp_path: Path,
-                                                            start: Callable[..., Watch]) -> None:
-    notes = {"vectors.md": "# Vector databases\n\n## HNSW\n\nA graph index.\n",
-             "old.md": "# Old note\n\n## Punch cards\n\nCards with holes.\n",
-             "team/alice.md": "# Alice\n\n## Compilers\n\nAlice writes compilers.\n",
-             "team/bob.md": "# Bob\n\n## Linkers\n\nBob writes linkers.\n"}
+def test_deleting_a_source_and_a_folder_removes_their_pages(
+    tmp_path: Path, start: Callable[..., Watch]
+) -> None:
+    notes = {
+        "vectors.md": "# Vector databases\n\n## HNSW\n\nA graph index.\n",
+        "old.md": "# Old note\n\n## Punch cards\n\nCards with holes.\n",
+        "team/alice.md": "# Alice\n\n## Compilers\n\nAlice writes compilers.\n",
+        "team/bob.md": "# Bob\n\n## Linkers\n\nBob writes linkers.\n",
+    }
     project = make_project(tmp_path / "p", notes=notes)
     w = start(project)
     wiki = project.wiki_dir
@@ -255,14 +285,19 @@ def test_deleting_a_source_and_a_folder_removes_their_pages(tmp_path: Path,
         path.unlink()
     (project.sources_dir / "people").rmdir()
     report = w.next()
-    assert sorted(report["removed"]) == ["wiki/alice.md", "wiki/bob.md", "wiki/compilers.md",
-                                         "wiki/linkers.md"]
+    assert sorted(report["removed"]) == [
+        "wiki/alice.md",
+        "wiki/bob.md",
+        "wiki/compilers.md",
+        "wiki/linkers.md",
+    ]
     assert (wiki / "hnsw.md").is_file()
     assert w.stop() == 0
 
 
-def test_changes_during_a_build_make_exactly_one_more(tmp_path: Path, start: Callable[..., Watch],
-                                                       calls_log: Path) -> None:
+def test_changes_during_a_build_make_exactly_one_more(
+    tmp_path: Path, start: Callable[..., Watch], calls_log: Path
+) -> None:
     notes = {f"n{i}.md": f"# Note {i}\n\n## Topic {i}\n\nFact {i}.\n" for i in range(4)}
     project = slow_project(tmp_path / "p", notes, latency=0.15)
     w = start(project)
@@ -281,8 +316,9 @@ def test_changes_during_a_build_make_exactly_one_more(tmp_path: Path, start: Cal
     assert w.stop() == 0
 
 
-def test_sigterm_mid_build_exits_0_and_leaves_no_partial_file(tmp_path: Path, start: Callable[..., Watch],
-                                                              calls_log: Path) -> None:
+def test_sigterm_mid_build_exits_0_and_leaves_no_partial_file(
+    tmp_path: Path, start: Callable[..., Watch], calls_log: Path
+) -> None:
     notes = {f"n{i}.md": f"# Note {i}\n\n## Topic {i}\n\nFact {i}.\n" for i in range(6)}
     project = slow_project(tmp_path / "p", notes, latency=0.2)
     w = start(project)
@@ -303,9 +339,13 @@ def test_sigterm_mid_build_exits_0_and_leaves_no_partial_file(tmp_path: Path, st
     with ProjectLock(project.lock_path, wait=False):  # released
         pass
     write_schema(project, latency=0.0)
-    resumed = subprocess.run([sys.executable, "-m", "wikic", "-C", str(project.root), "build", "--json"],
-                             capture_output=True, text=True, timeout=60,
-                             env=subprocess_env(WIKIC_SCRIPTED_LOG=str(calls_log)))
+    resumed = subprocess.run(
+        [sys.executable, "-m", "wikic", "-C", str(project.root), "build", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=subprocess_env(WIKIC_SCRIPTED_LOG=str(calls_log)),
+    )
     assert resumed.returncode == 0, resumed.stderr
     report = json.loads(resumed.stdout)
     assert 0 < report["actions"]["ran"] < 12  # cut short, and the calls finished before SIGTERM were kept
@@ -334,8 +374,14 @@ def test_falls_back_to_polling_when_os_events_fail(tmp_path: Path) -> None:
     project = make_project(tmp_path / "p")
     results: queue.Queue[Rebuild] = queue.Queue()
     said: list[str] = []
-    watcher = Watcher(project, WatchOptions(debounce=0.1, poll_interval=0.1), results.put, said.append,
-                      Progress(quiet=True), native=no_inotify)
+    watcher = Watcher(
+        project,
+        WatchOptions(debounce=0.1, poll_interval=0.1),
+        results.put,
+        said.append,
+        Progress(quiet=True),
+        native=no_inotify,
+    )
     thread = threading.Thread(target=watcher.run, daemon=True)
     thread.start()
     try:
@@ -384,16 +430,34 @@ def test_coalescer_builds_at_max_wait_when_changes_never_stop() -> None:
     assert c.due_in() == 0.0
 
 
-@pytest.mark.parametrize("rel, expected", [
-    ("schema.yaml", True), ("sources/a.md", True), ("sources/sub/b.txt", True), ("sources", True),
-    ("sources/sub", True), ("prompts/digest.user.j2", True), ("prompts", True),
-    ("wiki/a.md", False), (".wikic/state.db", False), (".wikic/lock", False), ("README.md", False),
-    ("sources/.a.md.swp", False), ("sources/a.md~", False), ("sources/.#a.md", False),
-    ("sources/4913", False),
-    ("sources/a.md.tmp", False), ("sources/#a.md#", False), ("sources/.git/HEAD", False),
-    ("sources/.obsidian/x.md", False), ("prompts/notes.txt", False), (".schema.yaml.swp", False),
-    ("schema.yaml~", False), ("../elsewhere/schema.yaml", False),
-])
+@pytest.mark.parametrize(
+    "rel, expected",
+    [
+        ("schema.yaml", True),
+        ("sources/a.md", True),
+        ("sources/sub/b.txt", True),
+        ("sources", True),
+        ("sources/sub", True),
+        ("prompts/digest.user.j2", True),
+        ("prompts", True),
+        ("wiki/a.md", False),
+        (".wikic/state.db", False),
+        (".wikic/lock", False),
+        ("README.md", False),
+        ("sources/.a.md.swp", False),
+        ("sources/a.md~", False),
+        ("sources/.#a.md", False),
+        ("sources/4913", False),
+        ("sources/a.md.tmp", False),
+        ("sources/#a.md#", False),
+        ("sources/.git/HEAD", False),
+        ("sources/.obsidian/x.md", False),
+        ("prompts/notes.txt", False),
+        (".schema.yaml.swp", False),
+        ("schema.yaml~", False),
+        ("../elsewhere/schema.yaml", False),
+    ],
+)
 def test_relevant_paths(rel: str, expected: bool) -> None:
     assert relevant(rel) is expected
 
@@ -401,4 +465,3 @@ def test_relevant_paths(rel: str, expected: bool) -> None:
 def test_temp_names() -> None:
     assert all(map(is_temp_name, [".x.swp", "x~", ".#x", "4913", "x.tmp", "#x#"]))
     assert not any(map(is_temp_name, ["x.md", "notes.txt", "4913.md"]))
-

@@ -180,8 +180,9 @@ class Runner:
             action.status = "ran"
             self._down.clear()
             with self._lock:
-                self.state.put_cache(action.key, action.stage, output, usage.prompt_tokens,
-                                     usage.completion_tokens)
+                self.state.put_cache(
+                    action.key, action.stage, output, usage.prompt_tokens, usage.completion_tokens
+                )
                 self.state.set_action(ActionRecord(action.id, action.stage, action.key, action.inputs))
         self._finish(action)
 

@@ -87,8 +87,9 @@ def _link_mentions(text: str, linker: Linker, cited: set[str]) -> str:
     return linker.autolink(text, "", linked)
 
 
-def answer_page(question: str, answer: str, citations: Citations, wiki_dir: Path,
-                every: list[WikiPage]) -> str:
+def answer_page(
+    question: str, answer: str, citations: Citations, wiki_dir: Path, every: list[WikiPage]
+) -> str:
     meta: dict[str, Any] = {
         "title": clean_title(plain_links(question)) or "Answer",
         "type": ANSWER_TYPE,
@@ -96,8 +97,18 @@ def answer_page(question: str, answer: str, citations: Citations, wiki_dir: Path
         "cites": [p.slug for p in citations.cited],
         "cited_hashes": {p.slug: _page_hash(wiki_dir, p.slug) for p in citations.cited},
     }
-    lines = [f"# {meta['title']}", "", linked_answer(answer.strip(), citations, every) or "(no answer)", "",
-             "## Question", "", plain_links(question), "", "## Cited pages", ""]
+    lines = [
+        f"# {meta['title']}",
+        "",
+        linked_answer(answer.strip(), citations, every) or "(no answer)",
+        "",
+        "## Question",
+        "",
+        plain_links(question),
+        "",
+        "## Cited pages",
+        "",
+    ]
     lines += [f"- [[{p.slug}|{p.title}]]" for p in citations.cited] or ["- (the answer cites no page)"]
     return render_front_matter(meta) + "\n" + "\n".join(lines) + "\n"
 
@@ -123,8 +134,9 @@ def answer_slug(wiki_dir: Path, question: str) -> str:
     return slug
 
 
-def save_answer(project: Project, question: str, answer: str, citations: Citations,
-                every: list[WikiPage]) -> str:
+def save_answer(
+    project: Project, question: str, answer: str, citations: Citations, every: list[WikiPage]
+) -> str:
     """File the answer as wiki/<slug>.md (atomically); returns its project-relative path.
     The build never writes this page (it is not in its records) but lists and links it."""
     wiki = project.wiki_dir

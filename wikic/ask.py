@@ -70,13 +70,18 @@ class AskResult:
         return asdict(self)
 
 
-def ask(project: Project, question: str, opts: AskOptions | None = None, on_text: OnText | None = None,
-        backend_factory: BackendFactory | None = None) -> AskResult:
+def ask(
+    project: Project,
+    question: str,
+    opts: AskOptions | None = None,
+    on_text: OnText | None = None,
+    backend_factory: BackendFactory | None = None,
+) -> AskResult:
     started = time.monotonic()
     opts = opts or AskOptions()
     question = " ".join(question.split())
     if not question:
-        raise UsageError("ask what? give a question, e.g. wikic ask \"what is HNSW?\"")
+        raise UsageError('ask what? give a question, e.g. wikic ask "what is HNSW?"')
     schema = load_schema(project.schema_path)
     mid = model_id(schema.model, project.root)
     state = State.open(project.state_path)
@@ -102,8 +107,15 @@ def ask(project: Project, question: str, opts: AskOptions | None = None, on_text
     return result
 
 
-def _save(project: Project, schema: Schema, state: State, result: AskResult, pages: list[WikiPage],
-          opts: AskOptions, current: bool) -> str:
+def _save(
+    project: Project,
+    schema: Schema,
+    state: State,
+    result: AskResult,
+    pages: list[WikiPage],
+    opts: AskOptions,
+    current: bool,
+) -> str:
     """File the answer under the project lock; a wiki current before stays current for ask."""
     with ProjectLock(project.lock_path, wait=opts.wait, on_wait=opts.on_wait):
         cited = [p for p in pages if p.path in result.pages]
@@ -145,17 +157,38 @@ def check_wiki(project: Project, schema: Schema, mid: str, state: State, stale_o
     return current
 
 
-def answer_key(question: str, index: str, pages: list[WikiPage], prompts: Prompts, schema: Schema,
-               mid: str) -> str:
+def answer_key(
+    question: str, index: str, pages: list[WikiPage], prompts: Prompts, schema: Schema, mid: str
+) -> str:
     """Everything an answer depends on: the question, the wiki's text, the templates, the model."""
     wiki = fingerprint([index, [[p.slug, p.title, p.type, p.aliases, p.text] for p in pages]])
     ask_cfg = schema.ask.model_dump(exclude={"cache_bytes"})
-    return "ask:" + fingerprint([ANSWER_VERSION, question, wiki, prompts.stage_hash("ask"), mid,
-                                 schema.model.params(), ask_cfg, schema.title, schema.scope])
+    return "ask:" + fingerprint(
+        [
+            ANSWER_VERSION,
+            question,
+            wiki,
+            prompts.stage_hash("ask"),
+            mid,
+            schema.model.params(),
+            ask_cfg,
+            schema.title,
+            schema.scope,
+        ]
+    )
 
 
-STORED = ("answer", "pages", "dropped_citations", "cited_by_mention", "prefix_tokens", "question_tokens",
-          "mode", "context_pages", "tokens_estimated")
+STORED = (
+    "answer",
+    "pages",
+    "dropped_citations",
+    "cited_by_mention",
+    "prefix_tokens",
+    "question_tokens",
+    "mode",
+    "context_pages",
+    "tokens_estimated",
+)
 
 
 def _to_store(result: AskResult) -> dict[str, Any]:
@@ -170,8 +203,16 @@ def _from_store(question: str, stored: dict[str, Any], on_text: OnText | None) -
     return result
 
 
-def _ask_model(project: Project, schema: Schema, prompts: Prompts, index: str, pages: list[WikiPage],
-               question: str, backend: Backend, on_text: OnText | None) -> AskResult:
+def _ask_model(
+    project: Project,
+    schema: Schema,
+    prompts: Prompts,
+    index: str,
+    pages: list[WikiPage],
+    question: str,
+    backend: Backend,
+    on_text: OnText | None,
+) -> AskResult:
     from wikic.backends.llama import LlamaBackend
 
     if isinstance(backend, LlamaBackend):
@@ -186,13 +227,27 @@ def _ask_model(project: Project, schema: Schema, prompts: Prompts, index: str, p
     return result
 
 
-def _builder(schema: Schema, prompts: Prompts, index: str, pages: list[WikiPage],
-             count: Callable[[str], int], limit: int) -> ContextBuilder:
+def _builder(
+    schema: Schema,
+    prompts: Prompts,
+    index: str,
+    pages: list[WikiPage],
+    count: Callable[[str], int],
+    limit: int,
+) -> ContextBuilder:
     return ContextBuilder(prompts, schema.title, schema.scope, index, pages, count, limit)
 
 
-def _ask_llama(project: Project, schema: Schema, prompts: Prompts, index: str, pages: list[WikiPage],
-               question: str, backend: Any, on_text: OnText | None) -> tuple[AskResult, Context]:
+def _ask_llama(
+    project: Project,
+    schema: Schema,
+    prompts: Prompts,
+    index: str,
+    pages: list[WikiPage],
+    question: str,
+    backend: Any,
+    on_text: OnText | None,
+) -> tuple[AskResult, Context]:
     from wikic import ask_llama
 
     started = time.monotonic()
@@ -204,12 +259,28 @@ def _ask_llama(project: Project, schema: Schema, prompts: Prompts, index: str, p
         limit = min(schema.ask.budget, room)
         ctx = _builder(schema, prompts, index, pages, tokens.count, limit).build(question)
         cache = PrefixCache(project.state_dir / "prefix", schema.ask.cache_bytes)
-        run = ask_llama.answer(llm, tokens, backend.model_id, cache, ctx.system, ctx.user,
-                               schema.ask.answer_tokens, schema.model.temperature, schema.model.seed,
-                               schema.model.repeat_penalty, on_text)
-    result = AskResult(question, run.text, prefix_tokens=run.prefix_tokens, prefix_cached=run.prefix_cached,
-                       question_tokens=run.question_tokens, evaluated_tokens=run.evaluated_tokens,
-                       state_bytes=run.state_bytes)
+        run = ask_llama.answer(
+            llm,
+            tokens,
+            backend.model_id,
+            cache,
+            ctx.system,
+            ctx.user,
+            schema.ask.answer_tokens,
+            schema.model.temperature,
+            schema.model.seed,
+            schema.model.repeat_penalty,
+            on_text,
+        )
+    result = AskResult(
+        question,
+        run.text,
+        prefix_tokens=run.prefix_tokens,
+        prefix_cached=run.prefix_cached,
+        question_tokens=run.question_tokens,
+        evaluated_tokens=run.evaluated_tokens,
+        state_bytes=run.state_bytes,
+    )
     result.seconds = {"load": loaded, **run.seconds}
     return result, ctx
 
@@ -218,14 +289,23 @@ def estimate_tokens(text: str) -> int:
     return -(-len(text.encode("utf-8")) // BYTES_PER_TOKEN)
 
 
-def _ask_api(schema: Schema, prompts: Prompts, index: str, pages: list[WikiPage], question: str,
-             backend: Backend, on_text: OnText | None) -> tuple[AskResult, Context]:
+def _ask_api(
+    schema: Schema,
+    prompts: Prompts,
+    index: str,
+    pages: list[WikiPage],
+    question: str,
+    backend: Backend,
+    on_text: OnText | None,
+) -> tuple[AskResult, Context]:
     """The prefix is the first message, byte-identical for an unchanged wiki, with a cache key."""
     limit = min(schema.ask.budget, schema.model.context - schema.ask.answer_tokens - ESTIMATE_OVERHEAD)
     ctx = _builder(schema, prompts, index, pages, estimate_tokens, limit).build(question)
     request = Request(
         messages=[{"role": "system", "content": ctx.system}, {"role": "user", "content": ctx.user}],
-        max_tokens=schema.ask.answer_tokens, temperature=schema.model.temperature, prefix_messages=1,
+        max_tokens=schema.ask.answer_tokens,
+        temperature=schema.model.temperature,
+        prefix_messages=1,
         cache_key="wikic-ask-" + fingerprint([backend.model_id, ctx.system]),
     )
     started = time.monotonic()
@@ -238,8 +318,14 @@ def _ask_api(schema: Schema, prompts: Prompts, index: str, pages: list[WikiPage]
             on_text(piece)
 
     done = stream_or_complete(backend, request, emit)
-    result = AskResult(question, done.text, prefix_tokens=estimate_tokens(ctx.system),
-                       prefix_cached=done.cached_tokens > 0, question_tokens=estimate_tokens(ctx.user),
-                       cached_tokens=done.cached_tokens, tokens_estimated=True)
+    result = AskResult(
+        question,
+        done.text,
+        prefix_tokens=estimate_tokens(ctx.system),
+        prefix_cached=done.cached_tokens > 0,
+        question_tokens=estimate_tokens(ctx.user),
+        cached_tokens=done.cached_tokens,
+        tokens_estimated=True,
+    )
     result.seconds = {"prefix": None, "first_token": first[0] if first else time.monotonic() - started}
     return result, ctx

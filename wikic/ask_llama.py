@@ -46,8 +46,9 @@ def chat_split(llm: Llama) -> ChatSplit:
 
     bos = _token_text(llm, llm.token_bos())
     formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
-    prompt = formatter(messages=[{"role": "system", "content": SYSTEM_MARK},
-                                 {"role": "user", "content": USER_MARK}]).prompt
+    prompt = formatter(
+        messages=[{"role": "system", "content": SYSTEM_MARK}, {"role": "user", "content": USER_MARK}]
+    ).prompt
     head, rest = prompt.split(SYSTEM_MARK, 1) if SYSTEM_MARK in prompt else ("", prompt)
     if USER_MARK not in rest:
         return ChatSplit(*FALLBACK, stop=_stops(eos))
@@ -106,9 +107,19 @@ class LlamaRun:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def answer(llm: Llama, tokens: Tokens, model_id: str, cache: PrefixCache | None, system: str, user: str,
-           max_tokens: int, temperature: float, seed: int, repeat_penalty: float = 1.0,
-           on_text: Callable[[str], None] | None = None) -> LlamaRun:
+def answer(
+    llm: Llama,
+    tokens: Tokens,
+    model_id: str,
+    cache: PrefixCache | None,
+    system: str,
+    user: str,
+    max_tokens: int,
+    temperature: float,
+    seed: int,
+    repeat_penalty: float = 1.0,
+    on_text: Callable[[str], None] | None = None,
+) -> LlamaRun:
     """Restore or evaluate the prefix, then stream the answer. Hold the backend's lock around this."""
     started = time.monotonic()
     prefix, rest = tokens.prompt(system, user)
@@ -122,8 +133,13 @@ def answer(llm: Llama, tokens: Tokens, model_id: str, cache: PrefixCache | None,
         llm.eval(prefix)
     run.seconds["prefix"] = time.monotonic() - started
     room = llm.n_ctx() - len(prefix) - len(rest)
-    args = {"max_tokens": min(max_tokens, room), "temperature": temperature, "seed": seed,
-            "stop": tokens.split.stop, "repeat_penalty": repeat_penalty}
+    args = {
+        "max_tokens": min(max_tokens, room),
+        "temperature": temperature,
+        "seed": seed,
+        "stop": tokens.split.stop,
+        "repeat_penalty": repeat_penalty,
+    }
     _stream(llm, prefix + rest, args, run, started, on_text)
     run.evaluated_tokens = _perf_prompt_tokens(llm)
     keep_prefix(llm, len(prefix))
@@ -132,8 +148,14 @@ def answer(llm: Llama, tokens: Tokens, model_id: str, cache: PrefixCache | None,
     return run
 
 
-def _stream(llm: Llama, prompt: list[int], args: dict[str, Any], run: LlamaRun, started: float,
-            on_text: Callable[[str], None] | None) -> None:
+def _stream(
+    llm: Llama,
+    prompt: list[int],
+    args: dict[str, Any],
+    run: LlamaRun,
+    started: float,
+    on_text: Callable[[str], None] | None,
+) -> None:
     """Generate from the full prompt: llama-cpp-python reuses the matching prefix already in
     the context and evaluates only the tokens after it."""
     pieces = []

@@ -143,8 +143,9 @@ def topic_body(
     return "\n".join(parts) + "\n", linked
 
 
-def source_body(page: PagePlan, n_lines: int, topic_slugs: dict[str, str], pages: dict[str, PagePlan],
-                linker: Linker) -> tuple[str, set[str]]:
+def source_body(
+    page: PagePlan, n_lines: int, topic_slugs: dict[str, str], pages: dict[str, PagePlan], linker: Linker
+) -> tuple[str, set[str]]:
     linked: set[str] = set()
     summary = page.summary or "No summary was produced for this source."
     summary = linker.autolink(summary, page.slug, linked)
@@ -182,8 +183,12 @@ def foreign_entry(slug: str, text: str) -> PageEntry:
     page = split_page(text)
     title = str(page.meta.get("title") or slug)
     aliases = page.meta.get("aliases") or []
-    entry = PageEntry(slug, title, str(page.meta.get("type") or "page"),
-                      [str(a) for a in aliases] if isinstance(aliases, list) else [])
+    entry = PageEntry(
+        slug,
+        title,
+        str(page.meta.get("type") or "page"),
+        [str(a) for a in aliases] if isinstance(aliases, list) else [],
+    )
     entry.links = {link.target for link in parse_links(page.body)}
     body_lines = [ln for ln in page.body.splitlines() if ln.strip() and not ln.startswith("#")]
     entry.description = first_sentence(body_lines[0]) if body_lines else ""

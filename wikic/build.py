@@ -54,13 +54,15 @@ def input_fingerprint(project: Project, files: list[SourceFile], mid: str) -> st
     for path in template_files(project.root):
         st = path.stat()
         templates.append([str(path), st.st_size, st.st_mtime_ns])
-    return fingerprint([
-        __version__,
-        project.schema_path.read_bytes().hex(),
-        [[f.path, f.size, f.mtime_ns] for f in files],
-        templates,
-        mid,
-    ])
+    return fingerprint(
+        [
+            __version__,
+            project.schema_path.read_bytes().hex(),
+            [[f.path, f.size, f.mtime_ns] for f in files],
+            templates,
+            mid,
+        ]
+    )
 
 
 def clean_mark(project: Project, inputs: str) -> str:
@@ -93,8 +95,11 @@ def build(
     state = State.open(project.state_path, recover=True)
     report.warnings += state.warnings
     try:
-        if (not (opts.force or opts.dry_run or list_errors) and state.get_meta("clean") == clean_mark(project, fp)
-                and outputs_intact(state, project.root)):
+        if (
+            not (opts.force or opts.dry_run or list_errors)
+            and state.get_meta("clean") == clean_mark(project, fp)
+            and outputs_intact(state, project.root)
+        ):
             report.nothing_to_do = True
             report.sources = len(files)
             report.pages = int(state.get_meta("pages") or 0)
@@ -104,7 +109,8 @@ def build(
                 forget(state.db)
             factory = backend_factory or (lambda s: make_backend(s.model, project.root))
             _Build(project, schema, opts, progress, report, state, mid, lambda: factory(schema)).run(
-                files, list_errors, fp)
+                files, list_errors, fp
+            )
     finally:
         state.close()
     report.seconds = time.monotonic() - started
@@ -114,8 +120,17 @@ def build(
 class _Build:
     """One full (incremental) pass; holds what the stages share."""
 
-    def __init__(self, project: Project, schema: Schema, opts: BuildOptions, progress: Progress,
-                 report: Report, state: State, mid: str, backend: Callable[[], Backend]) -> None:
+    def __init__(
+        self,
+        project: Project,
+        schema: Schema,
+        opts: BuildOptions,
+        progress: Progress,
+        report: Report,
+        state: State,
+        mid: str,
+        backend: Callable[[], Backend],
+    ) -> None:
         self.project, self.schema, self.opts = project, schema, opts
         self.progress, self.report, self.state = progress, report, state
         self.prompts = Prompts(project.root)
@@ -149,10 +164,16 @@ class _Build:
         keep = {f"wiki/{p.slug}.md" for pid, p in pages.items() if pid not in available}
         keep |= self._kept_for_failed_sources(set(f"{p.slug}.md" for p in available.values()))
         kept = {pid: p for pid, p in pages.items() if pid not in available}
-        outputs = assemble(available, prose, self._foreign(available, keep),
-                           {s.path: len(s.lines) for s in sources},
-                           self.schema.title, self.schema.scope, [*self.schema.type_names(), "source", "answer"],
-                           kept)
+        outputs = assemble(
+            available,
+            prose,
+            self._foreign(available, keep),
+            {s.path: len(s.lines) for s in sources},
+            self.schema.title,
+            self.schema.scope,
+            [*self.schema.type_names(), "source", "answer"],
+            kept,
+        )
         self._explain_outputs(outputs)
         publish(root, outputs, keep, self.state, report, force=self.opts.force)
         for rel in report.conflicts:
@@ -189,8 +210,11 @@ class _Build:
         return digests
 
     def _write(self, pages: dict[str, PagePlan]) -> dict[str, dict[str, object]]:
-        actions = {pid: write_action(p, self.schema, self.prompts, self.model_fp)
-                   for pid, p in pages.items() if p.type != "source" and p.claims}
+        actions = {
+            pid: write_action(p, self.schema, self.prompts, self.model_fp)
+            for pid, p in pages.items()
+            if p.type != "source" and p.claims
+        }
         self._settle(list(actions.values()))
         return {pid: a.output for pid, a in actions.items() if a.output is not None}
 
@@ -206,8 +230,9 @@ class _Build:
             for a in pending:
                 request = a.render()
                 estimate = len(json.dumps(request.messages)) // 4 + request.max_tokens
-                self.report.would_run.append({"action": a.label, "reason": a.reason,
-                                              "estimated_tokens": estimate})
+                self.report.would_run.append(
+                    {"action": a.label, "reason": a.reason, "estimated_tokens": estimate}
+                )
             return
         self.total += len(pending)
         self.runner.run(pending)

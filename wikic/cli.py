@@ -47,8 +47,12 @@ def guarded(as_json: bool, fn: Callable[[], int]) -> None:
 
 @click.group(context_settings=CONTEXT)
 @click.version_option(__version__, "-V", "--version", prog_name="wikic")
-@click.option("-C", "directory", type=click.Path(file_okay=False, path_type=Path),
-              help="Run as if started in DIR (like git -C).")
+@click.option(
+    "-C",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run as if started in DIR (like git -C).",
+)
 @click.pass_context
 def cli(ctx: click.Context, directory: Path | None) -> None:
     """wikic compiles the documents in sources/ into an interlinked Markdown wiki in
@@ -87,15 +91,31 @@ def init(obj: Ctx, directory: Path | None, title: str | None) -> None:
 @click.option("--explain", is_flag=True, help="Say why each model action runs (new, source changed, ...).")
 @click.option("--dry-run", is_flag=True, help="Show what would run, with estimated tokens; change nothing.")
 @click.option("--offline", is_flag=True, help="Use cached model answers only; a miss fails that action.")
-@click.option("--force", is_flag=True, help="Overwrite pages edited by hand, and check every input instead of trusting the stat check.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Overwrite pages edited by hand, and check every input instead of trusting the stat check.",
+)
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), help="Parallel model requests (API backends).")
 @click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON on stdout.")
 @click.option("--no-wait", is_flag=True, help="Fail at once if another wikic process holds the project.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
-@click.option("--strict", is_flag=True, help="Fail (exit 1) when `wikic lint` finds errors in the built wiki.")
+@click.option(
+    "--strict", is_flag=True, help="Fail (exit 1) when `wikic lint` finds errors in the built wiki."
+)
 @click.pass_obj
-def build(obj: Ctx, explain: bool, dry_run: bool, offline: bool, force: bool, jobs: int | None,
-          as_json: bool, no_wait: bool, quiet: bool, strict: bool) -> None:
+def build(
+    obj: Ctx,
+    explain: bool,
+    dry_run: bool,
+    offline: bool,
+    force: bool,
+    jobs: int | None,
+    as_json: bool,
+    no_wait: bool,
+    quiet: bool,
+    strict: bool,
+) -> None:
     """Compile sources/ into wiki/, running only the model calls whose inputs changed.
 
     Exit status: 0 built, 1 some action or source failed (the rest is built
@@ -114,8 +134,13 @@ def build(obj: Ctx, explain: bool, dry_run: bool, offline: bool, force: bool, jo
             if fresh is not None:
                 report, lint_counts = fresh.report(), fresh.lint
             else:
-                options = {"explain": explain, "dry_run": dry_run, "offline": offline, "force": force,
-                           "jobs": jobs}
+                options = {
+                    "explain": explain,
+                    "dry_run": dry_run,
+                    "offline": offline,
+                    "force": force,
+                    "jobs": jobs,
+                }
                 report, lint_counts = _build_and_lint(project, check, progress, **options)
         progress.end_line()
         for item in report.explain:
@@ -129,7 +154,9 @@ def build(obj: Ctx, explain: bool, dry_run: bool, offline: bool, force: bool, jo
         for err in report.errors:
             click.echo(f"error: {err['where']}: {err['message']}", err=True)
         if as_json:
-            click.echo(json.dumps(report.to_json() | ({"lint": lint_counts} if lint_counts else {}), indent=2))
+            click.echo(
+                json.dumps(report.to_json() | ({"lint": lint_counts} if lint_counts else {}), indent=2)
+            )
         elif not quiet or not report.ok:
             click.echo(report.summary(), err=True)
         lint_failed = strict and lint_counts is not None and lint_counts["error"] > 0
@@ -141,8 +168,9 @@ def build(obj: Ctx, explain: bool, dry_run: bool, offline: bool, force: bool, jo
     guarded(as_json, run)
 
 
-def _build_and_lint(project: Any, check: Any, progress: Any,
-                    **options: Any) -> tuple[Any, dict[str, int] | None]:
+def _build_and_lint(
+    project: Any, check: Any, progress: Any, **options: Any
+) -> tuple[Any, dict[str, int] | None]:
     """The build, then the lint summary; records the no-op mark when they left the wiki clean."""
     from wikic.build import BuildOptions
     from wikic.build import build as run_build
@@ -178,23 +206,50 @@ def _lint_after_build(project: Any) -> dict[str, int] | None:
 
 
 @cli.command()
-@click.option("--debounce", type=click.IntRange(0, 60_000), default=300, show_default=True, metavar="MS",
-              help="Build once no change has come for MS milliseconds (a burst of saves is one build).")
-@click.option("--poll", is_flag=True,
-              help="Poll the disk instead of using OS events: for network, container and other "
-                   "filesystems where inotify sees nothing. Used anyway, with a warning, when OS events "
-                   "fail.")
-@click.option("--poll-interval", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
-              metavar="SECONDS", help="How often --poll looks; the quiet period is at least 1.5 times this.")
+@click.option(
+    "--debounce",
+    type=click.IntRange(0, 60_000),
+    default=300,
+    show_default=True,
+    metavar="MS",
+    help="Build once no change has come for MS milliseconds (a burst of saves is one build).",
+)
+@click.option(
+    "--poll",
+    is_flag=True,
+    help="Poll the disk instead of using OS events: for network, container and other "
+    "filesystems where inotify sees nothing. Used anyway, with a warning, when OS events "
+    "fail.",
+)
+@click.option(
+    "--poll-interval",
+    type=click.FloatRange(0.05, 60),
+    default=1.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How often --poll looks; the quiet period is at least 1.5 times this.",
+)
 @click.option("--explain", is_flag=True, help="Say why each model action runs.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), help="Parallel model requests (API backends).")
-@click.option("--json", "as_json", is_flag=True,
-              help='One JSON object per build on stdout: the build report plus "build" (its number) and '
-                   '"changed" (the paths that set it off), or "error" when it could not run.')
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='One JSON object per build on stdout: the build report plus "build" (its number) and '
+    '"changed" (the paths that set it off), or "error" when it could not run.',
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines; only one line per build.")
 @click.pass_obj
-def watch(obj: Ctx, debounce: int, poll: bool, poll_interval: float, explain: bool, jobs: int | None,
-          as_json: bool, quiet: bool) -> None:
+def watch(
+    obj: Ctx,
+    debounce: int,
+    poll: bool,
+    poll_interval: float,
+    explain: bool,
+    jobs: int | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
     """Build, then rebuild after every change to sources/, schema.yaml or prompts/.
 
     Changes are gathered until none has come for --debounce milliseconds, then
@@ -223,8 +278,12 @@ def watch(obj: Ctx, debounce: int, poll: bool, poll_interval: float, explain: bo
             if as_json:
                 click.echo(json.dumps(result.to_json()))
 
-        opts = WatchOptions(BuildOptions(explain=explain, jobs=jobs), debounce=debounce / 1000,
-                            poll=poll, poll_interval=poll_interval)
+        opts = WatchOptions(
+            BuildOptions(explain=explain, jobs=jobs),
+            debounce=debounce / 1000,
+            poll=poll,
+            poll_interval=poll_interval,
+        )
 
         def say(text: str) -> None:
             click.echo(text, err=True)
@@ -238,12 +297,25 @@ def watch(obj: Ctx, debounce: int, poll: bool, poll_interval: float, explain: bo
 @click.argument("question", nargs=-1, required=True)
 @click.option("--save", is_flag=True, help="File the answer in wiki/ as a page of type answer.")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer and its figures as JSON on stdout.")
-@click.option("--no-cache", is_flag=True, help="Ask the model again even if this question was answered before.")
-@click.option("--stale-ok", is_flag=True, help="Answer from the wiki as it is, even if sources changed since.")
-@click.option("--no-wait", is_flag=True, help="--save: fail at once if another wikic process holds the project.")
+@click.option(
+    "--no-cache", is_flag=True, help="Ask the model again even if this question was answered before."
+)
+@click.option(
+    "--stale-ok", is_flag=True, help="Answer from the wiki as it is, even if sources changed since."
+)
+@click.option(
+    "--no-wait", is_flag=True, help="--save: fail at once if another wikic process holds the project."
+)
 @click.pass_obj
-def ask(obj: Ctx, question: tuple[str, ...], save: bool, as_json: bool, no_cache: bool, stale_ok: bool,
-        no_wait: bool) -> None:
+def ask(
+    obj: Ctx,
+    question: tuple[str, ...],
+    save: bool,
+    as_json: bool,
+    no_cache: bool,
+    stale_ok: bool,
+    no_wait: bool,
+) -> None:
     """Answer QUESTION from the compiled wiki, citing its pages as [[Page]].
 
     The wiki is the prompt's prefix; with the embedded model its state is saved in
@@ -258,8 +330,13 @@ def ask(obj: Ctx, question: tuple[str, ...], save: bool, as_json: bool, no_cache
         from wikic.ask import ask as run_ask
 
         project = obj.project()
-        opts = AskOptions(save=save, use_cache=not no_cache, stale_ok=stale_ok, wait=not no_wait,
-                          on_wait=lambda text: click.echo(text, err=True))
+        opts = AskOptions(
+            save=save,
+            use_cache=not no_cache,
+            stale_ok=stale_ok,
+            wait=not no_wait,
+            on_wait=lambda text: click.echo(text, err=True),
+        )
         on_text = None if as_json else (lambda piece: click.echo(piece, nl=False))
         result = run_ask(project, " ".join(question), opts, on_text)
         if as_json:
@@ -280,31 +357,57 @@ def _ask_notes(result: Any) -> list[str]:
     if result.pages:
         notes.append("cited: " + ", ".join(result.pages))
     if result.dropped_citations:
-        notes.append("dropped citations (no such page in the context): " + ", ".join(result.dropped_citations))
+        notes.append(
+            "dropped citations (no such page in the context): " + ", ".join(result.dropped_citations)
+        )
     if not result.answer_cached:
         prefix = "restored" if result.prefix_cached else "evaluated"
-        notes.append(f"prefix: {result.prefix_tokens} tokens ({prefix}), question: {result.question_tokens} "
-                     f"tokens, first token after {result.seconds['first_token']:.2f} s")
+        notes.append(
+            f"prefix: {result.prefix_tokens} tokens ({prefix}), question: {result.question_tokens} "
+            f"tokens, first token after {result.seconds['first_token']:.2f} s"
+        )
     if result.saved:
         notes.append(f"saved: {result.saved} (run `wikic build` to list it in index.md)")
     return notes
 
 
-
-
 @cli.command()
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="text: `path:line: level rule-id message` grouped by file; json: a list of findings.")
-@click.option("--rule", "rules", multiple=True, metavar="ID",
-              help="Run only this rule (repeatable), even if schema.yaml turns it off.")
-@click.option("--fix", is_flag=True, help="Apply the mechanical fixes: relink near-miss links, drop links to "
-              "nothing (keeping their text), rebuild index.md; then report what is left.")
-@click.option("--force", is_flag=True, help="With --fix: also change pages edited by hand or not written by wikic.")
-@click.option("--llm", is_flag=True, help="Also run the model-based rules (contradiction, unsupported-claim); "
-              "answers are cached in .wikic/.")
-@click.option("--no-wait", is_flag=True, help="With --fix: fail at once if another wikic process holds the project.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: `path:line: level rule-id message` grouped by file; json: a list of findings.",
+)
+@click.option(
+    "--rule",
+    "rules",
+    multiple=True,
+    metavar="ID",
+    help="Run only this rule (repeatable), even if schema.yaml turns it off.",
+)
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Apply the mechanical fixes: relink near-miss links, drop links to "
+    "nothing (keeping their text), rebuild index.md; then report what is left.",
+)
+@click.option(
+    "--force", is_flag=True, help="With --fix: also change pages edited by hand or not written by wikic."
+)
+@click.option(
+    "--llm",
+    is_flag=True,
+    help="Also run the model-based rules (contradiction, unsupported-claim); answers are cached in .wikic/.",
+)
+@click.option(
+    "--no-wait", is_flag=True, help="With --fix: fail at once if another wikic process holds the project."
+)
 @click.pass_obj
-def lint(obj: Ctx, fmt: str, rules: tuple[str, ...], fix: bool, force: bool, llm: bool, no_wait: bool) -> None:
+def lint(
+    obj: Ctx, fmt: str, rules: tuple[str, ...], fix: bool, force: bool, llm: bool, no_wait: bool
+) -> None:
     """Check the wiki's health: each finding with its rule id, file and line.
 
     \b
@@ -325,10 +428,7 @@ def lint(obj: Ctx, fmt: str, rules: tuple[str, ...], fix: bool, force: bool, llm
             raise UsageError("--force only applies with --fix")
         project = obj.project()
         opts = LintOptions(list(rules), llm)
-        if fix:
-            result = _lint_fix(project, opts, force, no_wait, fmt == "json")
-        else:
-            result = run_lint(project, opts)
+        result = _lint_fix(project, opts, force, no_wait, fmt == "json") if fix else run_lint(project, opts)
         for note in result.notes:
             click.echo(f"note: {note}", err=True)
         click.echo(format_json(result) if fmt == "json" else format_text(result))

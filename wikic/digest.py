@@ -97,13 +97,18 @@ def _sections(lines: list[str], part: Part) -> dict[str, list[int]]:
     return sections
 
 
-def _grounded(name: str, proposed: list[int], lines: list[str], part: Part,
-              sections: dict[str, list[int]]) -> list[int]:
+def _grounded(
+    name: str, proposed: list[int], lines: list[str], part: Part, sections: dict[str, list[int]]
+) -> list[int]:
     """The lines that support a topic: the model's where they mention it, else the
     lines that do (its section, for a heading). Empty when nothing in the part does."""
-    text = [n for n in range(part.start, part.end + 1) if lines[n - 1].strip() and not HEADING.match(lines[n - 1])]
+    text = [
+        n for n in range(part.start, part.end + 1) if lines[n - 1].strip() and not HEADING.match(lines[n - 1])
+    ]
     key = name.casefold()
-    mentions = sections.get(key) or [n for n in text if fuzz.partial_ratio(key, lines[n - 1].casefold()) >= MENTION]
+    mentions = sections.get(key) or [
+        n for n in text if fuzz.partial_ratio(key, lines[n - 1].casefold()) >= MENTION
+    ]
     proposed = [n for n in proposed if n in text]
     if mentions:
         agreed = [n for n in proposed if n in mentions]
@@ -154,8 +159,14 @@ def digest_actions(source: Source, schema: Schema, prompts: Prompts, model_fp: s
     lines = source.lines
     parts = split_parts(lines, schema.sources.part_lines)
     types = schema.type_names()
-    schema_fp = fingerprint([schema.title, schema.scope, [t.model_dump() for t in schema.page_types],
-                             [t.name for t in schema.topics]])
+    schema_fp = fingerprint(
+        [
+            schema.title,
+            schema.scope,
+            [t.model_dump() for t in schema.page_types],
+            [t.name for t in schema.topics],
+        ]
+    )
     actions = []
     for part in parts:
         numbered = [(n, lines[n - 1]) for n in range(part.start, part.end + 1) if n <= len(lines)]
@@ -175,7 +186,9 @@ def digest_actions(source: Source, schema: Schema, prompts: Prompts, model_fp: s
                 part_count=len(parts),
                 lines=numbered,
             )
-            return Request(messages, response_schema(types), schema.model.max_tokens, schema.model.temperature)
+            return Request(
+                messages, response_schema(types), schema.model.max_tokens, schema.model.temperature
+            )
 
         part_text = "\n".join(line for _, line in numbered)
         actions.append(

@@ -88,12 +88,11 @@ class _Clusters:
             key = name.casefold()
         if key in self.by_key:
             return self.by_key[key]
-        match = process.extractOne(key, list(self.by_key), scorer=fuzz.token_sort_ratio, score_cutoff=FUZZY_CUTOFF)
+        match = process.extractOne(
+            key, list(self.by_key), scorer=fuzz.token_sort_ratio, score_cutoff=FUZZY_CUTOFF
+        )
         # "Section 5" and "Section 59", "GPT-3" and "GPT-4": close strings, different things.
-        if match and _digits(match[0]) == _digits(key):
-            cid = self.by_key[match[0]]
-        else:
-            cid = key
+        cid = self.by_key[match[0]] if match and _digits(match[0]) == _digits(key) else key
         self.by_key[key] = cid
         return cid
 
@@ -143,8 +142,7 @@ def plan(sources: list[SourceInfo], schema: Schema, sticky: dict[str, str]) -> d
     claims: dict[str, list[Claim]] = defaultdict(list)
     pages: dict[str, PagePlan] = {}
     for src in sorted(sources, key=lambda s: s.path):
-        page = PagePlan(f"source:{src.path}", src.title, "source", sources=[src.path],
-                        summary=_summary(src))
+        page = PagePlan(f"source:{src.path}", src.title, "source", sources=[src.path], summary=_summary(src))
         pages[page.id] = page
         for topic in src.digest.get("topics", []):
             cid = clusters.find(topic["name"])
@@ -171,8 +169,9 @@ def plan(sources: list[SourceInfo], schema: Schema, sticky: dict[str, str]) -> d
         folded = {title.casefold()} | {a.casefold() for a in aliases}
         aliases += sorted({n for n in names[cid] if n.casefold() not in folded})
         kind = types[cid].most_common(1)[0][0] if types[cid] else schema.type_names()[0]
-        pages[f"topic:{cid}"] = PagePlan(f"topic:{cid}", title, kind, aliases=aliases,
-                                         sources=feeding, claims=_pick_claims(claims[cid]))
+        pages[f"topic:{cid}"] = PagePlan(
+            f"topic:{cid}", title, kind, aliases=aliases, sources=feeding, claims=_pick_claims(claims[cid])
+        )
     for page in pages.values():
         page.topics = [t for t in page.topics if t in pages]
     _assign_slugs(pages, sticky)

@@ -108,16 +108,31 @@ class Context:
 class ContextBuilder:
     """Renders ask's templates and fits them into a token budget."""
 
-    def __init__(self, prompts: Prompts, title: str, scope: str, index: str, pages: list[WikiPage],
-                 count: Counter, limit: int) -> None:
+    def __init__(
+        self,
+        prompts: Prompts,
+        title: str,
+        scope: str,
+        index: str,
+        pages: list[WikiPage],
+        count: Counter,
+        limit: int,
+    ) -> None:
         self.prompts, self.title, self.scope = prompts, title, scope
         self.index, self.pages, self.count, self.limit = index, pages, count, limit
 
-    def render(self, question: str, prefix_pages: list[WikiPage], extra: list[WikiPage],
-               index: str | None = None) -> tuple[str, str]:
+    def render(
+        self, question: str, prefix_pages: list[WikiPage], extra: list[WikiPage], index: str | None = None
+    ) -> tuple[str, str]:
         system, user = self.prompts.render(
-            "ask", title=self.title, scope=self.scope, index=self.index if index is None else index,
-            pages=prefix_pages, extra_pages=extra, question=question)
+            "ask",
+            title=self.title,
+            scope=self.scope,
+            index=self.index if index is None else index,
+            pages=prefix_pages,
+            extra_pages=extra,
+            question=question,
+        )
         return system["content"], user["content"]
 
     def build(self, question: str) -> Context:

@@ -72,8 +72,13 @@ class PrefixCache:
         meta = self._read_meta(key)
         if meta is None:
             return False
-        expected = {"format": FORMAT, "model_id": model_id, "n_ctx": llm.n_ctx(),
-                    "n_tokens": len(tokens), "tokens": tokens_digest(tokens)}
+        expected = {
+            "format": FORMAT,
+            "model_id": model_id,
+            "n_ctx": llm.n_ctx(),
+            "n_tokens": len(tokens),
+            "tokens": tokens_digest(tokens),
+        }
         if any(meta.get(k) != v for k, v in expected.items()):
             self.discard(key)
             return False
@@ -90,8 +95,15 @@ class PrefixCache:
             return 0
         key = entry_key(model_id, llm.n_ctx(), tokens)
         data = _get_state(llm)
-        meta = {"format": FORMAT, "model_id": model_id, "n_ctx": llm.n_ctx(), "n_tokens": len(tokens),
-                "tokens": tokens_digest(tokens), "size": len(data), "crc32": zlib.crc32(data)}
+        meta = {
+            "format": FORMAT,
+            "model_id": model_id,
+            "n_ctx": llm.n_ctx(),
+            "n_tokens": len(tokens),
+            "tokens": tokens_digest(tokens),
+            "size": len(data),
+            "crc32": zlib.crc32(data),
+        }
         self.folder.mkdir(parents=True, exist_ok=True)
         atomic_write(self._bin(key), data)
         atomic_write(self._meta(key), json.dumps(meta).encode())  # last: a .bin without it is ignored

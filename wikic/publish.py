@@ -65,8 +65,12 @@ def publish(
             elif rec.mtime_ns != path.stat().st_mtime_ns:
                 _record(state, rel, path, data)
             continue
-        if disk is not None and not force and (rec is None or bytes_hash(disk) != rec.hash) \
-                and not sealed_intact(disk.decode("utf-8", "replace")):
+        if (
+            disk is not None
+            and not force
+            and (rec is None or bytes_hash(disk) != rec.hash)
+            and not sealed_intact(disk.decode("utf-8", "replace"))
+        ):
             report.conflicts.append(rel)
             continue
         atomic_write(path, data)
@@ -115,8 +119,11 @@ def append_log(root: Path, state: State, report: Report, when: float | None = No
         f"- {report.ran} model actions ran, {report.cached} cached, {report.up_to_date} up to date"
         + (f", {report.failed} failed" if report.failed else ""),
     ]
-    for label, items in (("written", report.written), ("removed", report.removed),
-                         ("conflicts kept", report.conflicts)):
+    for label, items in (
+        ("written", report.written),
+        ("removed", report.removed),
+        ("conflicts kept", report.conflicts),
+    ):
         if items:
             shown = ", ".join(p.removeprefix(f"{WIKI}/") for p in items[:20])
             more = f" and {len(items) - 20} more" if len(items) > 20 else ""

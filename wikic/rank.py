@@ -8,8 +8,10 @@ from collections import Counter
 from collections.abc import Sequence
 
 WORD = re.compile(r"[^\W_]+")
-_STOP = ("a an and are as at be by do does for from how in is it its of on or that the this to was what "
-         "when where which who why with")
+_STOP = (
+    "a an and are as at be by do does for from how in is it its of on or that the this to was what "
+    "when where which who why with"
+)
 STOPWORDS = frozenset(_STOP.split())
 
 

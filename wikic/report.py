@@ -41,10 +41,18 @@ class Report:
         data: dict[str, Any] = {
             "sources": self.sources,
             "pages": self.pages,
-            "actions": {"ran": self.ran, "cached": self.cached, "up_to_date": self.up_to_date,
-                        "failed": self.failed},
-            "llm": {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
-                    "completion_tokens": self.completion_tokens, "cached_tokens": self.cached_tokens},
+            "actions": {
+                "ran": self.ran,
+                "cached": self.cached,
+                "up_to_date": self.up_to_date,
+                "failed": self.failed,
+            },
+            "llm": {
+                "calls": self.calls,
+                "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens,
+                "cached_tokens": self.cached_tokens,
+            },
             "written": self.written,
             "removed": self.removed,
             "conflicts": self.conflicts,
@@ -64,14 +72,24 @@ class Report:
         if self.dry_run:
             tokens = sum(int(w.get("estimated_tokens", 0)) for w in self.would_run)
             return f"dry run: {len(self.would_run)} model call(s) would run, about {tokens:,} tokens"
-        if not (self.ran or self.cached or self.failed or self.written or self.removed or self.conflicts
-                or self.errors):
+        if not (
+            self.ran
+            or self.cached
+            or self.failed
+            or self.written
+            or self.removed
+            or self.conflicts
+            or self.errors
+        ):
             return f"wikic: no work to do ({self.pages} pages up to date, {self.seconds:.2f}s)"
         parts = [f"{self.ran} ran", f"{self.cached} cached", f"{self.up_to_date} up to date"]
         if self.failed:
             parts.append(f"{self.failed} failed")
-        text = (f"built {self.pages} pages from {self.sources} sources: " + ", ".join(parts)
-                + f"; {len(self.written)} written, {len(self.removed)} removed")
+        text = (
+            f"built {self.pages} pages from {self.sources} sources: "
+            + ", ".join(parts)
+            + f"; {len(self.written)} written, {len(self.removed)} removed"
+        )
         if self.conflicts:
             text += f", {len(self.conflicts)} conflict(s) kept"
         return text + f" ({self.calls} model calls, {self.seconds:.1f}s)"

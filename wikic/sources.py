@@ -80,8 +80,13 @@ def list_sources(root: Path, cfg: SourcesConfig) -> tuple[list[SourceFile], list
             if (folder / name).is_symlink():  # os.walk would skip it without a word
                 dirnames.remove(name)
                 rel = f"{SOURCES_DIR}/{(folder / name).relative_to(base).as_posix()}"
-                errors.append(SourceError(rel, "is a link to a folder; sources/ is read without following "
-                                               "folder links, so copy or move the folder in instead"))
+                errors.append(
+                    SourceError(
+                        rel,
+                        "is a link to a folder; sources/ is read without following "
+                        "folder links, so copy or move the folder in instead",
+                    )
+                )
         for name in sorted(filenames):
             if name.startswith(".") or name.endswith("~"):
                 continue
@@ -92,16 +97,21 @@ def list_sources(root: Path, cfg: SourcesConfig) -> tuple[list[SourceFile], list
             rel = f"{SOURCES_DIR}/{rel_in}"
             try:
                 if full.is_symlink() and not full.resolve().is_relative_to(real_base):
-                    errors.append(SourceError(rel, "is a link to a file outside sources/; "
-                                                   "copy the file in instead"))
+                    errors.append(
+                        SourceError(rel, "is a link to a file outside sources/; copy the file in instead")
+                    )
                     continue
                 st = full.stat()
             except OSError as exc:
                 errors.append(SourceError(rel, f"cannot read: {exc.strerror or exc}"))
                 continue
             if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block or never end
-                errors.append(SourceError(rel, "is not a regular file (a pipe, socket or device); "
-                                               "only plain text files are read"))
+                errors.append(
+                    SourceError(
+                        rel,
+                        "is not a regular file (a pipe, socket or device); only plain text files are read",
+                    )
+                )
                 continue
             found.append(SourceFile(rel, full, st.st_size, st.st_mtime_ns))
     found.sort(key=lambda f: f.path)
@@ -126,8 +136,9 @@ def decode(raw: bytes, path: str) -> str:
         except UnicodeDecodeError as exc:
             raise SourceError(path, "has a UTF-16 byte-order mark but invalid UTF-16 content") from exc
     if b"\x00" in raw[:8192]:
-        raise SourceError(path, "is a binary file (it contains NUL bytes); "
-                                "only text sources (.md, .txt) are read")
+        raise SourceError(
+            path, "is a binary file (it contains NUL bytes); only text sources (.md, .txt) are read"
+        )
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -138,8 +149,9 @@ def decode(raw: bytes, path: str) -> str:
         ) from exc
 
 
-def read_source(file: SourceFile, max_bytes: int, part_lines: int | None = None,
-                max_parts: int | None = None) -> Source:
+def read_source(
+    file: SourceFile, max_bytes: int, part_lines: int | None = None, max_parts: int | None = None
+) -> Source:
     """The source's normalised text, or a SourceError naming the file and what to do.
 
     With `part_lines` and `max_parts`, a source that would be digested in more

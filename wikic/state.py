@@ -91,8 +91,9 @@ class State:
     @classmethod
     def _open(cls, path: Path) -> State:
         try:
-            db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False,
-                                 factory=_Connection)
+            db = sqlite3.connect(
+                path, timeout=30, isolation_level=None, check_same_thread=False, factory=_Connection
+            )
         except sqlite3.DatabaseError as exc:
             raise _damaged_or_state_error(path, exc) from exc
         try:
@@ -149,8 +150,9 @@ class State:
         row = self.db.execute("SELECT output FROM cache WHERE key=?", (key,)).fetchone()
         return None if row is None else json.loads(row[0])
 
-    def put_cache(self, key: str, stage: str, output: Any, prompt_tokens: int,
-                  completion_tokens: int) -> None:
+    def put_cache(
+        self, key: str, stage: str, output: Any, prompt_tokens: int, completion_tokens: int
+    ) -> None:
         text = json.dumps(output, ensure_ascii=False)
         self.db.execute(
             "INSERT OR REPLACE INTO cache VALUES (?, ?, ?, ?, ?, ?)",
@@ -180,8 +182,9 @@ class State:
         return {r[0]: FileRecord(r[0], r[1], r[2], r[3]) for r in rows}
 
     def set_file(self, rec: FileRecord) -> None:
-        self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
-                        (rec.path, rec.hash, rec.size, rec.mtime_ns))
+        self.db.execute(
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rec.path, rec.hash, rec.size, rec.mtime_ns)
+        )
 
     def remove_file(self, path: str) -> None:
         self.db.execute("DELETE FROM files WHERE path=?", (path,))
@@ -208,8 +211,16 @@ class _Damaged(Exception):
 
 
 # Errors of the database file, not of wikic's SQL: reported as StateError, never a traceback.
-FILE_ERRORS = ("SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_FULL",
-               "SQLITE_IOERR", "SQLITE_READONLY", "SQLITE_CANTOPEN")
+FILE_ERRORS = (
+    "SQLITE_CORRUPT",
+    "SQLITE_NOTADB",
+    "SQLITE_BUSY",
+    "SQLITE_LOCKED",
+    "SQLITE_FULL",
+    "SQLITE_IOERR",
+    "SQLITE_READONLY",
+    "SQLITE_CANTOPEN",
+)
 
 
 def _translated(path: Path | None, exc: sqlite3.DatabaseError) -> Exception:
@@ -217,8 +228,10 @@ def _translated(path: Path | None, exc: sqlite3.DatabaseError) -> Exception:
     if path is None or (not name.startswith(FILE_ERRORS) and "malformed" not in str(exc)):
         return exc  # while opening (State.open decides), or an error in wikic's own SQL
     if name.startswith(CORRUPT) or "malformed" in str(exc):
-        return StateError(f"{path} is damaged ({exc}); run `wikic build`, which moves it aside and "
-                          "rebuilds (cached model answers in it will be lost)")
+        return StateError(
+            f"{path} is damaged ({exc}); run `wikic build`, which moves it aside and "
+            "rebuilds (cached model answers in it will be lost)"
+        )
     return StateError(f"{path}: {exc}")
 
 
@@ -338,5 +351,3 @@ class _Transaction:
 
     def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
         self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
-
-

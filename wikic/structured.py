@@ -102,8 +102,11 @@ def complete_json(
             problem = str(exc)
         repair = [
             {"role": "assistant", "content": result.text[:2000]},
-            {"role": "user", "content": f"That answer is unusable: {problem}. Reply again with JSON only, "
-             "following the requested structure."},
+            {
+                "role": "user",
+                "content": f"That answer is unusable: {problem}. Reply again with JSON only, "
+                "following the requested structure.",
+            },
         ]
         req = replace(request, messages=list(request.messages) + repair)
     raise BadOutput(f"the model's output stayed unusable after {attempts} tries: {problem}")

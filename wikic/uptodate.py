@@ -159,8 +159,13 @@ class Fresh:
     started: float = 0.0
 
     def report(self) -> Report:
-        return Report(sources=self.sources, pages=self.pages, up_to_date=self.actions, nothing_to_do=True,
-                      seconds=time.monotonic() - self.started)
+        return Report(
+            sources=self.sources,
+            pages=self.pages,
+            up_to_date=self.actions,
+            nothing_to_do=True,
+            seconds=time.monotonic() - self.started,
+        )
 
 
 class Check:
@@ -189,8 +194,9 @@ class Check:
                     return None
                 self.snapshot.take_wiki(self.project)
                 assert self.snapshot.wiki_stats is not None
-                if saved.get("wiki") != self.snapshot.wiki or \
-                        saved.get("model_file") != _model_file(saved.get("model"), self.project.root):
+                if saved.get("wiki") != self.snapshot.wiki or saved.get("model_file") != _model_file(
+                    saved.get("model"), self.project.root
+                ):
                     return None
                 if not _intact(db, self.project.root, self.snapshot.wiki_stats):
                     return None
@@ -237,11 +243,19 @@ class Check:
             try:
                 if not _intact(db, self.project.root, snap.wiki_stats):
                     return
-                saved = {"inputs": snap.inputs, "wiki": snap.wiki, "model": self.model,
-                         "model_file": self.model_file,
-                         "figures": {"sources": report.sources, "pages": report.pages,
-                                     "actions": report.ran + report.cached + report.up_to_date,
-                                     "lint": lint, "lint_line": lint_line}}
+                saved = {
+                    "inputs": snap.inputs,
+                    "wiki": snap.wiki,
+                    "model": self.model,
+                    "model_file": self.model_file,
+                    "figures": {
+                        "sources": report.sources,
+                        "pages": report.pages,
+                        "actions": report.ran + report.cached + report.up_to_date,
+                        "lint": lint,
+                        "lint_line": lint_line,
+                    },
+                }
                 db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (META, json.dumps(saved)))
             finally:
                 db.close()

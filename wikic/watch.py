@@ -49,18 +49,40 @@ from wikic.sources import SOURCES_DIR
 
 # Opened and closed-without-writing are left out: the build reads every source.
 EVENTS: list[type[FileSystemEvent]] = [
-    FileCreatedEvent, FileModifiedEvent, FileAttribEvent, FileClosedEvent, FileDeletedEvent, FileMovedEvent,
-    DirCreatedEvent, DirDeletedEvent, DirMovedEvent,
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileAttribEvent,
+    FileClosedEvent,
+    FileDeletedEvent,
+    FileMovedEvent,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
 ]
-TEMP_SUFFIXES = (".swp", ".swo", ".swx", ".swn", "~", ".tmp", ".temp", ".part", ".crdownload", ".bak",
-                 ".orig")
+TEMP_SUFFIXES = (
+    ".swp",
+    ".swo",
+    ".swx",
+    ".swn",
+    "~",
+    ".tmp",
+    ".temp",
+    ".part",
+    ".crdownload",
+    ".bak",
+    ".orig",
+)
 TEMP_NAMES = {"4913", "5036"}  # vim's probe files for whether a folder is writable
 
 
 def is_temp_name(name: str) -> bool:
     """Editor swap, backup, lock and probe files: never a source."""
-    return (name.startswith(".") or name in TEMP_NAMES or name.endswith(TEMP_SUFFIXES)
-            or (name.startswith("#") and name.endswith("#")))
+    return (
+        name.startswith(".")
+        or name in TEMP_NAMES
+        or name.endswith(TEMP_SUFFIXES)
+        or (name.startswith("#") and name.endswith("#"))
+    )
 
 
 def relevant(rel: str) -> bool:
@@ -73,8 +95,9 @@ def relevant(rel: str) -> bool:
     if parts[0] == SOURCES_DIR:
         return not any(is_temp_name(p) for p in parts[1:])
     if parts[0] == PROJECT_DIR:
-        return len(parts) == 1 or (len(parts) == 2 and parts[1].endswith(".j2")
-                                   and not is_temp_name(parts[1]))
+        return len(parts) == 1 or (
+            len(parts) == 2 and parts[1].endswith(".j2") and not is_temp_name(parts[1])
+        )
     return False  # wiki/, .wikic/, .git/, anything else in the root
 
 
@@ -176,12 +199,21 @@ class Rebuild:
         report = self.report
         if report is None:
             return f"{head} failed: {(self.error or '').splitlines()[0]}; still watching"
-        if not (report.ran or report.cached or report.failed or report.written or report.removed
-                or report.conflicts or report.errors):
+        if not (
+            report.ran
+            or report.cached
+            or report.failed
+            or report.written
+            or report.removed
+            or report.conflicts
+            or report.errors
+        ):
             return f"{head}: nothing to do ({report.pages} pages up to date); {report.seconds:.2f}s"
-        text = (f"{head}: {report.ran} ran, {report.cached} cached, {report.up_to_date} up to date"
-                + (f", {report.failed} failed" if report.failed else "")
-                + f"; {len(report.written)} written, {len(report.removed)} removed")
+        text = (
+            f"{head}: {report.ran} ran, {report.cached} cached, {report.up_to_date} up to date"
+            + (f", {report.failed} failed" if report.failed else "")
+            + f"; {len(report.written)} written, {len(report.removed)} removed"
+        )
         if report.conflicts:
             text += f", {len(report.conflicts)} conflict(s) kept"
         if report.errors:
@@ -193,11 +225,15 @@ class Rebuild:
         if self.report is None:
             return [f"wikic: error: {self.error}"] if self.error and "\n" in self.error else []
         r = self.report
-        return ([f"explain: {e['action']}: {e['reason']}" for e in r.explain]
-                + [f"warning: {w}" for w in r.warnings]
-                + [f"conflict: {rel} was edited by hand; kept (run `wikic build --force` to overwrite)"
-                   for rel in r.conflicts]
-                + [f"error: {e['where']}: {e['message']}" for e in r.errors])
+        return (
+            [f"explain: {e['action']}: {e['reason']}" for e in r.explain]
+            + [f"warning: {w}" for w in r.warnings]
+            + [
+                f"conflict: {rel} was edited by hand; kept (run `wikic build --force` to overwrite)"
+                for rel in r.conflicts
+            ]
+            + [f"error: {e['where']}: {e['message']}" for e in r.errors]
+        )
 
 
 def _describe(changed: list[str]) -> str:
@@ -235,9 +271,15 @@ class _Handler(FileSystemEventHandler):
 class Watcher:
     """Builds, then rebuilds after each settled burst of relevant changes."""
 
-    def __init__(self, project: Project, options: WatchOptions, emit: Callable[[Rebuild], None],
-                 say: Callable[[str], None], progress: Progress,
-                 native: Callable[[], BaseObserver] = Observer) -> None:
+    def __init__(
+        self,
+        project: Project,
+        options: WatchOptions,
+        emit: Callable[[Rebuild], None],
+        say: Callable[[str], None],
+        progress: Progress,
+        native: Callable[[], BaseObserver] = Observer,
+    ) -> None:
         self.project, self.options = project, options
         self.native = native
         self.emit, self.say, self.progress = emit, say, progress
@@ -319,8 +361,10 @@ class Watcher:
                 self.observer.start()
                 return
             except OSError as exc:
-                self.say(f"warning: cannot watch natively ({exc}); polling every "
-                         f"{self.options.poll_interval:g}s instead (use --poll to ask for it)")
+                self.say(
+                    f"warning: cannot watch natively ({exc}); polling every "
+                    f"{self.options.poll_interval:g}s instead (use --poll to ask for it)"
+                )
                 self._stop()
                 self.mode = "polling"
         interval = self.options.poll_interval
@@ -351,11 +395,14 @@ class Watcher:
                 continue
             try:
                 self._watches[path] = self.observer.schedule(
-                    self.handler, path, recursive=recursive, event_filter=EVENTS)
+                    self.handler, path, recursive=recursive, event_filter=EVENTS
+                )
             except OSError as exc:  # gone again already, or out of inotify watches
                 if self.observer.is_alive():
-                    self.say(f"warning: cannot watch {path}: {exc}; changes there are seen only "
-                             "when another change triggers a build (try --poll)")
+                    self.say(
+                        f"warning: cannot watch {path}: {exc}; changes there are seen only "
+                        "when another change triggers a build (try --poll)"
+                    )
                 else:
                     raise
 

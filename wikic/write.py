@@ -61,7 +61,9 @@ def check_cites(text: str, proposed: list[Any], claims: list[str]) -> list[int]:
     """The notes a paragraph really draws on: the model's citations that overlap it,
     plus the note it overlaps most when the model missed that one."""
     scores = [fuzz.token_set_ratio(text, claim) for claim in claims]
-    cited = {c for c in proposed if isinstance(c, int) and 1 <= c <= len(claims) and scores[c - 1] >= CITE_KEEP}
+    cited = {
+        c for c in proposed if isinstance(c, int) and 1 <= c <= len(claims) and scores[c - 1] >= CITE_KEEP
+    }
     best = scores.index(max(scores)) + 1
     if not cited or scores[best - 1] >= CITE_ADD:
         cited.add(best)
@@ -110,7 +112,9 @@ def write_action(page: PagePlan, schema: Schema, prompts: Prompts, model_fp: str
             max_paragraphs=MAX_PARAGRAPHS,
             claims=claims,
         )
-        return Request(messages, response_schema(len(claims)), schema.model.max_tokens, schema.model.temperature)
+        return Request(
+            messages, response_schema(len(claims)), schema.model.max_tokens, schema.model.temperature
+        )
 
     return Action(
         id=f"write:{page.id}",

@@ -82,8 +82,13 @@ def spawn(project: Path, *args: str, log: Path | None = None, **extra_env: str) 
     extra = dict(extra_env)
     if log is not None:
         extra["WIKIC_SCRIPTED_LOG"] = str(log)
-    return subprocess.Popen([sys.executable, "-m", "wikic", "-C", str(project), *args],
-                            env=env(**extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "wikic", "-C", str(project), *args],
+        env=env(**extra),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @dataclass
@@ -119,8 +124,11 @@ def wiki_snapshot(project: Project, with_log: bool = False) -> dict[str, bytes]:
     wiki = project.wiki_dir
     if not wiki.is_dir():
         return {}
-    return {p.name: p.read_bytes() for p in sorted(wiki.iterdir())
-            if p.is_file() and (with_log or p.name != "log.md")}
+    return {
+        p.name: p.read_bytes()
+        for p in sorted(wiki.iterdir())
+        if p.is_file() and (with_log or p.name != "log.md")
+    }
 
 
 def temp_files(project: Project) -> list[str]:
@@ -132,7 +140,7 @@ def log_is_well_formed(text: str) -> bool:
     head = "# Build log\n\nWhat each `wikic build` changed, newest last.\n"
     if not text.startswith(head):
         return False
-    rest = text[len(head):]
+    rest = text[len(head) :]
     pos = 0
     for m in LOG_ENTRY.finditer(rest):
         if m.start() != pos:

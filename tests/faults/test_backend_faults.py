@@ -62,13 +62,15 @@ FAULTS: dict[str, Callable[[], httpx.Response]] = {
     "timeout": lambda: (_ for _ in ()).throw(httpx.ReadTimeout("timed out")),
     "refused": lambda: (_ for _ in ()).throw(httpx.ConnectError("[Errno 111] Connection refused")),
     "401": lambda: httpx.Response(401, json={"error": {"message": f"Incorrect API key provided: {SECRET}"}}),
-    "429": lambda: httpx.Response(429, json={"error": {"message": "slow down"}},
-                                  headers={"retry-after": "2"}),
+    "429": lambda: httpx.Response(
+        429, json={"error": {"message": "slow down"}}, headers={"retry-after": "2"}
+    ),
     "500": lambda: httpx.Response(500, json={"error": {"message": "internal error"}}),
     "503": lambda: httpx.Response(503, json={"error": {"message": "overloaded"}}),
     "cut": lambda: httpx.Response(200, stream=CutBody(), headers={"content-type": "application/json"}),
-    "malformed": lambda: httpx.Response(200, content=b'{"choices": [',
-                                        headers={"content-type": "application/json"}),
+    "malformed": lambda: httpx.Response(
+        200, content=b'{"choices": [', headers={"content-type": "application/json"}
+    ),
 }
 
 
@@ -97,12 +99,27 @@ class Server:
             return FAULTS[fault]()
         schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
         answer = self.model.complete(Request(body["messages"], schema, body.get("max_tokens", 512)))
-        return httpx.Response(200, json={
-            "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "test-model",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer.text},
-                         "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens,
-                      "total_tokens": answer.prompt_tokens + answer.completion_tokens}})
+        return httpx.Response(
+            200,
+            json={
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 1,
+                "model": "test-model",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": answer.text},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": answer.prompt_tokens,
+                    "completion_tokens": answer.completion_tokens,
+                    "total_tokens": answer.prompt_tokens + answer.completion_tokens,
+                },
+            },
+        )
 
     @property
     def total(self) -> int:
@@ -119,8 +136,9 @@ class Clock:
             self.delays.append(seconds)
 
 
-def run_build(project: Project, server: Server, clock: Clock | None = None,
-              jobs: int | None = None) -> Report:
+def run_build(
+    project: Project, server: Server, clock: Clock | None = None, jobs: int | None = None
+) -> Report:
     clock = clock or Clock()
     rand = random.Random(3).random
 
@@ -170,17 +188,21 @@ def errors(report: Report) -> dict[str, str]:
     return found
 
 
-@pytest.mark.parametrize(("fault", "message"), [
-    ("timeout", "did not answer within"),
-    ("refused", "cannot reach http://llm.test/v1"),
-    ("500", "answered HTTP 500"),
-    ("503", "answered HTTP 503"),
-    ("cut", "broke off before the answer was complete"),
-    ("malformed", "malformed response"),
-    ("429", "rate limiting"),
-])
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        ("timeout", "did not answer within"),
+        ("refused", "cannot reach http://llm.test/v1"),
+        ("500", "answered HTTP 500"),
+        ("503", "answered HTTP 503"),
+        ("cut", "broke off before the answer was complete"),
+        ("malformed", "malformed response"),
+        ("429", "rate limiting"),
+    ],
+)
 def test_a_failing_digest_is_retried_reported_and_alone_retried_next_time(
-        tmp_path: Path, healthy: dict[str, object], fault: str, message: str) -> None:
+    tmp_path: Path, healthy: dict[str, object], fault: str, message: str
+) -> None:
     project = openai_project(tmp_path / "p", NOTES)
     server, clock = Server({"digest note03": [fault]}, sticky=True), Clock()
     report = run_build(project, server, clock)
@@ -220,8 +242,12 @@ def test_a_failing_write_is_retried_alone(tmp_path: Path, healthy: dict[str, obj
 
 
 def test_transient_faults_cost_retries_only(tmp_path: Path, healthy: dict[str, object]) -> None:
-    plan = {"digest note00": ["429", "ok"], "digest note01": ["503", "500", "ok"],
-            "write Topic 2": ["cut", "ok"], "write Caching": ["timeout", "malformed", "refused", "ok"]}
+    plan = {
+        "digest note00": ["429", "ok"],
+        "digest note01": ["503", "500", "ok"],
+        "write Topic 2": ["cut", "ok"],
+        "write Caching": ["timeout", "malformed", "refused", "ok"],
+    }
     project = openai_project(tmp_path / "p", NOTES)
     server, clock = Server(plan), Clock()
     report = run_build(project, server, clock, jobs=4)
@@ -236,8 +262,9 @@ def refused_key_build(tmp_path: Path) -> tuple[Project, dict[str, bytes], Server
     project = openai_project(tmp_path / "p", NOTES)
     assert run_build(project, Server()).ok
     built = wiki_snapshot(project)
-    (project.sources_dir / "note02.md").write_text(NOTES["note02.md"] + "\nOne more line of text here.\n",
-                                                   encoding="utf-8")
+    (project.sources_dir / "note02.md").write_text(
+        NOTES["note02.md"] + "\nOne more line of text here.\n", encoding="utf-8"
+    )
     (project.sources_dir / "note09.md").write_text(notes(10)["note09.md"], encoding="utf-8")
     server, clock = Server({"digest note02": ["401"], "digest note09": ["401"]}, sticky=True), Clock()
     return project, built, server, clock, run_build(project, server, clock)
@@ -278,8 +305,15 @@ def sse(*events: str) -> bytes:
 
 
 def chunk(text: str, finish: str | None = None) -> str:
-    return json.dumps({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "test-model",
-                       "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}]})
+    return json.dumps(
+        {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "test-model",
+            "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}],
+        }
+    )
 
 
 class CutStream(httpx.SyncByteStream):

@@ -103,11 +103,14 @@ def test_a_state_from_a_newer_wikic_is_refused_and_untouched(tmp_path: Path) -> 
 def test_a_deleted_state_readopts_pages_and_keeps_every_hand_edit(tmp_path: Path) -> None:
     project, log, first_calls = built(tmp_path)
     edited = project.wiki_dir / "topic-1.md"
-    edited.write_text(edited.read_text(encoding="utf-8").replace("Topic 1 is", "Topic 1, as I see it, is"),
-                      encoding="utf-8")
+    edited.write_text(
+        edited.read_text(encoding="utf-8").replace("Topic 1 is", "Topic 1, as I see it, is"), encoding="utf-8"
+    )
     mine = project.wiki_dir / "my-own-notes.md"
-    mine.write_text("---\ntitle: My own notes\ntype: concept\n---\n\n# My own notes\n\nWritten by hand.\n",
-                    encoding="utf-8")
+    mine.write_text(
+        "---\ntitle: My own notes\ntype: concept\n---\n\n# My own notes\n\nWritten by hand.\n",
+        encoding="utf-8",
+    )
     (project.sources_dir / "note04.md").unlink()  # its pages are no longer planned
     before = wiki_snapshot(project)
     shutil.rmtree(project.state_dir)

@@ -139,8 +139,11 @@ def test_build_and_ask_save_take_turns(tmp_path: Path) -> None:
     assert build.wait(120) == 0
     saved = project.wiki_dir / "what-is-hashing.md"
     assert saved.exists()
-    assert saved.stat().st_mtime_ns >= max(p.stat().st_mtime_ns for p in project.wiki_dir.glob("*.md")
-                                           if p.name != saved.name and p.name != "log.md")
+    assert saved.stat().st_mtime_ns >= max(
+        p.stat().st_mtime_ns
+        for p in project.wiki_dir.glob("*.md")
+        if p.name != saved.name and p.name != "log.md"
+    )
     assert not (project.wiki_dir / "what-is-caching.md").exists()  # the refused one saved nothing
     # The answer is a person's page now: the next build lists it and keeps it.
     again = wikic(project.root, "build", "--json", "-q")

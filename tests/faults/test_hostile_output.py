@@ -42,18 +42,38 @@ nul is another reserved device name.
 
 
 def digest(summary: str, *named: tuple[str, int]) -> str:
-    return json.dumps({"summary": summary,
-                       "topics": [{"name": n, "type": "concept", "lines": [line]} for n, line in named]})
+    return json.dumps(
+        {"summary": summary, "topics": [{"name": n, "type": "concept", "lines": [line]} for n, line in named]}
+    )
 
 
 HOSTILE_SUMMARY = "---\ntitle: pwned\n---\n<script>alert(1)</script> [[../../etc/passwd]] sums it up."
 HOSTILE_WRITES = [
-    json.dumps({"paragraphs": [{"text": "---\ntitle: pwned\ntype: hacked\n---\n# Injected heading "
-                                        "<script>alert(1)</script> links to [[../../etc/passwd]], "
-                                        "[[/abs/path|abs]], [[index]] and [[CON]].", "cites": [1]}]}),
-    "```json\n" + json.dumps({"paragraphs": [{"text": "<img src=x onerror=alert(1)> A paragraph with "
-                                                      "[[log]], [[  ]], [[a|b|c]] and a ]] stray.",
-                                              "cites": [99, -1, "1", None]}]}) + "\n```",
+    json.dumps(
+        {
+            "paragraphs": [
+                {
+                    "text": "---\ntitle: pwned\ntype: hacked\n---\n# Injected heading "
+                    "<script>alert(1)</script> links to [[../../etc/passwd]], "
+                    "[[/abs/path|abs]], [[index]] and [[CON]].",
+                    "cites": [1],
+                }
+            ]
+        }
+    ),
+    "```json\n"
+    + json.dumps(
+        {
+            "paragraphs": [
+                {
+                    "text": "<img src=x onerror=alert(1)> A paragraph with "
+                    "[[log]], [[  ]], [[a|b|c]] and a ]] stray.",
+                    "cites": [99, -1, "1", None],
+                }
+            ]
+        }
+    )
+    + "\n```",
     json.dumps({"paragraphs": [{"text": "word " * 200_000, "cites": list(range(100_000))}] * 50}),
 ]
 
@@ -70,12 +90,31 @@ def run_build(project: Project) -> Report:
 
 def test_hostile_names_and_markup_stay_inside_wiki(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     answers = {
-        "digest:<script>alert(1)</script> is markup": [digest(
-            HOSTILE_SUMMARY, ("../../etc/passwd", 3), ("/abs/path", 4), ("CON", 5), ("index", 6), ("log", 7),
-            ("", 8), (LONG, 8), ("---\ntitle: pwned\ntype: hacked\n---", 9))],
-        "digest:is the parent folder": [digest(
-            "Second.", ("C:\\Windows\\System32", 3), ("index.md", 4), ("Index", 5), ("nul", 6),
-            ("../../etc/passwd", 7), ("..", 8), ("<script>alert(1)</script>", 3))],
+        "digest:<script>alert(1)</script> is markup": [
+            digest(
+                HOSTILE_SUMMARY,
+                ("../../etc/passwd", 3),
+                ("/abs/path", 4),
+                ("CON", 5),
+                ("index", 6),
+                ("log", 7),
+                ("", 8),
+                (LONG, 8),
+                ("---\ntitle: pwned\ntype: hacked\n---", 9),
+            )
+        ],
+        "digest:is the parent folder": [
+            digest(
+                "Second.",
+                ("C:\\Windows\\System32", 3),
+                ("index.md", 4),
+                ("Index", 5),
+                ("nul", 6),
+                ("../../etc/passwd", 7),
+                ("..", 8),
+                ("<script>alert(1)</script>", 3),
+            )
+        ],
         "write": HOSTILE_WRITES,
     }
     monkeypatch.setenv("WIKIC_SCRIPTED_RESPONSES", str(script(tmp_path, answers)))
@@ -93,13 +132,23 @@ def test_hostile_names_and_markup_stay_inside_wiki(tmp_path: Path, monkeypatch: 
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*\.md", name), name
     assert files["index.md"].startswith(b"# Fault wiki\n")
     assert files["log.md"].startswith(b"# Build log\n")
-    for expected in ("etc-passwd.md", "abs-path.md", "con-page.md", "index-page.md", "log-page.md",
-                     "nul-page.md", "c-windows-system32.md"):
+    for expected in (
+        "etc-passwd.md",
+        "abs-path.md",
+        "con-page.md",
+        "index-page.md",
+        "log-page.md",
+        "nul-page.md",
+        "c-windows-system32.md",
+    ):
         assert expected in files, (expected, names)
     assert any(name.startswith("a" * 60) and len(name) <= 83 for name in names)  # the 500-character name
 
-    pages = {name: split_page(data.decode("utf-8")) for name, data in files.items()
-             if name not in ("index.md", "log.md")}
+    pages = {
+        name: split_page(data.decode("utf-8"))
+        for name, data in files.items()
+        if name not in ("index.md", "log.md")
+    }
     titles = [str(p.meta["title"]) for p in pages.values()]
     assert len(set(titles)) == len(titles)  # one page per name: merged, never two files for one title
     for name, page in pages.items():
@@ -135,7 +184,8 @@ BAD = {
 
 
 def test_invalid_json_is_retried_then_reported_and_the_next_build_retries_only_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     log = tmp_path / "calls.log"
     monkeypatch.setenv("WIKIC_SCRIPTED_LOG", str(log))
     # The reference: notes 0-6 built, then note 7 and note 8 added.
@@ -152,7 +202,7 @@ def test_invalid_json_is_retried_then_reported_and_the_next_build_retries_only_i
         "digest:This note number 7 ": bad[:3],  # three bad answers: the action fails
         "digest:This note number 8 ": bad[3:6],  # likewise
         "digest:This note number 2 ": bad[6:7],  # one bad answer, then a good one: repaired
-        "write:Notes about \"Topic 4\"": bad[7:8],  # the write stage is repaired the same way
+        'write:Notes about "Topic 4"': bad[7:8],  # the write stage is repaired the same way
     }
     monkeypatch.setenv("WIKIC_SCRIPTED_RESPONSES", str(script(tmp_path, answers)))
     project = make_project(tmp_path / "p", notes(9))
@@ -181,8 +231,9 @@ def test_invalid_json_is_retried_then_reported_and_the_next_build_retries_only_i
 
 
 def test_a_script_that_never_stops_being_bad_fails_only_its_action(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    answers = {"write:Notes about \"Topic 1\"": ["{}"] * 10}
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers = {'write:Notes about "Topic 1"': ["{}"] * 10}
     monkeypatch.setenv("WIKIC_SCRIPTED_RESPONSES", str(script(tmp_path, answers)))
     project = make_project(tmp_path / "p", notes(3))
     report = run_build(project)

@@ -60,8 +60,9 @@ def reference(tmp_path: Path) -> dict[str, bytes]:
     return wiki_snapshot(project)
 
 
-def test_hostile_sources_are_handled_or_named_and_the_rest_builds(tmp_path: Path,
-                                                                  reference: dict[str, bytes]) -> None:
+def test_hostile_sources_are_handled_or_named_and_the_rest_builds(
+    tmp_path: Path, reference: dict[str, bytes]
+) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.md").write_text("# Secret\n\nNot part of this wiki.\n", encoding="utf-8")
@@ -94,8 +95,10 @@ def test_hostile_sources_are_handled_or_named_and_the_rest_builds(tmp_path: Path
     report = run.json()
     assert {e["where"] for e in report["errors"]} == set(expected)
     assert all("\n" not in e["message"] for e in report["errors"])
-    assert sorted(report["warnings"]) == ["sources/blank.md: empty, skipped",
-                                          "sources/empty.md: empty, skipped"]
+    assert sorted(report["warnings"]) == [
+        "sources/blank.md: empty, skipped",
+        "sources/empty.md: empty, skipped",
+    ]
     # Everything else built exactly as it does without the hostile files.
     assert wiki_snapshot(project) == reference
     assert "Not part of this wiki" not in "".join(p.decode("utf-8", "replace") for p in reference.values())
@@ -109,8 +112,11 @@ def test_handled_names_cite_their_files(tmp_path: Path, reference: dict[str, byt
 
 
 def test_a_long_source_builds_when_the_limit_allows_it(tmp_path: Path) -> None:
-    project = make_project(tmp_path / "p", {"many-lines.txt": "".join(f"line {i}\n" for i in range(100_000))},
-                           extra="sources:\n  max_parts: 1000\n")
+    project = make_project(
+        tmp_path / "p",
+        {"many-lines.txt": "".join(f"line {i}\n" for i in range(100_000))},
+        extra="sources:\n  max_parts: 1000\n",
+    )
     run = wikic(project.root, "build", "--json", "-q", timeout=300)
     assert run.code == 0, run.err
     assert run.json()["actions"]["ran"] == 834  # 100,000 lines in parts of 120

@@ -16,12 +16,16 @@ JOBS = 4
 SOURCES = 24  # 24 digests, 6 rounds of 4: about 3.6 s of queued calls
 
 
-@pytest.mark.parametrize(("command", "sig", "code"), [
-    (["build", "-j", str(JOBS), "-q"], signal.SIGINT, 130),
-    (["watch", "-j", str(JOBS), "-q"], signal.SIGTERM, 0),
-])
-def test_an_interrupt_cancels_the_queued_calls(tmp_path: Path, command: list[str], sig: signal.Signals,
-                                               code: int) -> None:
+@pytest.mark.parametrize(
+    ("command", "sig", "code"),
+    [
+        (["build", "-j", str(JOBS), "-q"], signal.SIGINT, 130),
+        (["watch", "-j", str(JOBS), "-q"], signal.SIGTERM, 0),
+    ],
+)
+def test_an_interrupt_cancels_the_queued_calls(
+    tmp_path: Path, command: list[str], sig: signal.Signals, code: int
+) -> None:
     project = make_project(tmp_path / "p", notes(SOURCES), latency=LATENCY)  # type: ignore[arg-type]
     log = tmp_path / "calls.log"
     proc = spawn(project.root, *command, log=log)

@@ -84,8 +84,16 @@ def _reference(tmp: Path, name: str, project: Project, log: Path) -> Build:
     assert run.code == 0, run.err
     made = calls(log)
     assert made, "the reference build made no model call"
-    return Build(before.root, old, old_log, wiki_snapshot(project), len(made),
-                 sum(c["stage"] == "digest" for c in made), float(made[0]["t"]) - started, total)  # type: ignore[arg-type]
+    return Build(
+        before.root,
+        old,
+        old_log,
+        wiki_snapshot(project),
+        len(made),
+        sum(c["stage"] == "digest" for c in made),
+        float(made[0]["t"]) - started,
+        total,
+    )  # type: ignore[arg-type]
 
 
 def _log(project: Project) -> bytes | None:
@@ -119,7 +127,8 @@ def check_after_kill(project: Project, ref: Build) -> dict[str, int]:
         else:
             assert name in ref.old or name in ref.new, f"{name}: neither an old nor a new page"
             assert data in (ref.old.get(name), ref.new.get(name)), (
-                f"{name} is neither its old nor its new version (a partial write?)")
+                f"{name} is neither its old nor its new version (a partial write?)"
+            )
     for name in set(ref.old) | set(ref.new):
         if ref.old.get(name) != ref.new.get(name):  # absent counts as a version
             seen["new" if files.get(name) == ref.new.get(name) else "old"] += 1
@@ -146,14 +155,16 @@ def kill(project: Project, ref: Build, phase: str, rng: random.Random, log: Path
 
         def published() -> int:
             now = stamps(wiki)
-            return (sum(not name.startswith(TMP_MARK) and before.get(name) != m for name, m in now.items())
-                    + sum(name not in now for name in before))
+            return sum(
+                not name.startswith(TMP_MARK) and before.get(name) != m for name, m in now.items()
+            ) + sum(name not in now for name in before)
 
         wait_until(lambda: published() >= target or proc.poll() is not None)
         time.sleep(rng.uniform(0, 0.004))  # sometimes inside a write: a temporary file left behind
     elif phase == "state save":
-        wait_until(lambda: (log_md.exists() and stamps(wiki).get("log.md") != log_before)
-                   or proc.poll() is not None)
+        wait_until(
+            lambda: (log_md.exists() and stamps(wiki).get("log.md") != log_before) or proc.poll() is not None
+        )
         time.sleep(rng.uniform(0, 0.03))
     else:  # anywhere
         time.sleep(rng.uniform(0, ref.total))
@@ -165,8 +176,10 @@ def kill(project: Project, ref: Build, phase: str, rng: random.Random, log: Path
 
 def test_kill_at_any_point(refs: References, tmp_path: Path) -> None:
     rng = random.Random(SEED)
-    plan = [(kind, PHASES[i % len(PHASES)]) for i, kind in
-            enumerate(["first", "incremental"] * (KILLS // 2) + ["first"] * (KILLS % 2))]
+    plan = [
+        (kind, PHASES[i % len(PHASES)])
+        for i, kind in enumerate(["first", "incremental"] * (KILLS // 2) + ["first"] * (KILLS % 2))
+    ]
     rng.shuffle(plan)
     hits: dict[str, int] = {}
     mid_publish: dict[str, int] = {}
@@ -202,11 +215,14 @@ def test_kill_at_any_point(refs: References, tmp_path: Path) -> None:
         total = len(calls(log))
         assert total <= ref.calls + kills_here, (
             f"trial {n} ({kind}, {phases}): {total} model calls, the uninterrupted build made "
-            f"{ref.calls}: a finished call was repeated")
+            f"{ref.calls}: a finished call was repeated"
+        )
         repeated += max(0, total - ref.calls)
     elapsed = time.monotonic() - started
-    print(f"\n{kills} kills in {len(plan)} trials, {elapsed:.0f}s; landed: {hits}; "
-          f"mid-publish (changed pages old and new side by side), by phase: {mid_publish}; "
-          f"temporary files left: {with_temps}; calls repeated (in flight at the kill): {repeated}")
+    print(
+        f"\n{kills} kills in {len(plan)} trials, {elapsed:.0f}s; landed: {hits}; "
+        f"mid-publish (changed pages old and new side by side), by phase: {mid_publish}; "
+        f"temporary files left: {with_temps}; calls repeated (in flight at the kill): {repeated}"
+    )
     assert kills >= min(30, KILLS - 2), f"only {kills} kills landed before the build finished: {hits}"
     assert mid_publish, "no kill landed in the middle of publishing"

@@ -36,16 +36,32 @@ class Echoing(BaseHTTPRequestHandler):
         auth = self.headers.get("authorization", "")
         user = body["messages"][1]["content"]
         if self.mode == "refuse" or "note number 1 " in user:
-            status, payload = (401 if self.mode == "refuse" else 500), {"error": {
-                "message": f"Incorrect API key provided: {auth.removeprefix('Bearer ')} ({auth})"}}
+            status, payload = (
+                (401 if self.mode == "refuse" else 500),
+                {
+                    "error": {
+                        "message": f"Incorrect API key provided: {auth.removeprefix('Bearer ')} ({auth})"
+                    }
+                },
+            )
             return self._send(status, payload, {})
         if "note number 2 " in user:
             return self._send(429, {"error": {"message": f"quota for {auth} exceeded"}}, {"retry-after": "0"})
         schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
         text = self.model.complete(Request(body["messages"], schema)).text
-        self._send(200, {"id": "x", "object": "chat.completion", "created": 1, "model": "m",
-                         "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                      "finish_reason": "stop"}]}, {})
+        self._send(
+            200,
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 1,
+                "model": "m",
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                ],
+            },
+            {},
+        )
 
     def _send(self, status: int, payload: dict, headers: dict[str, str]) -> None:  # type: ignore[type-arg]
         data = json.dumps(payload).encode()
@@ -84,7 +100,9 @@ def api_project(root: Path, base_url: str) -> Project:
     project = make_project(root, notes(4))  # type: ignore[arg-type]
     project.schema_path.write_text(
         f"title: Secret wiki\nmodel:\n  backend: openai\n  name: m\n  base_url: {base_url}\n"
-        f"  api_key_env: {KEY_ENV}\n  retries: 1\n  timeout: 5\n", encoding="utf-8")
+        f"  api_key_env: {KEY_ENV}\n  retries: 1\n  timeout: 5\n",
+        encoding="utf-8",
+    )
     return project
 
 
@@ -112,8 +130,12 @@ def test_the_key_never_leaves_through_the_command_line(tmp_path: Path, server: s
         assert "sources/note01.md" in run.err and "HTTP 500" in run.err
         outputs += [run.out, run.err]
     assert (project.wiki_dir / "note-0.md").exists()
-    for args in (["lint"], ["lint", "--format", "json"], ["ask", "what is caching?", "--stale-ok", "--save"],
-                 ["ask", "--json", "--stale-ok", "what is hashing?"]):
+    for args in (
+        ["lint"],
+        ["lint", "--format", "json"],
+        ["ask", "what is caching?", "--stale-ok", "--save"],
+        ["ask", "--json", "--stale-ok", "what is hashing?"],
+    ):
         run = wikic(project.root, *args, **key_env)
         outputs += [run.out, run.err]
     Echoing.mode = "refuse"
@@ -133,9 +155,9 @@ def test_the_key_never_leaves_when_the_server_is_down(tmp_path: Path) -> None:
     assert_nowhere(project, run.out, run.err)
 
 
-def test_the_key_never_reaches_a_log_record_or_an_exception(tmp_path: Path, server: str,
-                                                            monkeypatch: pytest.MonkeyPatch,
-                                                            caplog: pytest.LogCaptureFixture) -> None:
+def test_the_key_never_reaches_a_log_record_or_an_exception(
+    tmp_path: Path, server: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     from wikic.build import BuildOptions, build
     from wikic.report import Progress
 

@@ -59,9 +59,7 @@ def stream_or_complete(
     backend: Backend, request: Request, on_text: StreamCallback | None = None
 ) -> Completion:
     """Stream through the backend when it can, else complete and emit once."""
-    stream: Callable[[Request], Iterator[str | Completion]] | None = getattr(
-        backend, "stream", None
-    )
+    stream: Callable[[Request], Iterator[str | Completion]] | None = getattr(backend, "stream", None)
     if stream is None:
         result = backend.complete(request)
         if on_text:

@@ -330,7 +330,11 @@ def _broke_off(exc: Exception) -> bool:
     """An APIConnectionError after the server was reached: the body was cut short."""
     cause = exc.__cause__
     return cause is not None and type(cause).__name__ in (
-        "RemoteProtocolError", "ReadError", "WriteError", "CloseError")
+        "RemoteProtocolError",
+        "ReadError",
+        "WriteError",
+        "CloseError",
+    )
 
 
 def _is_transport_error(exc: Exception, kind: str) -> bool:

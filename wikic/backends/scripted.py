@@ -59,8 +59,9 @@ def _load_script(path: str | None) -> list[tuple[str, list[str]]]:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         script = [(str(k), [str(t) for t in v]) for k, v in data.items()]
     except (OSError, ValueError, AttributeError, TypeError) as exc:
-        raise ConfigError(f"WIKIC_SCRIPTED_RESPONSES={path}: not a JSON object of lists of texts "
-                          f"({exc})") from exc
+        raise ConfigError(
+            f"WIKIC_SCRIPTED_RESPONSES={path}: not a JSON object of lists of texts ({exc})"
+        ) from exc
     return sorted(script, key=lambda item: ":" not in item[0])
 
 
@@ -94,8 +95,9 @@ class ScriptedBackend:
                 with open(log, "a", encoding="utf-8") as fh:
                     fh.write(json.dumps({"stage": stage, "pid": os.getpid(), "t": time.time()}) + "\n")
         prompt_chars = sum(len(m["content"]) for m in request.messages)
-        return Completion(text, prompt_tokens=max(1, prompt_chars // 4),
-                          completion_tokens=max(1, len(text) // 4))
+        return Completion(
+            text, prompt_tokens=max(1, prompt_chars // 4), completion_tokens=max(1, len(text) // 4)
+        )
 
     def _scripted(self, stage: str, request: Request, derived: str) -> str:
         """The next scripted answer for this call, if the script has one."""
@@ -110,8 +112,15 @@ class ScriptedBackend:
 
     def _digest(self, user: str, request: Request) -> str:
         numbered = [(int(m.group(1)), m.group(2)) for m in map(NUMBERED.match, user.splitlines()) if m]
-        types = (request.schema or {}).get("properties", {}).get("topics", {}).get("items", {}) \
-            .get("properties", {}).get("type", {}).get("enum", ["concept"])
+        types = (
+            (request.schema or {})
+            .get("properties", {})
+            .get("topics", {})
+            .get("items", {})
+            .get("properties", {})
+            .get("type", {})
+            .get("enum", ["concept"])
+        )
         topics: dict[str, list[int]] = {}
         current: str | None = None
         summary = ""
@@ -130,8 +139,9 @@ class ScriptedBackend:
                 topics[current].append(number)
             for term in BOLD.findall(line):
                 topics.setdefault(term, []).append(number)
-        items = [{"name": name, "type": types[0], "lines": lines[:12]}
-                 for name, lines in topics.items() if lines]
+        items = [
+            {"name": name, "type": types[0], "lines": lines[:12]} for name, lines in topics.items() if lines
+        ]
         return json.dumps({"summary": summary, "topics": items[:8]})
 
     def _write(self, user: str) -> str:
