@@ -131,6 +131,7 @@ def build(
         with ProjectLock(project.lock_path, wait=not no_wait, on_wait=progress.message):
             check = None if dry_run else Check(project)
             fresh = None if check is None or force else check.fresh()  # stats only: no heavy import
+            lint_counts: dict[str, int] | None
             if fresh is not None:
                 report, lint_counts = fresh.report(), fresh.lint
             else:
