@@ -4,7 +4,8 @@ sources, `wikic ask` over the compiled wiki) and score them.
 
     python bench/eval_qa.py --data /work/shared/eval/musique --out /tmp/eval-musique \\
         [--model llama:smollm2 | openai:NAME | scripted:NAME | path/to/model.gguf] \\
-        [--limit N] [--seed S] [--budget 600] [--answer-tokens 24] [--project DIR]
+        [--limit N] [--seed S] [--budget 600] [--answer-tokens 24] [--project DIR] \\
+        [--ways closed_book,rag,wikic]
 
 The data folder holds `sources/*.txt` and `questions.jsonl` (id, question, answers,
 evidence, type; see /work/shared/eval/README.md). Only the question text reaches
@@ -13,8 +14,9 @@ first N questions (after a shuffle with --seed) and compiles only their evidence
 documents plus a proportional sample of the other documents as distractors.
 
 The compiled project lives in a temporary folder, or in --project DIR, where it is
-kept: a second run with the same data and model rebuilds nothing (the build is
-incremental) and only answers again.
+kept: a second run with the same data and model rebuilds only the actions that
+failed (the build is incremental) and answers again. `--ways closed_book,rag`
+runs the baselines without compiling anything.
 
 Scores: exact match and token F1 (SQuAD normalisation, maximum over `answers`),
 overall and per question type; evidence recall (the share of a question's evidence

@@ -340,3 +340,18 @@ def test_bm25_ranks_the_page_that_names_the_rare_term_first() -> None:
     ]
     scores = BM25(docs).scores("How many marmot nests were counted?")
     assert scores[0] > scores[1] == scores[2] > 0
+
+
+def test_a_small_budget_still_leaves_room_for_pages(tmp_path: Path) -> None:
+    """The index is trimmed (descriptions first, then lines) to leave the question's pages room."""
+    project = built(tmp_path, large_notes())
+    project.schema_path.write_text(project.schema_path.read_text() + "ask:\n  budget: 600\n")
+    run_build(project)
+    first, backend = asking(project, "How many marmot nests did observers count?")
+    second, _ = asking(project, "What does the okapi eat?", backend)
+    a, b = backend.requests
+    assert first.mode == "selected" and first.context_pages >= 1
+    assert '<page title="Marmot">' in a.messages[1]["content"]
+    assert a.messages[0] == b.messages[0]  # the trimmed index is the same prefix for every question
+    for request in (a, b):
+        assert sum(estimate_tokens(m["content"]) for m in request.messages) <= 600

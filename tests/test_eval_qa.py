@@ -186,3 +186,24 @@ def test_eval_qa_end_to_end_with_the_scripted_backend(tmp_path: Path) -> None:
     stages = [json.loads(line)["stage"] for line in log.read_text().splitlines()]
     assert set(stages) == {"text"}
     assert json.loads((out / "results.json").read_text())["questions"] == 1
+
+
+def test_eval_qa_baselines_only_compile_nothing(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    (data / "sources").mkdir(parents=True)
+    for name, text in DOCS.items():
+        (data / "sources" / name).write_text(text)
+    (data / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
+    log = tmp_path / "calls.jsonl"
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "eval_qa.py"), "--data", str(data), "--model", "scripted:test",
+         "--out", str(out), "--ways", "closed_book,rag"],
+        capture_output=True, text=True, env={**os.environ, "WIKIC_SCRIPTED_LOG": str(log)}, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert set(results["summary"]) == {"closed_book", "rag"}
+    assert results["compile"] is None and results["fact_retention"] is None
+    stages = [json.loads(line)["stage"] for line in log.read_text().splitlines()]
+    assert stages == ["text"] * 4

@@ -20,6 +20,7 @@ CITATION_MD = re.compile(r"\s*\[[^\[\]\n]+?:\d+(?:-\d+)?\]\([^)\s]*\)")
 LINKED_FROM = re.compile(r"^## Linked from\n.*?(?=^## |\Z)", re.S | re.M)
 COMMENT = re.compile(r"<!--.*?-->", re.S)  # e.g. the seal line the build ends its pages with
 BOOKKEEPING = {"index", "log"}
+INDEX_SHARE = 0.4  # of the prompt budget, at most, for the instructions and index.md when pages are chosen
 TYPE_ORDER = {"source": 1, "answer": 2}  # topic pages first, then sources, then answers
 FUZZY_CUTOFF = 80  # title/alias similarity (0-100) that counts as naming the page
 NEIGHBOUR_WEIGHT = 0.5  # a page linked to or from a relevant page inherits this share of its score
@@ -154,12 +155,18 @@ class ContextBuilder:
         return Context(system, user, [], chosen, "selected")
 
     def _index_prefix(self, question: str) -> tuple[str, str]:
-        """The instructions and index.md; index lines are cut from the end if even that is too big."""
+        """The instructions and index.md, cut from the end to at most INDEX_SHARE of the budget:
+        the pages chosen for the question need room after it. The cut does not depend on the
+        question, so the prefix stays byte-stable (and cached) across questions."""
         index = self.index
+        titles_only = "\n".join(line.split(" — ", 1)[0] for line in index.splitlines())
         while True:
-            system, user = self.render(question, [], [], index)
-            if self.count(system) + self.count(user) <= self.limit or "\n" not in index:
+            system, _ = self.render(question, [], [], index)
+            if self.count(system) <= self.limit * INDEX_SHARE or "\n" not in index:
                 return system, index
+            if index != titles_only and len(titles_only) < len(index):
+                index = titles_only  # first drop the descriptions, keeping every title
+                continue
             lines = index.splitlines()
             index = "\n".join(lines[: max(1, len(lines) * 3 // 4)])
 
