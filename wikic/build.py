@@ -300,7 +300,7 @@ class _Build:
                 state.remove_source(path)
             for src in sources:  # what this build read: lint's stale-page compares against it
                 st = self.stats[src.path]
-                state.set_source(src.path, st.size, st.mtime_ns, src.hash, 1)
+                state.set_source(src.path, st.size, st.mtime_ns, src.hash)
             for aid, rec in self.records.items():
                 gone_source = rec.stage == "digest" and aid.split(":", 1)[1].split("#")[0] not in live
                 gone_page = rec.stage == "write" and aid.removeprefix("write:") not in pages

@@ -94,7 +94,7 @@ class Context:
     schema: Schema
     wiki: Wiki
     files: dict[str, str] | None  # path -> hash of what wikic wrote; None without a build state
-    source_stats: dict[str, tuple[int, int, str, int]] | None  # what the last build read
+    source_stats: dict[str, tuple[int, int, str]] | None  # what the last build read
     sources: SourceCache = field(init=False)
 
     def __post_init__(self) -> None:

@@ -22,7 +22,7 @@ FORMAT = 1
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sources (
-    path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, hash TEXT, parts INTEGER DEFAULT 1);
+    path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, hash TEXT);
 CREATE TABLE IF NOT EXISTS cache (
     key TEXT PRIMARY KEY, stage TEXT, output TEXT NOT NULL,
     prompt_tokens INTEGER, completion_tokens INTEGER, created REAL);
@@ -133,13 +133,14 @@ class State:
         self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k, v))
 
     # --- sources (stat cache) ---------------------------------------------
-    def source_stats(self) -> dict[str, tuple[int, int, str, int]]:
-        rows = self.db.execute("SELECT path, size, mtime_ns, hash, parts FROM sources")
-        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+    def source_stats(self) -> dict[str, tuple[int, int, str]]:
+        rows = self.db.execute("SELECT path, size, mtime_ns, hash FROM sources")
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
-    def set_source(self, path: str, size: int, mtime_ns: int, hash_: str, parts: int) -> None:
+    def set_source(self, path: str, size: int, mtime_ns: int, hash_: str) -> None:
         self.db.execute(
-            "INSERT OR REPLACE INTO sources VALUES (?, ?, ?, ?, ?)", (path, size, mtime_ns, hash_, parts)
+            "INSERT OR REPLACE INTO sources (path, size, mtime_ns, hash) VALUES (?, ?, ?, ?)",
+            (path, size, mtime_ns, hash_),
         )
 
     def remove_source(self, path: str) -> None:
