@@ -16,8 +16,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
+from wikic import __version__
 from wikic.backends.base import Backend, Request
-from wikic.errors import AuthError, BackendError, Timeout, Unavailable, WikicError
+from wikic.errors import AuthError, BackendError, Timeout, Unavailable, UnusableOutput, WikicError
 from wikic.state import ActionRecord, State
 from wikic.structured import Invalid, complete_json
 
@@ -43,7 +44,7 @@ class Action:
     inputs: dict[str, str]
     render: Callable[[], Request]
     validate: Callable[[Any], Any]
-    status: str = "pending"  # up_to_date | cached | ran | failed | offline_miss
+    status: str = "pending"  # up_to_date | cached | ran | failed | remembered (failed before, not re-sent)
     reason: str = ""
     key: str = ""
     output: Any = None
@@ -75,8 +76,15 @@ def reason_for(record: ActionRecord | None, inputs: dict[str, str]) -> str:
     return ", ".join(changed)
 
 
-def resolve(action: Action, record: ActionRecord | None, state: State, model_id: str) -> None:
-    """Settle an action from the state alone: up to date, cached, or still to run."""
+RETRY_HINT = "`wikic build --retry-failed` sends it again"
+
+
+def resolve(
+    action: Action, record: ActionRecord | None, state: State, model_id: str, retry_failed: bool = False
+) -> None:
+    """Settle an action from the state alone: up to date, cached, remembered as failed
+    (this exact prompt was answered unusably before: sending it again would pay for
+    the same failure), or still to run."""
     if record is not None and record.inputs == action.inputs:
         output = state.cached(record.key)
         if output is not None:
@@ -89,6 +97,11 @@ def resolve(action: Action, record: ActionRecord | None, state: State, model_id:
     if output is not None:
         action.status, action.output = "cached", output
         state.set_action(ActionRecord(action.id, action.stage, action.key, action.inputs))
+        return
+    failure = None if retry_failed else state.failure(action.key, __version__)
+    if failure is not None:
+        action.status = "remembered"
+        action.error = f"{failure} (in an earlier build; not sent again: {RETRY_HINT})"
 
 
 GIVE_UP_AFTER = 3  # consecutive actions failed by an unreachable backend: the rest are not tried
@@ -167,6 +180,12 @@ class Runner:
         except (Unavailable, Timeout) as exc:  # already retried with backoff by the backend
             self._down.append(exc)
             action.status, action.error = "failed", str(exc)
+        except UnusableOutput as exc:  # the model is up, and answered: remembered, never paid for twice
+            self._down.clear()
+            action.status, action.usage = "failed", dict(exc.usage)
+            action.error = f"{exc}; {RETRY_HINT} (a larger model, or an edit of the source, may do better)"
+            with self._lock:
+                self.state.put_failure(action.key, action.stage, str(exc), __version__)
         except WikicError as exc:
             action.status, action.error = "failed", str(exc)
         else:
@@ -183,6 +202,7 @@ class Runner:
                 self.state.put_cache(
                     action.key, action.stage, output, usage.prompt_tokens, usage.completion_tokens
                 )
+                self.state.clear_failure(action.key)
                 self.state.set_action(ActionRecord(action.id, action.stage, action.key, action.inputs))
         self._finish(action)
 

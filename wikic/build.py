@@ -42,6 +42,7 @@ class BuildOptions:
     offline: bool = False
     force: bool = False
     jobs: int | None = None
+    retry_failed: bool = False  # send again the prompts remembered as failed
 
 
 BackendFactory = Callable[[Schema], Backend]
@@ -220,8 +221,12 @@ class _Build:
 
     def _settle(self, actions: list[Action]) -> None:
         for a in actions:
-            resolve(a, self.records.get(a.id), self.state, self.mid)
-            if a.status != "up_to_date":
+            resolve(a, self.records.get(a.id), self.state, self.mid, self.opts.retry_failed)
+            if a.status == "remembered":
+                self._explain(a.label, f"{a.reason}; failed before with this exact prompt, not sent again")
+                self.report.failed += 1
+                self.report.error(a.label, a.error)
+            elif a.status != "up_to_date":
                 self._explain(a.label, a.reason)
         pending = [a for a in actions if a.status == "pending"]
         self.report.up_to_date += sum(a.status == "up_to_date" for a in actions)
@@ -240,12 +245,13 @@ class _Build:
     def _done(self, action: Action) -> None:
         self.done += 1
         self.progress.step(self.done, self.total, action.label)
+        # a failed action's tries were paid for too
+        self.report.calls += action.usage.get("calls", 1 if action.status == "ran" else 0)
+        self.report.prompt_tokens += action.usage.get("prompt_tokens", 0)
+        self.report.completion_tokens += action.usage.get("completion_tokens", 0)
+        self.report.cached_tokens += action.usage.get("cached_tokens", 0)
         if action.status == "ran":
             self.report.ran += 1
-            self.report.calls += action.usage.get("calls", 1)
-            self.report.prompt_tokens += action.usage.get("prompt_tokens", 0)
-            self.report.completion_tokens += action.usage.get("completion_tokens", 0)
-            self.report.cached_tokens += action.usage.get("cached_tokens", 0)
         else:
             self.report.failed += 1
             self.report.error(action.label, action.error)

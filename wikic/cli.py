@@ -96,6 +96,12 @@ def init(obj: Ctx, directory: Path | None, title: str | None) -> None:
     is_flag=True,
     help="Overwrite pages edited by hand, and check every input instead of trusting the stat check.",
 )
+@click.option(
+    "--retry-failed",
+    is_flag=True,
+    help="Send again the prompts whose answers stayed unusable in an earlier build "
+    "(otherwise remembered and not paid for twice).",
+)
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), help="Parallel model requests (API backends).")
 @click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON on stdout.")
 @click.option("--no-wait", is_flag=True, help="Fail at once if another wikic process holds the project.")
@@ -110,6 +116,7 @@ def build(
     dry_run: bool,
     offline: bool,
     force: bool,
+    retry_failed: bool,
     jobs: int | None,
     as_json: bool,
     no_wait: bool,
@@ -117,6 +124,10 @@ def build(
     strict: bool,
 ) -> None:
     """Compile sources/ into wiki/, running only the model calls whose inputs changed.
+
+    A prompt the model answered unusably (after repairs) is remembered: later
+    builds report it without paying for it again, until its inputs change or
+    --retry-failed.
 
     Exit status: 0 built, 1 some action or source failed (the rest is built
     and kept), 2 usage or configuration error."""
@@ -130,7 +141,7 @@ def build(
         progress = Progress(quiet=quiet)
         with ProjectLock(project.lock_path, wait=not no_wait, on_wait=progress.message):
             check = None if dry_run else Check(project)
-            fresh = None if check is None or force else check.fresh()  # stats only: no heavy import
+            fresh = None if check is None or force or retry_failed else check.fresh()  # stats only: no heavy import
             lint_counts: dict[str, int] | None
             if fresh is not None:
                 report, lint_counts = fresh.report(), fresh.lint
@@ -140,6 +151,7 @@ def build(
                     "dry_run": dry_run,
                     "offline": offline,
                     "force": force,
+                    "retry_failed": retry_failed,
                     "jobs": jobs,
                 }
                 report, lint_counts = _build_and_lint(project, check, progress, **options)

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from wikic.backends.base import Backend, Completion, Request
-from wikic.errors import BadOutput
+from wikic.errors import UnusableOutput
 
 T = TypeVar("T")
 
@@ -109,4 +109,12 @@ def complete_json(
             },
         ]
         req = replace(request, messages=list(request.messages) + repair)
-    raise BadOutput(f"the model's output stayed unusable after {attempts} tries: {problem}")
+    raise UnusableOutput(
+        f"the model's output stayed unusable after {total.calls} tries: {problem}",
+        usage={
+            "calls": total.calls,
+            "prompt_tokens": total.prompt_tokens,
+            "completion_tokens": total.completion_tokens,
+            "cached_tokens": total.cached_tokens,
+        },
+    )

@@ -2,7 +2,8 @@
 through the real backend interface: page names that are paths, reserved or empty;
 Markdown and HTML that try to inject front matter; JSON that is malformed, cut
 short, the wrong shape or enormous. Nothing is written outside wiki/ and .wikic/,
-names become safe unique slugs, invalid output is retried then reported."""
+names become safe unique slugs, invalid output is retried then reported, and
+remembered so that no later build pays for the same failure."""
 
 from __future__ import annotations
 
@@ -183,7 +184,7 @@ BAD = {
 }
 
 
-def test_invalid_json_is_retried_then_reported_and_the_next_build_retries_only_it(
+def test_invalid_json_is_retried_reported_remembered_and_retried_on_request(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = tmp_path / "calls.log"
@@ -222,12 +223,23 @@ def test_invalid_json_is_retried_then_reported_and_the_next_build_retries_only_i
     assert made == len(calls(log)) - start_clean + 3 + 3 + 1 + 1  # the failed tries and the two repairs
     assert wiki_snapshot(project) == wiki_snapshot(clean)
 
-    # The next build (the model behaves now) makes exactly the calls that adding notes 7 and 8 makes.
+    assert report.calls == made  # the failed tries are counted: they were paid for
+
+    # The next build sends neither failed prompt again: the same prompt would fail the same way.
     start = len(calls(log))
     report = run_build(project)
+    assert len(calls(log)) == start and report.calls == 0
+    assert {e["where"] for e in report.errors} == set(failed) and report.failed == 2
+    assert all("--retry-failed" in e["message"] for e in report.errors)
+    assert wiki_snapshot(project) == wiki_snapshot(clean)
+
+    # --retry-failed (the model behaves now) makes exactly the calls that adding notes 7 and 8 makes.
+    report = build(project, BuildOptions(retry_failed=True), Progress(quiet=True))
     assert report.errors == []
     assert len(calls(log)) - start == adding
     assert wiki_snapshot(project) == wiki_snapshot(ref)
+    start = len(calls(log))
+    assert run_build(project).errors == [] and len(calls(log)) == start  # and they are forgotten
 
 
 def test_a_script_that_never_stops_being_bad_fails_only_its_action(
