@@ -16,9 +16,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
-from wikic import __version__
 from wikic.backends.base import Backend, Request
-from wikic.errors import AuthError, BackendError, Timeout, Unavailable, UnusableOutput, WikicError
+from wikic.errors import AuthError, BackendError, Timeout, Unavailable, WikicError
 from wikic.state import ActionRecord, State
 from wikic.structured import Invalid, complete_json
 
@@ -44,7 +43,10 @@ class Action:
     inputs: dict[str, str]
     render: Callable[[], Request]
     validate: Callable[[Any], Any]
-    status: str = "pending"  # up_to_date | cached | ran | failed | remembered (failed before, not re-sent)
+    # what to take when the model's answers stay unusable: made without the model, marked
+    # {"fallback": why} so the build can say so and --retry-failed can ask again
+    fallback: Callable[[str], Any] | None = None
+    status: str = "pending"  # up_to_date | cached | ran | failed
     reason: str = ""
     key: str = ""
     output: Any = None
@@ -76,32 +78,30 @@ def reason_for(record: ActionRecord | None, inputs: dict[str, str]) -> str:
     return ", ".join(changed)
 
 
-RETRY_HINT = "`wikic build --retry-failed` sends it again"
+def is_fallback(output: Any) -> bool:
+    """An answer made without the model after its own stayed unusable."""
+    return isinstance(output, dict) and bool(output.get("fallback"))
 
 
 def resolve(
     action: Action, record: ActionRecord | None, state: State, model_id: str, retry_failed: bool = False
 ) -> None:
-    """Settle an action from the state alone: up to date, cached, remembered as failed
-    (this exact prompt was answered unusably before: sending it again would pay for
-    the same failure), or still to run."""
+    """Settle an action from the state alone: up to date, cached, or still to run.
+    With `retry_failed`, an answer made without the model (a fallback) is not taken."""
     if record is not None and record.inputs == action.inputs:
         output = state.cached(record.key)
-        if output is not None:
+        if output is not None and not (retry_failed and is_fallback(output)):
             action.status, action.key, action.output = "up_to_date", record.key, output
             return
     action.reason = reason_for(record, action.inputs)
+    if retry_failed and record is not None and is_fallback(state.cached(record.key)):
+        action.reason = "--retry-failed: its last answer was made without the model"
     request = action.render()
     action.key = action_key(action.stage, request, model_id)
     output = state.cached(action.key)
-    if output is not None:
+    if output is not None and not (retry_failed and is_fallback(output)):
         action.status, action.output = "cached", output
         state.set_action(ActionRecord(action.id, action.stage, action.key, action.inputs))
-        return
-    failure = None if retry_failed else state.failure(action.key, __version__)
-    if failure is not None:
-        action.status = "remembered"
-        action.error = f"{failure} (in an earlier build; not sent again: {RETRY_HINT})"
 
 
 GIVE_UP_AFTER = 3  # consecutive actions failed by an unreachable backend: the rest are not tried
@@ -173,19 +173,15 @@ class Runner:
             return
         try:
             backend = self.backend()
-            output, usage = complete_json(backend, action.render(), _structural(action.validate))
+            output, usage = complete_json(
+                backend, action.render(), _structural(action.validate), fallback=action.fallback
+            )
         except AuthError as exc:
             self._refused = exc
             action.status, action.error = "failed", str(exc)
         except (Unavailable, Timeout) as exc:  # already retried with backoff by the backend
             self._down.append(exc)
             action.status, action.error = "failed", str(exc)
-        except UnusableOutput as exc:  # the model is up, and answered: remembered, never paid for twice
-            self._down.clear()
-            action.status, action.usage = "failed", dict(exc.usage)
-            action.error = f"{exc}; {RETRY_HINT} (a larger model, or an edit of the source, may do better)"
-            with self._lock:
-                self.state.put_failure(action.key, action.stage, str(exc), __version__)
         except WikicError as exc:
             action.status, action.error = "failed", str(exc)
         else:
@@ -202,7 +198,6 @@ class Runner:
                 self.state.put_cache(
                     action.key, action.stage, output, usage.prompt_tokens, usage.completion_tokens
                 )
-                self.state.clear_failure(action.key)
                 self.state.set_action(ActionRecord(action.id, action.stage, action.key, action.inputs))
         self._finish(action)
 

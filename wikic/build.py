@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wikic import __version__
-from wikic.actions import Action, Runner, resolve
+from wikic.actions import Action, Runner, is_fallback, resolve
 from wikic.assemble import assemble
 from wikic.backends import Backend, make_backend, model_id
 from wikic.config import Schema, fingerprint, load_schema
@@ -42,7 +42,7 @@ class BuildOptions:
     offline: bool = False
     force: bool = False
     jobs: int | None = None
-    retry_failed: bool = False  # send again the prompts remembered as failed
+    retry_failed: bool = False  # ask the model again where its last answers stayed unusable
 
 
 BackendFactory = Callable[[Schema], Backend]
@@ -97,7 +97,7 @@ def build(
     report.warnings += state.warnings
     try:
         if (
-            not (opts.force or opts.dry_run or list_errors)
+            not (opts.force or opts.retry_failed or opts.dry_run or list_errors)
             and state.get_meta("clean") == clean_mark(project, fp)
             and outputs_intact(state, project.root)
         ):
@@ -222,11 +222,7 @@ class _Build:
     def _settle(self, actions: list[Action]) -> None:
         for a in actions:
             resolve(a, self.records.get(a.id), self.state, self.mid, self.opts.retry_failed)
-            if a.status == "remembered":
-                self._explain(a.label, f"{a.reason}; failed before with this exact prompt, not sent again")
-                self.report.failed += 1
-                self.report.error(a.label, a.error)
-            elif a.status != "up_to_date":
+            if a.status != "up_to_date":
                 self._explain(a.label, a.reason)
         pending = [a for a in actions if a.status == "pending"]
         self.report.up_to_date += sum(a.status == "up_to_date" for a in actions)
@@ -245,13 +241,14 @@ class _Build:
     def _done(self, action: Action) -> None:
         self.done += 1
         self.progress.step(self.done, self.total, action.label)
-        # a failed action's tries were paid for too
-        self.report.calls += action.usage.get("calls", 1 if action.status == "ran" else 0)
-        self.report.prompt_tokens += action.usage.get("prompt_tokens", 0)
-        self.report.completion_tokens += action.usage.get("completion_tokens", 0)
-        self.report.cached_tokens += action.usage.get("cached_tokens", 0)
         if action.status == "ran":
             self.report.ran += 1
+            self.report.calls += action.usage.get("calls", 1)  # repair tries included
+            self.report.prompt_tokens += action.usage.get("prompt_tokens", 0)
+            self.report.completion_tokens += action.usage.get("completion_tokens", 0)
+            self.report.cached_tokens += action.usage.get("cached_tokens", 0)
+            if is_fallback(action.output):
+                self.report.warnings.append(f"{action.label}: {action.output['fallback']}")
         else:
             self.report.failed += 1
             self.report.error(action.label, action.error)

@@ -99,8 +99,8 @@ def init(obj: Ctx, directory: Path | None, title: str | None) -> None:
 @click.option(
     "--retry-failed",
     is_flag=True,
-    help="Send again the prompts whose answers stayed unusable in an earlier build "
-    "(otherwise remembered and not paid for twice).",
+    help="Ask the model again where its answers stayed unusable in an earlier build and "
+    "the page was made from the source's own lines instead (otherwise kept: never paid for twice).",
 )
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), help="Parallel model requests (API backends).")
 @click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON on stdout.")
@@ -125,8 +125,9 @@ def build(
 ) -> None:
     """Compile sources/ into wiki/, running only the model calls whose inputs changed.
 
-    A prompt the model answered unusably (after repairs) is remembered: later
-    builds report it without paying for it again, until its inputs change or
+    Where the model's answers stay unusable after repairs, the page is made
+    from the source's own lines instead, with a warning; that result is kept
+    like any answer (never paid for twice) until its inputs change or
     --retry-failed.
 
     Exit status: 0 built, 1 some action or source failed (the rest is built
@@ -141,7 +142,8 @@ def build(
         progress = Progress(quiet=quiet)
         with ProjectLock(project.lock_path, wait=not no_wait, on_wait=progress.message):
             check = None if dry_run else Check(project)
-            fresh = None if check is None or force or retry_failed else check.fresh()  # stats only: no heavy import
+            skip_check = check is None or force or retry_failed
+            fresh = None if skip_check else check.fresh()  # stats only: no heavy import
             lint_counts: dict[str, int] | None
             if fresh is not None:
                 report, lint_counts = fresh.report(), fresh.lint

@@ -155,6 +155,17 @@ def validator(part: Part, lines: list[str], types: list[str]) -> Any:
     return validate
 
 
+def _no_topics(problem: str) -> dict[str, Any]:
+    """When the model's topics stay unusable: the source still gets its page (its own
+    opening lines for a summary), it just feeds no topic page."""
+    return {
+        "summary": "",
+        "topics": [],
+        "fallback": f"the model's answers stayed unusable {problem}; "
+        "the source's page uses its opening lines and feeds no topic",
+    }
+
+
 def digest_actions(source: Source, schema: Schema, prompts: Prompts, model_fp: str) -> list[Action]:
     lines = source.lines
     parts = split_parts(lines, schema.sources.part_lines)
@@ -204,6 +215,7 @@ def digest_actions(source: Source, schema: Schema, prompts: Prompts, model_fp: s
                 },
                 render=render,
                 validate=validator(part, lines, types),
+                fallback=_no_topics,
             )
         )
     return actions

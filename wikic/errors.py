@@ -14,8 +14,7 @@
         ├── RateLimited         429; carries retry_after seconds when given
         ├── Timeout             the request took too long
         ├── Unavailable         connection refused, 5xx, a stream cut midway
-        └── BadOutput           the server's answer is malformed or empty
-            └── UnusableOutput  the model answered, but unusably, after every repair
+        └── BadOutput           the model's output stayed unusable after repair
 
 Anything that is not a WikicError is a bug and keeps its traceback.
 """
@@ -99,13 +98,3 @@ class Unavailable(BackendError):
 
 class BadOutput(BackendError):
     pass
-
-
-class UnusableOutput(BadOutput):
-    """The model answered every try, and no answer passed validation. At temperature 0
-    the same prompt fails the same way, so a build remembers it rather than pay again.
-    `usage` holds the calls and tokens the tries cost."""
-
-    def __init__(self, message: str, usage: dict[str, int] | None = None) -> None:
-        self.usage = usage or {}
-        super().__init__(message)

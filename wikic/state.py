@@ -1,6 +1,5 @@
 """The build state in .wikic/state.db: the source stat cache, the LLM response
-cache, the prompts whose answers stayed unusable, the last run of every action,
-and the files wikic wrote.
+cache, the last run of every action, and the files wikic wrote.
 
 Each change is committed at once, so a killed build keeps every finished call.
 This module imports nothing from wikic but its errors.
@@ -31,7 +30,6 @@ CREATE TABLE IF NOT EXISTS actions (
     id TEXT PRIMARY KEY, stage TEXT, key TEXT, inputs TEXT, updated REAL);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, hash TEXT, size INTEGER, mtime_ns INTEGER);
 CREATE TABLE IF NOT EXISTS slugs (page_id TEXT PRIMARY KEY, slug TEXT UNIQUE);
-CREATE TABLE IF NOT EXISTS failures (key TEXT PRIMARY KEY, stage TEXT, error TEXT, version TEXT, created REAL);
 """
 
 
@@ -161,21 +159,6 @@ class State:
             "INSERT OR REPLACE INTO cache VALUES (?, ?, ?, ?, ?, ?)",
             (key, stage, text, prompt_tokens, completion_tokens, time.time()),
         )
-
-    # --- remembered failures: prompts the model answered unusably --------------
-    def failure(self, key: str, version: str) -> str | None:
-        """Why this exact prompt failed before, if it did under this wikic version
-        (another version may validate differently, so its failures are not trusted)."""
-        row = self.db.execute("SELECT error FROM failures WHERE key=? AND version=?", (key, version)).fetchone()
-        return None if row is None else str(row[0])
-
-    def put_failure(self, key: str, stage: str, error: str, version: str) -> None:
-        self.db.execute(
-            "INSERT OR REPLACE INTO failures VALUES (?, ?, ?, ?, ?)", (key, stage, error, version, time.time())
-        )
-
-    def clear_failure(self, key: str) -> None:
-        self.db.execute("DELETE FROM failures WHERE key=?", (key,))
 
     # --- actions -----------------------------------------------------------
     def actions(self, stage: str | None = None) -> dict[str, ActionRecord]:

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from wikic.backends.base import Backend, Completion, Request
-from wikic.errors import UnusableOutput
+from wikic.errors import BadOutput
 
 T = TypeVar("T")
 
@@ -83,9 +83,15 @@ def close_truncated(text: str) -> Any:
 
 
 def complete_json(
-    backend: Backend, request: Request, validate: Callable[[Any], T], attempts: int = 3
+    backend: Backend,
+    request: Request,
+    validate: Callable[[Any], T],
+    attempts: int = 3,
+    fallback: Callable[[str], T] | None = None,
 ) -> tuple[T, Completion]:
-    """Call until `validate(parse_json(text))` succeeds; usage is summed over tries."""
+    """Call until `validate(parse_json(text))` succeeds; usage is summed over tries.
+    When every try fails, `fallback(problem)` (a lesser result made without the
+    model, still correct) is the answer if given; else BadOutput."""
     total = Completion(text="", calls=0)
     req = request
     problem = ""
@@ -109,12 +115,6 @@ def complete_json(
             },
         ]
         req = replace(request, messages=list(request.messages) + repair)
-    raise UnusableOutput(
-        f"the model's output stayed unusable after {total.calls} tries: {problem}",
-        usage={
-            "calls": total.calls,
-            "prompt_tokens": total.prompt_tokens,
-            "completion_tokens": total.completion_tokens,
-            "cached_tokens": total.cached_tokens,
-        },
-    )
+    if fallback is not None:
+        return fallback(f"after {total.calls} tries: {problem}"), total
+    raise BadOutput(f"the model's output stayed unusable after {attempts} tries: {problem}")

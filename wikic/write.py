@@ -129,4 +129,14 @@ def write_action(page: PagePlan, schema: Schema, prompts: Prompts, model_fp: str
         },
         render=render,
         validate=validator(claims, page.title),
+        fallback=lambda problem: notes_as_prose(claims, problem),
     )
+
+
+def notes_as_prose(claims: list[str], problem: str) -> dict[str, Any]:
+    """When the model's paragraphs stay unusable: the page's notes themselves, each citing
+    its source lines. Source text, so as verifiable as any page, if not as readable."""
+    return {
+        "paragraphs": [{"text": claim, "cites": [n]} for n, claim in enumerate(claims, start=1)],
+        "fallback": f"the model's answers stayed unusable {problem}; the page lists its notes as they are",
+    }

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from faults.harness import (
+    SCHEMA,
     calls,
     integrity,
     make_project,
@@ -128,6 +129,9 @@ def test_build_and_ask_save_take_turns(tmp_path: Path) -> None:
     assert wikic(project.root, "build", "-q").code == 0
     (project.sources_dir / "note02.md").write_text(note(2, version=2), encoding="utf-8")
     (project.sources_dir / "note08.md").write_text(note(8), encoding="utf-8")
+    # slow calls (the latency is not part of any action key): the build still runs while
+    # `ask` starts up, however loaded the machine
+    project.schema_path.write_text(SCHEMA.format(latency=1.0), encoding="utf-8")
     build = spawn(project.root, "build", "-q", log=log)
     assert wait_until(lambda: started_calling(log, build.pid), timeout=30)
     refused = wikic(project.root, "ask", "--save", "--no-wait", "--stale-ok", "what is caching?")
