@@ -45,11 +45,13 @@ import yaml
 from qa_answer import ASK_SYSTEM_J2, INSTRUCTION, Answer, Model, Retriever, Wiki, closed_book, rag
 from qa_score import any_occurs, best, exact_match, f1, summarise
 
+from wikic.actions import is_fallback
 from wikic.backends import make_backend, model_id
 from wikic.build import BuildOptions, build
 from wikic.config import load_schema
 from wikic.project import Project, init_project
 from wikic.report import Progress
+from wikic.state import State
 
 METHODS = ("closed_book", "rag", "wikic")
 METRICS = ("em", "f1", "evidence_recall", "prompt_tokens", "seconds")
@@ -165,7 +167,20 @@ def compile_wiki(project: Project, backend: Any) -> dict[str, Any]:
     llm = data["llm"]
     return {"seconds": round(seconds, 1), "pages": pages, **data["actions"], "calls": llm["calls"],
             "prompt_tokens": llm["prompt_tokens"], "completion_tokens": llm["completion_tokens"],
-            "nothing_to_do": data["nothing_to_do"], "errors": data["errors"]}
+            "nothing_to_do": data["nothing_to_do"], "errors": data["errors"], **made_by_stage(project)}
+
+
+def made_by_stage(project: Project) -> dict[str, dict[str, int]]:
+    """Over the whole project (a resumed compile included): the actions per stage, and how
+    many of them the model's unusable answers left to a fallback made from the source's lines."""
+    actions: dict[str, int] = {}
+    fallbacks: dict[str, int] = {}
+    with State.open(project.state_path) as state:
+        for rec in state.actions().values():
+            actions[rec.stage] = actions.get(rec.stage, 0) + 1
+            if is_fallback(state.cached(rec.key)):
+                fallbacks[rec.stage] = fallbacks.get(rec.stage, 0) + 1
+    return {"actions_by_stage": actions, "fallbacks": fallbacks}
 
 
 def score(answer: Answer, q: dict[str, Any], evidence: set[str]) -> dict[str, Any]:
@@ -251,7 +266,9 @@ def compile_line(results: dict[str, Any]) -> str:
     return (f"Fact retention: {r['retained']} of {r['in_sources']} gold answers found verbatim in the "
             f"evidence documents are still in the pages compiled from them ({share}).\n\n"
             f"Compile: {results['documents']} documents -> {c['pages']} pages in {c['seconds']:.0f} s, "
-            f"{c['calls']} model calls, {c['failed']} failed actions. "
+            f"{c['calls']} model calls, {c['failed']} failed actions; of all its actions "
+            f"({c.get('actions_by_stage')}) the model's answers stayed unusable in "
+            f"{c.get('fallbacks')}, made from the source's lines instead. "
             f"Answering: {results['answer_seconds']:.0f} s.")
 
 
