@@ -156,6 +156,10 @@ def plan(sources: list[SourceInfo], schema: Schema, sticky: dict[str, str]) -> d
         names[cid][topic.name] += 0
         types[cid][topic.type] += 1000
         claims[cid] += _mentions([topic.name, *topic.aliases], sources)
+    # A source about a topic names it best: "Canon law" (the article), not "The Canon Law".
+    by_title: dict[str, str] = {}
+    for src in sorted(sources, key=lambda s: s.path):
+        by_title.setdefault(topic_key(src.title), src.title)
     for cid in sorted(names):
         feeding = sorted({c.source for c in claims[cid]})
         if cid not in clusters.pinned and len(feeding) < schema.min_topic_sources:
@@ -165,6 +169,7 @@ def plan(sources: list[SourceInfo], schema: Schema, sticky: dict[str, str]) -> d
             title, aliases = pinned.name, list(pinned.aliases)
         else:
             title = sorted(names[cid].items(), key=lambda kv: (-kv[1], len(kv[0]), kv[0]))[0][0]
+            title = by_title.get(topic_key(title), title)
             aliases = []
         folded = {title.casefold()} | {a.casefold() for a in aliases}
         aliases += sorted({n for n in names[cid] if n.casefold() not in folded})

@@ -1,0 +1,63 @@
+"""The plan stage on its own (no model, no files): how topic names from the digests
+become pages, titles and slugs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wikic.config import Schema
+from wikic.plan import PagePlan, SourceInfo, plan
+
+
+def source(path: str, title: str, *topics: tuple[str, int]) -> SourceInfo:
+    lines = [title, ""] + [f"{name} is described on this line." for name, _ in topics]
+    digest: dict[str, Any] = {
+        "summary": f"About {title}.",
+        "topics": [{"name": name, "type": "concept", "lines": [[n, n]]} for name, n in topics],
+    }
+    return SourceInfo(path, title, lines, digest)
+
+
+def by_title(pages: dict[str, PagePlan]) -> dict[tuple[str, str], str]:
+    return {(p.type, p.title): p.slug for p in pages.values()}
+
+
+def test_a_topic_named_like_a_source_takes_the_sources_title_and_one_slug_each() -> None:
+    sources = [
+        source("sources/Canon_law.txt", "Canon law", ("The Canon Law", 3)),
+        source("sources/Diocese.txt", "Diocese of Fredericton", ("The Canon Law", 3), ("Canon Law", 4)),
+    ]
+    pages = plan(sources, Schema(), {})
+    assert by_title(pages) == {
+        ("concept", "Canon law"): "canon-law",
+        ("source", "Canon law"): "canon-law-source",
+        ("source", "Diocese of Fredericton"): "diocese-of-fredericton",
+    }
+    topic = pages["topic:canon law"]
+    assert topic.aliases == ["The Canon Law"]  # "Canon Law" is the title but for case
+    assert topic.sources == ["sources/Canon_law.txt", "sources/Diocese.txt"]
+
+
+def test_without_a_source_of_that_name_the_most_used_name_is_the_title() -> None:
+    sources = [
+        source("sources/a.txt", "Alpha", ("The Vienna Orchestra", 3)),
+        source("sources/b.txt", "Beta", ("The Vienna Orchestra", 3)),
+        source("sources/c.txt", "Gamma", ("Vienna Orchestra", 3)),
+    ]
+    pages = plan(sources, Schema(), {})
+    assert pages["topic:vienna orchestra"].title == "The Vienna Orchestra"
+    assert pages["topic:vienna orchestra"].slug == "the-vienna-orchestra"
+
+
+def test_names_that_differ_by_a_number_stay_apart() -> None:
+    sources = [source("sources/a.txt", "Models", ("GPT-3", 3), ("GPT-4", 4), ("Section 5", 5), ("Section 59", 6))]
+    titles = {p.title for p in plan(sources, Schema(), {}).values() if p.type != "source"}
+    assert titles == {"GPT-3", "GPT-4", "Section 5", "Section 59"}
+
+
+def test_slugs_stay_as_they_were_when_titles_change() -> None:
+    sources = [source("sources/Canon_law.txt", "Canon law", ("The Canon Law", 3))]
+    sticky = {"topic:canon law": "the-canon-law", "source:sources/Canon_law.txt": "canon-law"}
+    pages = plan(sources, Schema(), sticky)
+    assert pages["topic:canon law"].slug == "the-canon-law" and pages["topic:canon law"].title == "Canon law"
+    assert pages["source:sources/Canon_law.txt"].slug == "canon-law"
