@@ -50,7 +50,9 @@ def test_without_a_source_of_that_name_the_most_used_name_is_the_title() -> None
 
 
 def test_names_that_differ_by_a_number_stay_apart() -> None:
-    sources = [source("sources/a.txt", "Models", ("GPT-3", 3), ("GPT-4", 4), ("Section 5", 5), ("Section 59", 6))]
+    sources = [
+        source("sources/a.txt", "Models", ("GPT-3", 3), ("GPT-4", 4), ("Section 5", 5), ("Section 59", 6))
+    ]
     titles = {p.title for p in plan(sources, Schema(), {}).values() if p.type != "source"}
     assert titles == {"GPT-3", "GPT-4", "Section 5", "Section 59"}
 

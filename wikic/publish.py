@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from wikic.fsutil import atomic_write, bytes_hash
+from wikic.fsutil import atomic_write, atomic_write_many, bytes_hash
 from wikic.pages import is_safe_file_name, sealed_intact
 from wikic.report import Report
 from wikic.state import FileRecord, State
@@ -49,6 +49,7 @@ def publish(
     """
     records = {rel: rec for rel, rec in state.files().items() if _ours(rel)}
     wiki = root / WIKI
+    changed: list[tuple[Path, bytes]] = []
     for name, text in sorted(outputs.items()):
         if not is_safe_file_name(name):
             report.error(name, "refused to write a page with this name: it is not a plain file name in wiki/")
@@ -73,9 +74,14 @@ def publish(
         ):
             report.conflicts.append(rel)
             continue
-        atomic_write(path, data)
+        changed.append((path, data))
+
+    def written(path: Path, data: bytes) -> None:
+        rel = f"{WIKI}/{path.name}"
         _record(state, rel, path, data)
         report.written.append(rel)
+
+    atomic_write_many(changed, written)
     for rel, rec in sorted(records.items()):
         name = rel.removeprefix(f"{WIKI}/")
         if name in outputs or name == LOG or rel in keep:

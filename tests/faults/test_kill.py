@@ -46,6 +46,7 @@ SOURCES = 12
 KILLS = int(os.environ.get("WIKIC_FAULT_KILLS", "36"))
 SEED = int(os.environ.get("WIKIC_FAULT_SEED", "7"))
 PHASES = ["startup/scan", "digest", "write", "publish", "state save"]
+SLOW_DISK = Path(__file__).parent / "slowdisk"  # its sitecustomize.py slows renames down
 
 
 def to_v2(project: Project) -> None:
@@ -141,7 +142,9 @@ def kill(project: Project, ref: Build, phase: str, rng: random.Random, log: Path
     base = len(calls(log))
     wiki, log_md = project.wiki_dir, project.wiki_dir / "log.md"
     before, log_before = stamps(wiki), stamps(wiki).get("log.md")
-    proc = spawn(project.root, "build", "--json", "-q", log=log)
+    # publishing renames every temporary file within a millisecond: on a slow disk, a kill lands between
+    slow = {"PYTHONPATH": str(SLOW_DISK), "WIKIC_TEST_SLOW_RENAME": "0.005"} if phase == "publish" else {}
+    proc = spawn(project.root, "build", "--json", "-q", log=log, **slow)
     if phase == "startup/scan":
         time.sleep(rng.uniform(0, ref.first_call))
     elif phase in ("digest", "write"):
