@@ -59,23 +59,35 @@ SCHEMA_FIELDS = ("id", "question", "answers", "evidence", "type")  # what the ha
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawTextHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter
+    )
     p.add_argument("--data", type=Path, required=True, help="folder with sources/ and questions.jsonl")
     p.add_argument("--out", type=Path, required=True, help="results folder (results.json, results.md)")
-    p.add_argument("--model", default="llama:smollm2",
-                   help="backend:name (llama:smollm2, openai:gpt-4o-mini, scripted:x) or a .gguf path")
+    p.add_argument(
+        "--model",
+        default="llama:smollm2",
+        help="backend:name (llama:smollm2, openai:gpt-4o-mini, scripted:x) or a .gguf path",
+    )
     p.add_argument("--base-url", help="openai backend: the server's base URL")
     p.add_argument("--api-key-env", help="openai backend: the environment variable holding the key")
     p.add_argument("--limit", type=int, help="only the first N questions (and their documents)")
     p.add_argument("--seed", type=int, help="shuffle the questions with this seed before --limit")
-    p.add_argument("--budget", type=int, default=600,
-                   help="prompt tokens for instructions + context + question, all three ways (default 600)")
+    p.add_argument(
+        "--budget",
+        type=int,
+        default=600,
+        help="prompt tokens for instructions + context + question, all three ways (default 600)",
+    )
     p.add_argument("--answer-tokens", type=int, default=24, help="answer tokens, all three ways (default 24)")
     p.add_argument("--jobs", type=int, default=1, help="parallel model calls while compiling")
-    p.add_argument("--ways", type=lambda v: [w.strip() for w in v.split(",")], default=list(METHODS),
-                   help="which ways to answer, of closed_book,rag,wikic (default: all three; "
-                        "without wikic nothing is compiled)")
+    p.add_argument(
+        "--ways",
+        type=lambda v: [w.strip() for w in v.split(",")],
+        default=list(METHODS),
+        help="which ways to answer, of closed_book,rag,wikic (default: all three; "
+        "without wikic nothing is compiled)",
+    )
     p.add_argument("--project", type=Path, help="keep the compiled project here (reused by the next run)")
     args = p.parse_args(argv)
     unknown = sorted(set(args.ways) - set(METHODS))
@@ -108,8 +120,9 @@ def load_questions(data: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def select(questions: list[dict[str, Any]], all_docs: list[str], limit: int | None,
-           seed: int | None) -> tuple[list[dict[str, Any]], list[str]]:
+def select(
+    questions: list[dict[str, Any]], all_docs: list[str], limit: int | None, seed: int | None
+) -> tuple[list[dict[str, Any]], list[str]]:
     """The questions to ask and the documents to compile: all of them, or with --limit the
     chosen questions' evidence plus distractors in the whole set's proportion."""
     questions = list(questions)
@@ -132,8 +145,9 @@ def write_if_changed(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def make_project(root: Path, data: Path, docs: list[str], model: dict[str, Any],
-                 args: argparse.Namespace) -> Project:
+def make_project(
+    root: Path, data: Path, docs: list[str], model: dict[str, Any], args: argparse.Namespace
+) -> Project:
     """A wikic project over copies of the documents (copy2 keeps their mtimes: a kept
     project stays up to date across runs). Only the ask template is overridden."""
     project = Project(root) if (root / "schema.yaml").is_file() else init_project(root)
@@ -165,9 +179,17 @@ def compile_wiki(project: Project, backend: Any) -> dict[str, Any]:
     data = report.to_json()
     pages = sum(1 for p in project.wiki_dir.glob("*.md") if p.stem not in ("index", "log"))
     llm = data["llm"]
-    return {"seconds": round(seconds, 1), "pages": pages, **data["actions"], "calls": llm["calls"],
-            "prompt_tokens": llm["prompt_tokens"], "completion_tokens": llm["completion_tokens"],
-            "nothing_to_do": data["nothing_to_do"], "errors": data["errors"], **made_by_stage(project)}
+    return {
+        "seconds": round(seconds, 1),
+        "pages": pages,
+        **data["actions"],
+        "calls": llm["calls"],
+        "prompt_tokens": llm["prompt_tokens"],
+        "completion_tokens": llm["completion_tokens"],
+        "nothing_to_do": data["nothing_to_do"],
+        "errors": data["errors"],
+        **made_by_stage(project),
+    }
 
 
 def made_by_stage(project: Project) -> dict[str, dict[str, int]]:
@@ -199,8 +221,9 @@ def score(answer: Answer, q: dict[str, Any], evidence: set[str]) -> dict[str, An
 Way = Callable[[str], Answer]
 
 
-def answer_all(questions: list[dict[str, Any]], docs: list[str],
-               ways: dict[str, Way]) -> list[dict[str, Any]]:
+def answer_all(
+    questions: list[dict[str, Any]], docs: list[str], ways: dict[str, Way]
+) -> list[dict[str, Any]]:
     rows = []
     for i, q in enumerate(questions, 1):
         evidence = set(q["evidence"]) & set(docs)
@@ -210,8 +233,11 @@ def answer_all(questions: list[dict[str, Any]], docs: list[str],
         if "closed_book" in row:
             row["closed_book"]["evidence_recall"] = None  # no context at all
         rows.append(row)
-        print(f"[{i}/{len(questions)}] " + "  ".join(f"{m} f1={row[m]['f1']:.2f}" for m in ways),
-              file=sys.stderr, flush=True)
+        print(
+            f"[{i}/{len(questions)}] " + "  ".join(f"{m} f1={row[m]['f1']:.2f}" for m in ways),
+            file=sys.stderr,
+            flush=True,
+        )
     return rows
 
 
@@ -235,13 +261,17 @@ def fact_retention(questions: list[dict[str, Any]], texts: dict[str, str], wiki:
 
 
 def method_table(summary: dict[str, Any]) -> list[str]:
-    lines = ["| method | EM | F1 | evidence recall | prompt tokens | s/question |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| method | EM | F1 | evidence recall | prompt tokens | s/question |",
+        "|---|---|---|---|---|---|",
+    ]
     for m in summary:
         s = summary[m]["overall"]
         recall = "—" if s["evidence_recall"] is None else f"{s['evidence_recall']:.2f}"
-        lines.append(f"| {m} | {s['em']:.3f} | {s['f1']:.3f} | {recall} | {s['prompt_tokens']:.0f} | "
-                     f"{s['seconds']:.2f} |")
+        lines.append(
+            f"| {m} | {s['em']:.3f} | {s['f1']:.3f} | {recall} | {s['prompt_tokens']:.0f} | "
+            f"{s['seconds']:.2f} |"
+        )
     return lines
 
 
@@ -252,8 +282,9 @@ def type_table(summary: dict[str, Any]) -> list[str]:
     head = " | ".join(f"{t} (n={n})" for t, n in zip(types, counts, strict=True))
     lines = [f"| F1 / EM by type | {head} |", "|---" * (len(types) + 1) + "|"]
     for m in summary:
-        cells = " | ".join(f"{summary[m]['by_type'][t]['f1']:.3f} / {summary[m]['by_type'][t]['em']:.2f}"
-                           for t in types)
+        cells = " | ".join(
+            f"{summary[m]['by_type'][t]['f1']:.3f} / {summary[m]['by_type'][t]['em']:.2f}" for t in types
+        )
         lines.append(f"| {m} | {cells} |")
     return lines
 
@@ -263,13 +294,15 @@ def compile_line(results: dict[str, Any]) -> str:
     if c is None or r is None:
         return f"No compile (wikic not among --ways). Answering: {results['answer_seconds']:.0f} s."
     share = "n/a" if r["share"] is None else f"{r['share']:.0%}"
-    return (f"Fact retention: {r['retained']} of {r['in_sources']} gold answers found verbatim in the "
-            f"evidence documents are still in the pages compiled from them ({share}).\n\n"
-            f"Compile: {results['documents']} documents -> {c['pages']} pages in {c['seconds']:.0f} s, "
-            f"{c['calls']} model calls, {c['failed']} failed actions; of all its actions "
-            f"({c.get('actions_by_stage')}) the model's answers stayed unusable in "
-            f"{c.get('fallbacks')}, made from the source's lines instead. "
-            f"Answering: {results['answer_seconds']:.0f} s.")
+    return (
+        f"Fact retention: {r['retained']} of {r['in_sources']} gold answers found verbatim in the "
+        f"evidence documents are still in the pages compiled from them ({share}).\n\n"
+        f"Compile: {results['documents']} documents -> {c['pages']} pages in {c['seconds']:.0f} s, "
+        f"{c['calls']} model calls, {c['failed']} failed actions; of all its actions "
+        f"({c.get('actions_by_stage')}) the model's answers stayed unusable in "
+        f"{c.get('fallbacks')}, made from the source's lines instead. "
+        f"Answering: {results['answer_seconds']:.0f} s."
+    )
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -312,8 +345,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         model = Model(backend, schema)
         model.load()
         retriever = Retriever(texts)
-        ways: dict[str, Way] = {"closed_book": lambda q: closed_book(model, q),
-                                "rag": lambda q: rag(model, retriever, q)}
+        ways: dict[str, Way] = {
+            "closed_book": lambda q: closed_book(model, q),
+            "rag": lambda q: rag(model, retriever, q),
+        }
         if "wikic" in args.ways:
             wiki = Wiki(project, schema, model)
             ways["wikic"] = wiki.answer
@@ -324,18 +359,33 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         mid = model_id(schema.model, project.root)
     modes = sorted({row["wikic"]["mode"] for row in rows if "wikic" in row})
     return {
-        "dataset": data.name, "data": str(data), "model": args.model, "model_id": mid,
-        "questions": len(questions), "documents": len(docs), "limit": args.limit, "seed": args.seed,
-        "budget": args.budget, "answer_tokens": args.answer_tokens, "instruction": INSTRUCTION,
-        "chunk_chars": 512, "rag_chunks": len(retriever.chunks),
+        "dataset": data.name,
+        "data": str(data),
+        "model": args.model,
+        "model_id": mid,
+        "questions": len(questions),
+        "documents": len(docs),
+        "limit": args.limit,
+        "seed": args.seed,
+        "budget": args.budget,
+        "answer_tokens": args.answer_tokens,
+        "instruction": INSTRUCTION,
+        "chunk_chars": 512,
+        "rag_chunks": len(retriever.chunks),
         "rag_mean_k": sum(row["rag"]["k"] for row in rows if "rag" in row) / max(1, len(rows)),
         "wikic_modes": ", ".join(modes) or "none",
-        "wikic_context_mismatches": sum(1 for row in rows
-                                        if "wikic" in row and not row["wikic"]["context_check"]),
-        "compile": compiled, "answer_seconds": round(answer_seconds, 1),
-        "summary": {m: summarise([{"type": row["type"], **row[m]} for row in rows], METRICS)
-                    for m in METHODS if m in args.ways},
-        "fact_retention": retention, "per_question": rows,
+        "wikic_context_mismatches": sum(
+            1 for row in rows if "wikic" in row and not row["wikic"]["context_check"]
+        ),
+        "compile": compiled,
+        "answer_seconds": round(answer_seconds, 1),
+        "summary": {
+            m: summarise([{"type": row["type"], **row[m]} for row in rows], METRICS)
+            for m in METHODS
+            if m in args.ways
+        },
+        "fact_retention": retention,
+        "per_question": rows,
     }
 
 
