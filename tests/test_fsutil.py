@@ -1,0 +1,38 @@
+"""Atomic writes of many files: all written and synced before the first rename."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wikic.fsutil import TMP_MARK, atomic_write_many, temp_path
+
+
+def test_many_files_are_renamed_in_order_after_all_are_written(tmp_path: Path) -> None:
+    files = [(tmp_path / f"p{i}.md", f"page {i}".encode()) for i in range(40)]
+    (tmp_path / "p3.md").write_text("old")
+    seen: list[str] = []
+
+    def renamed(path: Path, data: bytes) -> None:
+        # when the first file is renamed, every other one is already on disk, waiting
+        if not seen:
+            assert len(list(tmp_path.glob(f"{TMP_MARK}*"))) == len(files) - 1
+        assert path.read_bytes() == data
+        seen.append(path.name)
+
+    atomic_write_many(files, renamed)
+    assert seen == [path.name for path, _ in files]
+    assert [p.read_bytes() for p, _ in files] == [data for _, data in files]
+    assert not list(tmp_path.glob(f"{TMP_MARK}*"))
+
+
+def test_a_failed_write_changes_no_file_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    files = [(tmp_path / f"p{i}.md", b"new") for i in range(20)]
+    for path, _ in files:
+        path.write_bytes(b"old")
+    temp_path(files[12][0]).mkdir()  # the 13th temporary file cannot be written
+    with pytest.raises(IsADirectoryError):
+        atomic_write_many(files)
+    assert {path.read_bytes() for path, _ in files} == {b"old"}
+    assert [p.name for p in tmp_path.glob(f"{TMP_MARK}*")] == [temp_path(files[12][0]).name]
