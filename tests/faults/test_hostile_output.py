@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from faults.harness import calls, make_project, notes, tree, wiki_snapshot
+from faults.harness import calls, make_project, notes, tree, wiki_snapshot, wikic
 from wikic.build import BuildOptions, build
 from wikic.pages import WIKILINK, split_page
 from wikic.project import Project
@@ -264,3 +264,22 @@ def test_a_page_the_model_never_writes_lists_its_notes_with_their_citations(
     paragraph = next(p for p in body.split("\n\n") if p.startswith("Topic 1 is explained"))
     assert src[n - 1] in paragraph and "avoid repeated work between runs." in paragraph
     assert paragraph.endswith(f"[note01.md:{n}-{n + 1}](../sources/note01.md#L{n}-L{n + 1})"), paragraph
+
+
+def test_the_cli_warns_keeps_the_fallback_and_retries_it_on_request(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", notes(3))
+    log = tmp_path / "calls.log"
+    bad = script(tmp_path, {"digest:This note number 1 ": ["not json"] * 3})
+    first = wikic(project.root, "build", "--json", log=log, WIKIC_SCRIPTED_RESPONSES=str(bad))
+    assert first.code == 0, first.err
+    assert [w.split(":")[0] for w in first.json()["warnings"]] == ["digest sources/note01.md"]
+    assert "warning: digest sources/note01.md: the model's answers stayed unusable" in first.err
+    again = wikic(project.root, "build", "--json", log=log)
+    assert again.json()["llm"]["calls"] == 0 and again.json()["nothing_to_do"]
+    before = len(calls(log))
+    retry = wikic(project.root, "build", "--json", "--retry-failed", "--explain", log=log)
+    assert retry.code == 0, retry.err
+    report = retry.json()
+    assert report["warnings"] == [] and report["llm"]["calls"] == len(calls(log)) - before > 0
+    assert "explain: digest sources/note01.md: --retry-failed: its last answer was made without" in retry.err
+
