@@ -197,9 +197,22 @@ def test_eval_qa_baselines_only_compile_nothing(tmp_path: Path) -> None:
     log = tmp_path / "calls.jsonl"
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, str(BENCH / "eval_qa.py"), "--data", str(data), "--model", "scripted:test",
-         "--out", str(out), "--ways", "closed_book,rag"],
-        capture_output=True, text=True, env={**os.environ, "WIKIC_SCRIPTED_LOG": str(log)}, timeout=120,
+        [
+            sys.executable,
+            str(BENCH / "eval_qa.py"),
+            "--data",
+            str(data),
+            "--model",
+            "scripted:test",
+            "--out",
+            str(out),
+            "--ways",
+            "closed_book,rag",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "WIKIC_SCRIPTED_LOG": str(log)},
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     results = json.loads((out / "results.json").read_text())

@@ -282,4 +282,3 @@ def test_the_cli_warns_keeps_the_fallback_and_retries_it_on_request(tmp_path: Pa
     report = retry.json()
     assert report["warnings"] == [] and report["llm"]["calls"] == len(calls(log)) - before > 0
     assert "explain: digest sources/note01.md: --retry-failed: its last answer was made without" in retry.err
-
