@@ -63,3 +63,31 @@ def test_slugs_stay_as_they_were_when_titles_change() -> None:
     pages = plan(sources, Schema(), sticky)
     assert pages["topic:canon law"].slug == "the-canon-law" and pages["topic:canon law"].title == "Canon law"
     assert pages["source:sources/Canon_law.txt"].slug == "canon-law"
+
+
+CECIL = [
+    "Cecil Parker",
+    "",
+    "Cecil Schwabe (3 September 1897 - 20 April 1971), who performed under the stage name Cecil Parker,",
+    "was an English character actor with a distinctive husky voice.",
+    "Parker played supporting roles in 91 films.",
+]
+
+
+def test_a_title_line_is_no_claim_the_lines_that_say_something_are() -> None:
+    digest = {"summary": "", "topics": [{"name": "Cecil Parker", "type": "entity", "lines": [[1, 1]]}]}
+    pages = plan([SourceInfo("sources/Cecil_Parker.txt", "Cecil Parker", CECIL, digest)], Schema(), {})
+    topic = pages["topic:cecil parker"]
+    assert [(c.start, c.end) for c in topic.claims] == [(3, 3)]
+    assert topic.claims[0].text.startswith("Cecil Schwabe (3 September 1897")
+    # the source page's summary, when the model gave none, is its lead without the title line
+    assert pages["source:sources/Cecil_Parker.txt"].summary.startswith("Cecil Schwabe (3 September")
+
+
+def test_the_digest_grounds_a_topic_past_its_title_line() -> None:
+    from wikic.digest import validator
+    from wikic.sources import Part
+
+    validate = validator(Part(0, 1, len(CECIL)), CECIL, ["concept", "entity"])
+    out = validate({"summary": "", "topics": [{"name": "Cecil Parker", "type": "entity", "lines": [1]}]})
+    assert out["topics"] == [{"name": "Cecil Parker", "type": "entity", "lines": [[3, 3]]}]

@@ -97,23 +97,44 @@ def _sections(lines: list[str], part: Part) -> dict[str, list[int]]:
     return sections
 
 
+def says_more(line: str, name: str) -> bool:
+    """Whether a line holds more than the name: a title line "Cecil Parker" is no claim about him."""
+    return bool(set(re.findall(r"\w+", line.casefold())) - set(re.findall(r"\w+", name.casefold())))
+
+
+def _claim_lines(name: str, lines: list[str], start: int, end: int) -> list[int]:
+    """The lines of start..end that could support a claim about `name`: text lines, not
+    headings, not the bare name."""
+    return [
+        n
+        for n in range(start, end + 1)
+        if lines[n - 1].strip() and not HEADING.match(lines[n - 1]) and says_more(lines[n - 1], name)
+    ]
+
+
+def mentions(name: str, lines: list[str], numbers: list[int]) -> list[int]:
+    """Those of `numbers` whose line names `name` (fuzzily)."""
+    key = name.casefold()
+    return [n for n in numbers if fuzz.partial_ratio(key, lines[n - 1].casefold()) >= MENTION]
+
+
+def supporting_lines(name: str, lines: list[str]) -> list[int]:
+    """Lines of a whole source that name `name` and say something about it."""
+    return mentions(name, lines, _claim_lines(name, lines, 1, len(lines)))[:MAX_LINES]
+
+
 def _grounded(
     name: str, proposed: list[int], lines: list[str], part: Part, sections: dict[str, list[int]]
 ) -> list[int]:
     """The lines that support a topic: the model's where they mention it, else the
     lines that do (its section, for a heading). Empty when nothing in the part does."""
-    text = [
-        n for n in range(part.start, part.end + 1) if lines[n - 1].strip() and not HEADING.match(lines[n - 1])
-    ]
-    key = name.casefold()
-    mentions = sections.get(key) or [
-        n for n in text if fuzz.partial_ratio(key, lines[n - 1].casefold()) >= MENTION
-    ]
+    text = _claim_lines(name, lines, part.start, part.end)
+    mentioned = sections.get(name.casefold()) or mentions(name, lines, text)
     proposed = [n for n in proposed if n in text]
-    if mentions:
-        agreed = [n for n in proposed if n in mentions]
-        return (agreed or mentions)[:MAX_LINES]
-    words = {w for w in re.findall(r"\w+", key) if len(w) > 3}
+    if mentioned:
+        agreed = [n for n in proposed if n in mentioned]
+        return (agreed or mentioned)[:MAX_LINES]
+    words = {w for w in re.findall(r"\w+", name.casefold()) if len(w) > 3}
     return [n for n in proposed if words & set(re.findall(r"\w+", lines[n - 1].casefold()))][:MAX_LINES]
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from wikic.config import Schema
+from wikic.digest import says_more, supporting_lines
 from wikic.pages import slugify, unique_slug
 
 FUZZY_CUTOFF = 92
@@ -97,12 +98,29 @@ class _Clusters:
         return cid
 
 
+def _claims(name: str, ranges: list[list[int]], src: SourceInfo) -> list[Claim]:
+    """The digest's lines for a topic as claims. A line that only repeats the name (a text
+    file's title line, which digests cached before this check may point at) is no claim;
+    when nothing else is left, the source's lines that name the topic are."""
+    found = [Claim(claim_text(src.lines, a, b), src.path, a, b) for a, b in ranges]
+    found = [c for c in found if says_more(c.text, name)]
+    if not found:
+        lines = supporting_lines(name, src.lines)
+        found = [Claim(claim_text(src.lines, n, n), src.path, n, n) for n in lines]
+    return found
+
+
 def _summary(src: SourceInfo) -> str:
-    """The digest's summary; when the model gave none worth the name, the source's own lead."""
+    """The digest's summary; when the model gave none worth the name, the source's own lead
+    (after its title)."""
     summary = str(src.digest.get("summary") or "")
     if sum(ch.isalpha() for ch in summary) >= 20:
         return summary
-    text = " ".join(line.strip() for line in src.lines if line.strip() and not line.lstrip().startswith("#"))
+    text = " ".join(
+        line.strip()
+        for line in src.lines
+        if line.strip() and not line.lstrip().startswith("#") and line.strip() != src.title
+    )
     return " ".join(re.split(r"(?<=[.!?])\s+", text)[:2])[:400]
 
 
@@ -148,8 +166,7 @@ def plan(sources: list[SourceInfo], schema: Schema, sticky: dict[str, str]) -> d
             cid = clusters.find(topic["name"])
             names[cid][topic["name"]] += 1
             types[cid][topic["type"]] += 1
-            for start, end in topic["lines"]:
-                claims[cid].append(Claim(claim_text(src.lines, start, end), src.path, start, end))
+            claims[cid] += _claims(topic["name"], topic["lines"], src)
             if f"topic:{cid}" not in page.topics:
                 page.topics.append(f"topic:{cid}")
     for cid, topic in clusters.pinned.items():
