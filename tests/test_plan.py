@@ -91,3 +91,13 @@ def test_the_digest_grounds_a_topic_past_its_title_line() -> None:
     validate = validator(Part(0, 1, len(CECIL)), CECIL, ["concept", "entity"])
     out = validate({"summary": "", "topics": [{"name": "Cecil Parker", "type": "entity", "lines": [1]}]})
     assert out["topics"] == [{"name": "Cecil Parker", "type": "entity", "lines": [[3, 3]]}]
+
+
+def test_a_summary_the_source_does_not_support_gives_way_to_its_lead() -> None:
+    said = "The document describes how build tools decide what to rebuild, and how they keep it fast."
+    digest = {"summary": said, "topics": []}
+    pages = plan([SourceInfo("sources/Cecil_Parker.txt", "Cecil Parker", CECIL, digest)], Schema(), {})
+    assert pages["source:sources/Cecil_Parker.txt"].summary.startswith("Cecil Schwabe (3 September")
+    digest["summary"] = "Cecil Parker was an English character actor with a husky voice, in 91 films."
+    pages = plan([SourceInfo("sources/Cecil_Parker.txt", "Cecil Parker", CECIL, digest)], Schema(), {})
+    assert pages["source:sources/Cecil_Parker.txt"].summary == digest["summary"]

@@ -17,6 +17,7 @@ from rapidfuzz import fuzz, process
 
 from wikic.config import Schema
 from wikic.digest import says_more, supporting_lines
+from wikic.overlap import content_words, support
 from wikic.pages import slugify, unique_slug
 
 FUZZY_CUTOFF = 92
@@ -110,11 +111,13 @@ def _claims(name: str, ranges: list[list[int]], src: SourceInfo) -> list[Claim]:
     return found
 
 
-def _summary(src: SourceInfo) -> str:
-    """The digest's summary; when the model gave none worth the name, the source's own lead
-    (after its title)."""
+def _summary(src: SourceInfo, threshold: int) -> str:
+    """The digest's summary; when the model gave none worth the name, or one the source does
+    not support (as lint's bad-citation measures it), the source's own lead (after its title)."""
     summary = str(src.digest.get("summary") or "")
-    if sum(ch.isalpha() for ch in summary) >= 20:
+    if sum(ch.isalpha() for ch in summary) >= 20 and (
+        support(summary, content_words(" ".join(src.lines))) >= threshold
+    ):
         return summary
     text = " ".join(
         line.strip()
@@ -160,7 +163,8 @@ def plan(sources: list[SourceInfo], schema: Schema, sticky: dict[str, str]) -> d
     claims: dict[str, list[Claim]] = defaultdict(list)
     pages: dict[str, PagePlan] = {}
     for src in sorted(sources, key=lambda s: s.path):
-        page = PagePlan(f"source:{src.path}", src.title, "source", sources=[src.path], summary=_summary(src))
+        summary = _summary(src, schema.lint.citation_threshold)
+        page = PagePlan(f"source:{src.path}", src.title, "source", sources=[src.path], summary=summary)
         pages[page.id] = page
         for topic in src.digest.get("topics", []):
             cid = clusters.find(topic["name"])

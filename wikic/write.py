@@ -11,6 +11,7 @@ from rapidfuzz import fuzz
 from wikic.actions import Action
 from wikic.backends.base import Request
 from wikic.config import Schema, fingerprint
+from wikic.overlap import content_words, support
 from wikic.plan import PagePlan
 from wikic.prompts import Prompts
 from wikic.structured import Invalid
@@ -76,11 +77,14 @@ def _bare(text: str, title: str) -> bool:
     return sum(ch.isalpha() for ch in text) < 3 or words == re.sub(r"[\W_]+", " ", title).casefold().split()
 
 
-def validator(claims: list[str], title: str = "") -> Any:
+def validator(claims: list[str], title: str = "", threshold: int = 0) -> Any:
+    """Paragraphs with text, citing the notes they use; one whose cited notes hold fewer than
+    `threshold`% of its words (lint's bad-citation measure) says what no note says: dropped."""
+
     def validate(data: Any) -> dict[str, Any]:
         if not isinstance(data, dict) or not isinstance(data.get("paragraphs"), list):
             raise Invalid('expected an object with "paragraphs"')
-        paragraphs = []
+        paragraphs, unsupported = [], []
         for item in data["paragraphs"][:MAX_PARAGRAPHS]:
             if not isinstance(item, dict):
                 continue
@@ -88,7 +92,16 @@ def validator(claims: list[str], title: str = "") -> Any:
             if _bare(text, title):
                 continue
             cites = check_cites(text, item.get("cites") or [], claims)
+            score = support(text, content_words(" ".join(claims[c - 1] for c in cites)))
+            if score < threshold:
+                unsupported.append(f"{score:.0f}%")
+                continue
             paragraphs.append({"text": text, "cites": cites})
+        if unsupported and not paragraphs:
+            raise Invalid(
+                f"the notes hold only {', '.join(unsupported)} of the paragraphs' words; "
+                "write only what the notes say, in their words"
+            )
         if not paragraphs:
             raise Invalid("no paragraph had text")
         return {"paragraphs": paragraphs}
@@ -128,7 +141,7 @@ def write_action(page: PagePlan, schema: Schema, prompts: Prompts, model_fp: str
             "schema": fingerprint([schema.title, schema.scope, described.get(page.type, "")]),
         },
         render=render,
-        validate=validator(claims, page.title),
+        validate=validator(claims, page.title, schema.lint.citation_threshold),
         fallback=lambda problem: notes_as_prose(claims, problem),
     )
 
