@@ -94,12 +94,27 @@ QUESTIONS = [
 ]
 
 
-def test_eval_qa_end_to_end_with_the_scripted_backend(tmp_path: Path) -> None:
+def make_data(tmp_path: Path) -> Path:
     data = tmp_path / "data"
     (data / "sources").mkdir(parents=True)
     for name, text in DOCS.items():
         (data / "sources" / name).write_text(text)
     (data / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
+    return data
+
+
+def run_eval(data: Path, out: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
+    """`bench/eval_qa.py` with the scripted model, as a user runs it."""
+    argv = [sys.executable, str(BENCH / "eval_qa.py"), "--data", str(data), "--model", "scripted:test"]
+    proc = subprocess.run(
+        [*argv, "--out", str(out), *extra], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_eval_qa_end_to_end_with_the_scripted_backend(tmp_path: Path) -> None:
+    data = make_data(tmp_path)
     # Answers by the prompt's markup: RAG prompts hold <passage>, wikic ask's hold <index>; closed
     # book gets the scripted echo. A prompt holding a diagnostic field would be answered LEAKED.
     script = {
@@ -115,25 +130,7 @@ def test_eval_qa_end_to_end_with_the_scripted_backend(tmp_path: Path) -> None:
         "WIKIC_SCRIPTED_LOG": str(log),
     }
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(BENCH / "eval_qa.py"),
-            "--data",
-            str(data),
-            "--model",
-            "scripted:test",
-            "--out",
-            str(out),
-            "--project",
-            str(tmp_path / "project"),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
+    proc = run_eval(data, out, env, "--project", str(tmp_path / "project"))
     results = json.loads((out / "results.json").read_text())
     assert (out / "results.md").read_text() in proc.stdout
     assert results["questions"] == 2 and results["documents"] == 3
@@ -159,62 +156,31 @@ def test_eval_qa_end_to_end_with_the_scripted_backend(tmp_path: Path) -> None:
     stages = [json.loads(line)["stage"] for line in log.read_text().splitlines()]
     assert stages.count("text") == 3 * len(QUESTIONS)  # one model call per way per question
     assert stages.count("digest") == 3
+    compiled = results["compile"]
+    assert compiled["actions_by_stage"]["digest"] == 3 and compiled["actions_by_stage"]["write"] >= 1
+    assert compiled["fallbacks"] == {}  # the scripted model's answers are all usable
 
     # A second run reuses the compiled project: no digest or write call again.
     log.unlink()
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(BENCH / "eval_qa.py"),
-            "--data",
-            str(data),
-            "--model",
-            "scripted:test",
-            "--out",
-            str(out),
-            "--project",
-            str(tmp_path / "project"),
-            "--limit",
-            "1",
-        ],
-        capture_output=True,
-        text=True,
-        env={**env, "WIKIC_SCRIPTED_RESPONSES": ""},
-        timeout=120,
+    run_eval(
+        data,
+        out,
+        {**env, "WIKIC_SCRIPTED_RESPONSES": ""},
+        "--project",
+        str(tmp_path / "project"),
+        "--limit",
+        "1",
     )
-    assert proc.returncode == 0, proc.stderr
     stages = [json.loads(line)["stage"] for line in log.read_text().splitlines()]
     assert set(stages) == {"text"}
     assert json.loads((out / "results.json").read_text())["questions"] == 1
 
 
 def test_eval_qa_baselines_only_compile_nothing(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    (data / "sources").mkdir(parents=True)
-    for name, text in DOCS.items():
-        (data / "sources" / name).write_text(text)
-    (data / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
+    data = make_data(tmp_path)
     log = tmp_path / "calls.jsonl"
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(BENCH / "eval_qa.py"),
-            "--data",
-            str(data),
-            "--model",
-            "scripted:test",
-            "--out",
-            str(out),
-            "--ways",
-            "closed_book,rag",
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "WIKIC_SCRIPTED_LOG": str(log)},
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
+    run_eval(data, out, {**os.environ, "WIKIC_SCRIPTED_LOG": str(log)}, "--ways", "closed_book,rag")
     results = json.loads((out / "results.json").read_text())
     assert set(results["summary"]) == {"closed_book", "rag"}
     assert results["compile"] is None and results["fact_retention"] is None
