@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from wikic.backends.scripted import ScriptedBackend
-from wikic.build import BuildOptions, build
+from wikic.build.pipeline import BuildOptions, build
+from wikic.build.report import Progress
 from wikic.config import ModelConfig
 from wikic.project import Project, init_project
-from wikic.report import Progress
 
 SCHEMA = """\
 title: Field survey

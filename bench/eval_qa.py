@@ -45,12 +45,12 @@ import yaml
 from qa_answer import ASK_SYSTEM_J2, INSTRUCTION, Answer, Model, Retriever, Wiki, closed_book, rag
 from qa_score import any_occurs, best, exact_match, f1, summarise
 
-from wikic.actions import is_fallback
 from wikic.backends import make_backend, model_id
-from wikic.build import BuildOptions, build
+from wikic.build.actions import is_fallback
+from wikic.build.pipeline import BuildOptions, build
+from wikic.build.report import Progress
 from wikic.config import load_schema
 from wikic.project import Project, init_project
-from wikic.report import Progress
 from wikic.state import State
 
 METHODS = ("closed_book", "rag", "wikic")

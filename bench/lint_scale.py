@@ -23,13 +23,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from wikic.assemble import PageEntry, render_index
+from wikic.build.assemble import PageEntry, render_index
 from wikic.fsutil import bytes_hash
-from wikic.lint import RULES, LintOptions, lint
-from wikic.pages import Citation, render_front_matter
+from wikic.lint.runner import RULES, LintOptions, lint
 from wikic.project import Project, init_project
-from wikic.sources import normalise, text_hash
+from wikic.sources.scan import normalise, text_hash
 from wikic.state import FileRecord, State
+from wikic.wiki.page import Citation, render_front_matter
 
 SOURCES_PER_PAGE = 10  # one source page per ten pages
 LINES = 30

@@ -2,7 +2,7 @@
 instruction, one answer-token budget and one prompt-token budget:
 
 - closed book: the question alone;
-- RAG: BM25 (wikic.rank) top-k chunks of ~512 characters of the raw sources,
+- RAG: BM25 (wikic.ask.rank) top-k chunks of ~512 characters of the raw sources,
   k as many as fit the budget (the classic pipeline);
 - wikic: `wikic ask` in-process over the compiled wiki, the budget as schema
   ask.budget, the instruction through the project's prompts/ask.system.j2.
@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wikic import ask_llama
-from wikic.ask import ESTIMATE_OVERHEAD, AskOptions, ask, estimate_tokens
+from wikic.ask import llama as ask_llama
+from wikic.ask.context import ContextBuilder, WikiPage, load_pages, read_index
+from wikic.ask.rank import BM25
+from wikic.ask.runner import ESTIMATE_OVERHEAD, AskOptions, ask, estimate_tokens
 from wikic.backends import Backend, Request
 from wikic.config import Schema
-from wikic.pages import split_page
-from wikic.prefix import ContextBuilder, WikiPage, load_pages, read_index
 from wikic.project import Project
-from wikic.prompts import Prompts
-from wikic.rank import BM25
+from wikic.prompts.loader import Prompts
+from wikic.wiki.page import split_page
 
 INSTRUCTION = (
     "Reply with the answer only: a name, a number, a date or a short phrase of a few words, not a sentence."

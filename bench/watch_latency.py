@@ -37,9 +37,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from wikic.build import BuildOptions, build
+from wikic.build.pipeline import BuildOptions, build
+from wikic.build.report import Progress
 from wikic.project import Project, init_project
-from wikic.report import Progress
 
 SCHEMA = "title: Bench wiki\nscope: generated notes\nmodel:\n  backend: scripted\n  name: bench\n"
 TOPICS = [

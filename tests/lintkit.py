@@ -12,9 +12,9 @@ from projects import make_project, run_build
 
 from wikic.cli import cli
 from wikic.config import load_schema
-from wikic.lint_fix import index_text
-from wikic.pages import render_front_matter
+from wikic.lint.fix import index_text
 from wikic.project import Project, init_project
+from wikic.wiki.page import render_front_matter
 
 SCHEMA = """\
 title: Lint test

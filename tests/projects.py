@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 
 from wikic.backends.scripted import ScriptedBackend
-from wikic.build import BuildOptions, build
+from wikic.build.pipeline import BuildOptions, build
+from wikic.build.report import Progress, Report
 from wikic.config import ModelConfig
 from wikic.project import Project, init_project
-from wikic.report import Progress, Report
 
 SCRIPTED_SCHEMA = """\
 title: Test wiki

@@ -13,15 +13,15 @@ import pytest
 from click.testing import CliRunner
 from projects import make_project, run_build, subprocess_env
 
-from wikic.answers import stale_answers
-from wikic.ask import AskOptions, ask, estimate_tokens
+from wikic.ask.answers import stale_answers
+from wikic.ask.runner import AskOptions, ask, estimate_tokens
 from wikic.backends.base import Completion, Request
 from wikic.backends.scripted import ScriptedBackend
 from wikic.cli import cli
 from wikic.config import ModelConfig
 from wikic.lock import ProjectLock
-from wikic.pages import split_page
 from wikic.project import Project
+from wikic.wiki.page import split_page
 
 
 class Recording:
@@ -164,7 +164,7 @@ def test_save_files_an_answer_that_build_keeps_lists_and_links(tmp_path: Path) -
     src.write_text(src.read_text().replace("fast approximate search", "fast approximate search on GPUs"))
     run_build(project)
     assert stale_answers(project) == {saved: ["hnsw"]}
-    lint = pytest.importorskip("wikic.lint")
+    lint = pytest.importorskip("wikic.lint.runner")
     findings = [f for f in lint.lint(project).findings if f.rule == "stale-page" and f.path == saved]
     assert findings and "hnsw" in findings[0].message
 
@@ -316,8 +316,8 @@ def test_api_backend_sends_the_prefix_with_a_cache_key_and_reads_cached_tokens(t
 
 
 def test_citations_outside_the_context_are_dropped_and_plain_mentions_count(tmp_path: Path) -> None:
-    from wikic.answers import check_citations
-    from wikic.prefix import load_pages
+    from wikic.ask.answers import check_citations
+    from wikic.ask.context import load_pages
 
     project = built(tmp_path)
     pages = load_pages(project.wiki_dir)
@@ -331,7 +331,7 @@ def test_citations_outside_the_context_are_dropped_and_plain_mentions_count(tmp_
 
 
 def test_bm25_ranks_the_page_that_names_the_rare_term_first() -> None:
-    from wikic.rank import BM25
+    from wikic.ask.rank import BM25
 
     docs = [
         "observers counted nests of the marmot",

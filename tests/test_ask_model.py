@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from projects import make_project, run_build
 
-from wikic.ask import AskOptions, ask
-from wikic.pages import split_page
-from wikic.prefix_cache import PrefixCache
+from wikic.ask.prefix_cache import PrefixCache
+from wikic.ask.runner import AskOptions, ask
 from wikic.project import Project
+from wikic.wiki.page import split_page
 
 pytestmark = pytest.mark.model
 
@@ -107,7 +107,7 @@ def test_save_round_trips_through_build_and_lint(project: Project) -> None:
     assert report.ok and backend.requests == []
     assert path.read_bytes() == before
     assert f"[[{path.stem}|" in (project.wiki_dir / "index.md").read_text()
-    lint = pytest.importorskip("wikic.lint")
+    lint = pytest.importorskip("wikic.lint.runner")
     mine = [f for f in lint.lint(project).findings if f.path == result.saved]
     assert not [f for f in mine if f.rule == "stale-page"], mine
     assert ask_json(project, "What is HNSW?")["prefix_cached"] is False  # the wiki changed: a new prefix

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from projects import Counting, make_project, run_build, wiki_files, write_schema
 
-from wikic.pages import parse_links, split_page
+from wikic.wiki.page import parse_links, split_page
 
 
 def test_first_build_writes_pages_index_and_log(tmp_path: Path) -> None:

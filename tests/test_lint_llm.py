@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from lintkit import SOURCE_A, base_pages, built, cite, crafted, invoke, lint_json, page
 
-from wikic.lint import LintOptions, lint
+from wikic.lint.runner import LintOptions, lint
 from wikic.state import State
 
 

@@ -11,9 +11,9 @@ import pytest
 import yaml
 from lintkit import built, cite, invoke, lint_json, page
 
-from wikic.mdblocks import markdown_blocks, simple_blocks
-from wikic.pages import render_front_matter
-from wikic.wikigraph import read_page, read_wiki, simple_yaml
+from wikic.wiki.blocks import markdown_blocks, simple_blocks
+from wikic.wiki.page import render_front_matter
+from wikic.wiki.read import read_page, read_wiki, simple_yaml
 
 LINES = [
     "",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from lintkit import SOURCE_A, base_pages, built, cite, crafted, fired, line_of, lint_json, page, write_index
 
-from wikic.lint import RULES
+from wikic.lint.runner import RULES
 
 
 def test_the_crafted_base_wiki_is_clean(tmp_path: Path) -> None:

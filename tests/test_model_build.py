@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from wikic.pages import parse_citations, parse_links, split_page
 from wikic.project import init_project
+from wikic.wiki.page import parse_citations, parse_links, split_page
 
 NOTES = {
     "ninja.md": "# Ninja\n\nNinja is a small build system written by Evan Martin.\n\n## Restat\n\n"

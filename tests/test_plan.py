@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from wikic.build.plan import PagePlan, SourceInfo, plan
 from wikic.config import Schema
-from wikic.plan import PagePlan, SourceInfo, plan
 
 
 def source(path: str, title: str, *topics: tuple[str, int]) -> SourceInfo:
@@ -85,8 +85,8 @@ def test_a_title_line_is_no_claim_the_lines_that_say_something_are() -> None:
 
 
 def test_the_digest_grounds_a_topic_past_its_title_line() -> None:
-    from wikic.digest import validator
-    from wikic.sources import Part
+    from wikic.build.digest import validator
+    from wikic.sources.scan import Part
 
     validate = validator(Part(0, 1, len(CECIL)), CECIL, ["concept", "entity"])
     out = validate({"summary": "", "topics": [{"name": "Cecil Parker", "type": "entity", "lines": [1]}]})

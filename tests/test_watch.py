@@ -23,13 +23,13 @@ from typing import Any
 import pytest
 from projects import make_project, run_build, subprocess_env, write_schema
 
+from wikic.build.report import Progress
 from wikic.fsutil import TMP_MARK
 from wikic.lock import ProjectLock
-from wikic.pages import split_page
 from wikic.project import Project
-from wikic.report import Progress
 from wikic.state import State
 from wikic.watch import Coalescer, Rebuild, Watcher, WatchOptions, is_temp_name, relevant
+from wikic.wiki.page import split_page
 
 DEBOUNCE_MS = 300
 POLL_INTERVAL = 0.2

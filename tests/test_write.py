@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from wikic.structured import Invalid
-from wikic.write import validator
+from wikic.backends.structured import Invalid
+from wikic.build.write import validator
 
 NOTES = [
     "Bazel is the open-source version of Google's internal build system, Blaze.",

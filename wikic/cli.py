@@ -134,9 +134,9 @@ def build(
     and kept), 2 usage or configuration error."""
 
     def run() -> int:
+        from wikic.build.report import Progress
+        from wikic.build.uptodate import Check
         from wikic.lock import ProjectLock
-        from wikic.report import Progress
-        from wikic.uptodate import Check
 
         project = obj.project()
         progress = Progress(quiet=quiet)
@@ -187,8 +187,8 @@ def _build_and_lint(
     project: Any, check: Any, progress: Any, **options: Any
 ) -> tuple[Any, dict[str, int] | None]:
     """The build, then the lint summary; records the no-op mark when they left the wiki clean."""
-    from wikic.build import BuildOptions
-    from wikic.build import build as run_build
+    from wikic.build.pipeline import BuildOptions
+    from wikic.build.pipeline import build as run_build
 
     if check is not None:
         check.before_build()
@@ -204,14 +204,14 @@ def _build_and_lint(
 
 
 def _counts_line(counts: dict[str, int]) -> str:
-    from wikic.lint import counts_line
+    from wikic.lint.runner import counts_line
 
     return counts_line(counts)
 
 
 def _lint_after_build(project: Any) -> dict[str, int] | None:
     """Counts by level of a deterministic lint of the built wiki (None when lint cannot run)."""
-    from wikic.lint import build_summary
+    from wikic.lint.runner import build_summary
 
     try:
         return build_summary(project)
@@ -280,8 +280,8 @@ def watch(
     Example: wikic watch --debounce 500 --json > builds.jsonl"""
 
     def run() -> int:
-        from wikic.build import BuildOptions
-        from wikic.report import Progress
+        from wikic.build.pipeline import BuildOptions
+        from wikic.build.report import Progress
         from wikic.watch import Rebuild, Watcher, WatchOptions
 
         project = obj.project()
@@ -341,8 +341,8 @@ def ask(
     """
 
     def run() -> int:
-        from wikic.ask import AskOptions
-        from wikic.ask import ask as run_ask
+        from wikic.ask.runner import AskOptions
+        from wikic.ask.runner import ask as run_ask
 
         project = obj.project()
         opts = AskOptions(
@@ -436,8 +436,8 @@ def lint(
 
     def run() -> int:
         from wikic.errors import UsageError
-        from wikic.lint import LintOptions, format_json, format_text
-        from wikic.lint import lint as run_lint
+        from wikic.lint.runner import LintOptions, format_json, format_text
+        from wikic.lint.runner import lint as run_lint
 
         if force and not fix:
             raise UsageError("--force only applies with --fix")
@@ -454,8 +454,8 @@ def lint(
 
 def _lint_fix(project: Any, opts: Any, force: bool, no_wait: bool, quiet_stdout: bool) -> Any:
     from wikic.config import load_schema
-    from wikic.lint import lint as run_lint
-    from wikic.lint_fix import apply_fixes
+    from wikic.lint.fix import apply_fixes
+    from wikic.lint.runner import lint as run_lint
     from wikic.lock import ProjectLock
 
     with ProjectLock(project.lock_path, wait=not no_wait, on_wait=lambda text: click.echo(text, err=True)):

@@ -37,15 +37,15 @@ from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
 from wikic.backends import Backend, make_backend
-from wikic.build import BuildOptions, build
+from wikic.build.pipeline import BuildOptions, build
+from wikic.build.report import Progress, Report
 from wikic.config import Schema
 from wikic.errors import WikicError
 from wikic.fsutil import TMP_MARK
 from wikic.lock import ProjectLock
 from wikic.project import SCHEMA_FILE, Project
 from wikic.prompts import PROJECT_DIR
-from wikic.report import Progress, Report
-from wikic.sources import SOURCES_DIR
+from wikic.sources.scan import SOURCES_DIR
 
 # Opened and closed-without-writing are left out: the build reads every source.
 EVENTS: list[type[FileSystemEvent]] = [

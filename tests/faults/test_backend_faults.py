@@ -21,10 +21,10 @@ from wikic.backends.base import Request
 from wikic.backends.openai_compat import OpenAIBackend
 from wikic.backends.retry import MAX_DELAY
 from wikic.backends.scripted import ScriptedBackend
-from wikic.build import BuildOptions, build
+from wikic.build.pipeline import BuildOptions, build
+from wikic.build.report import Progress, Report
 from wikic.config import ModelConfig, Schema
 from wikic.project import Project
-from wikic.report import Progress, Report
 
 KEY_ENV = "WIKIC_FAULT_KEY"
 SECRET = "sk-test-SECRET-faults-0123456789abcdef"
@@ -323,7 +323,7 @@ class CutStream(httpx.SyncByteStream):
 
 
 def test_ask_with_a_stream_cut_midway_saves_nothing(tmp_path: Path) -> None:
-    from wikic.ask import AskOptions, ask
+    from wikic.ask.runner import AskOptions, ask
     from wikic.errors import Unavailable
 
     project = openai_project(tmp_path / "p", NOTES)

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from faults.harness import calls, make_project, notes, tree, wiki_snapshot, wikic
-from wikic.build import BuildOptions, build
-from wikic.pages import WIKILINK, split_page
+from wikic.build.pipeline import BuildOptions, build
+from wikic.build.report import Progress, Report
 from wikic.project import Project
-from wikic.report import Progress, Report
+from wikic.wiki.page import WIKILINK, split_page
 
 LONG = "A" * 500
 EVIL1 = f"""# Evil one

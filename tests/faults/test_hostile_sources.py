@@ -12,11 +12,11 @@ from urllib.parse import quote
 import pytest
 
 from faults.harness import make_project, notes, tree, wiki_snapshot, wikic, write_sources
-from wikic.build import BuildOptions, build
+from wikic.build.pipeline import BuildOptions, build
+from wikic.build.report import Progress
 from wikic.config import SourcesConfig
 from wikic.errors import SourceError
-from wikic.report import Progress
-from wikic.sources import list_sources, read_source
+from wikic.sources.scan import list_sources, read_source
 
 GOOD = notes(4)
 

@@ -13,11 +13,11 @@ import pytest
 from faults.harness import make_project, notes, tree, wiki_snapshot
 from wikic.backends import make_backend
 from wikic.backends.base import Completion, Request
-from wikic.build import BuildOptions, build
+from wikic.build.pipeline import BuildOptions, build
+from wikic.build.report import Progress, Report
 from wikic.config import Schema
-from wikic.pages import split_page
 from wikic.project import Project
-from wikic.report import Progress, Report
+from wikic.wiki.page import split_page
 
 INJECTION = """# Meeting notes
 

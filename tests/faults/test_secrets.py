@@ -158,8 +158,8 @@ def test_the_key_never_leaves_when_the_server_is_down(tmp_path: Path) -> None:
 def test_the_key_never_reaches_a_log_record_or_an_exception(
     tmp_path: Path, server: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from wikic.build import BuildOptions, build
-    from wikic.report import Progress
+    from wikic.build.pipeline import BuildOptions, build
+    from wikic.build.report import Progress
 
     monkeypatch.setenv(KEY_ENV, SECRET)
     project = api_project(tmp_path / "p", server)

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from rapidfuzz import fuzz
 
+from wikic.ask.rank import BM25
 from wikic.errors import UsageError
-from wikic.pages import WIKILINK, parse_links, split_page
-from wikic.prompts import Prompts
-from wikic.rank import BM25
+from wikic.prompts.loader import Prompts
+from wikic.wiki.page import WIKILINK, parse_links, split_page
 
 CITATION_MD = re.compile(r"\s*\[[^\[\]\n]+?:\d+(?:-\d+)?\]\([^)\s]*\)")
 LINKED_FROM = re.compile(r"^## Linked from\n.*?(?=^## |\Z)", re.S | re.M)

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wikic.assemble import Linker, PageEntry
+from wikic.ask.context import COMMENT, LINKED_FROM, WikiPage, plain_links
+from wikic.build.assemble import Linker, PageEntry
 from wikic.fsutil import atomic_write, bytes_hash
-from wikic.pages import MAX_SLUG, WIKILINK, clean_title, render_front_matter, slugify, split_page
-from wikic.prefix import COMMENT, LINKED_FROM, WikiPage, plain_links
 from wikic.project import Project
+from wikic.wiki.page import MAX_SLUG, WIKILINK, clean_title, render_front_matter, slugify, split_page
 
 ANSWER_TYPE = "answer"
 

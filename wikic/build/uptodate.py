@@ -33,11 +33,11 @@ from typing import Any
 from wikic import __version__
 from wikic.errors import WikicError
 from wikic.project import Project
-from wikic.report import Report
+from wikic.build.report import Report
 from wikic.state import FORMAT
 
 META = "uptodate"  # state meta key: the mark, with the figures a no-op reports
-PACKAGE_PROMPTS = Path(__file__).parent / "prompts"
+from wikic.prompts import PACKAGE_DIR as PACKAGE_PROMPTS
 
 
 class _Unreadable(Exception):

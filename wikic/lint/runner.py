@@ -1,7 +1,7 @@
 """`wikic lint`: which rules run and at which level, inline suppressions,
 running the rules over the wiki, and printing findings as text or JSON.
 
-Deterministic rules live in lint_rules.py and lint_sources.py, model-based ones
+Deterministic rules live in rules.py and citations.py, model-based ones
 (only with --llm) in lint_llm.py, mechanical fixes in lint_fix.py.
 """
 
@@ -15,16 +15,16 @@ from dataclasses import dataclass, field, replace
 
 from rapidfuzz import process
 
-from wikic import lint_rules, lint_sources
 from wikic.backends import Backend
 from wikic.config import Schema, fingerprint, load_schema
 from wikic.errors import ConfigError, UsageError
-from wikic.lint_context import Context, Finding
+from wikic.lint import citations, rules
+from wikic.lint.context import Context, Finding
 from wikic.project import Project
 from wikic.state import State
-from wikic.wikigraph import gc_paused, read_wiki
+from wikic.wiki.read import gc_paused, read_wiki
 
-RULES: dict[str, tuple[str, lint_rules.RuleFn]] = {**lint_rules.RULES, **lint_sources.RULES}
+RULES: dict[str, tuple[str, rules.RuleFn]] = {**rules.RULES, **citations.RULES}
 LLM_RULES: dict[str, str] = {"contradiction": "warning", "unsupported-claim": "warning"}
 RULE_IDS = [*RULES, *LLM_RULES]
 BackendFactory = Callable[[Schema], Backend]
@@ -110,7 +110,7 @@ def lint(
     calls, notes = 0, []
     wanted = [r for r in LLM_RULES if r in levels]
     if wanted:
-        from wikic.lint_llm import model_findings
+        from wikic.lint.model import model_findings
 
         more, calls, unusable = model_findings(ctx, wanted, backend_factory)
         found.extend(more)

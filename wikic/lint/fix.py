@@ -9,13 +9,13 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from wikic.assemble import foreign_entry, render_index
+from wikic.build.assemble import foreign_entry, render_index
 from wikic.config import Schema
 from wikic.fsutil import atomic_write, bytes_hash
-from wikic.lint_context import Finding
+from wikic.lint.context import Finding
 from wikic.project import Project
 from wikic.state import FileRecord, State
-from wikic.wikigraph import INDEX, page_files
+from wikic.wiki.read import INDEX, page_files
 
 CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
 

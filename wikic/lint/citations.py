@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from wikic.lint_context import Context, Finding
-from wikic.overlap import content_words, plain, support
-from wikic.pages import Citation
-from wikic.wikigraph import Block, Page
+from wikic.lint.context import Context, Finding
+from wikic.wiki.overlap import content_words, plain, support
+from wikic.wiki.page import Citation
+from wikic.wiki.read import Block, Page
 
 MIN_WORDS = 4  # a paragraph shorter than this is not a claim
 MIN_CONTENT = 3  # support is only judged on paragraphs with this many content words
@@ -64,7 +64,7 @@ def stale_page(ctx: Context) -> Iterator[Finding]:
 
 
 def _stale_answer(ctx: Context, page: Page) -> Iterator[Finding]:
-    from wikic.answers import answer_staleness
+    from wikic.ask.answers import answer_staleness
 
     changed = answer_staleness(ctx.project.wiki_dir, page.meta)
     if changed:

@@ -16,9 +16,9 @@ from functools import lru_cache
 
 from rapidfuzz import fuzz, process
 
-from wikic.lint_context import Context, Finding
-from wikic.plan import topic_key as _topic_key
-from wikic.wikigraph import ATTACHMENT, LinkRef, Page, Wiki
+from wikic.build.plan import topic_key as _topic_key
+from wikic.lint.context import Context, Finding
+from wikic.wiki.read import ATTACHMENT, LinkRef, Page, Wiki
 
 RuleFn = Callable[[Context], Iterable[Finding]]
 topic_key = lru_cache(maxsize=1 << 17)(_topic_key)  # missing-page and duplicate-page ask for the same names

@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from rapidfuzz import fuzz, process
 
-from wikic.pages import CITATION, WIKILINK
+from wikic.wiki.page import CITATION, WIKILINK
 
 WORD = re.compile(r"\w+")
 MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")

@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 from wikic.fsutil import atomic_write, atomic_write_many, bytes_hash
-from wikic.pages import is_safe_file_name, sealed_intact
-from wikic.report import Report
+from wikic.wiki.page import is_safe_file_name, sealed_intact
+from wikic.build.report import Report
 from wikic.state import FileRecord, State
 
 WIKI = "wiki"

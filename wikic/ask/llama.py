@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from wikic.ask.prefix_cache import PrefixCache, keep_prefix
 from wikic.errors import BackendError, UsageError
-from wikic.prefix_cache import PrefixCache, keep_prefix
 
 if TYPE_CHECKING:
     from llama_cpp import Llama

@@ -23,8 +23,8 @@ from urllib.parse import unquote
 import yaml
 
 from wikic.fsutil import TMP_MARK, bytes_hash
-from wikic.mdblocks import blocks
-from wikic.pages import CITATION, WIKILINK, Citation
+from wikic.wiki.blocks import blocks
+from wikic.wiki.page import CITATION, WIKILINK, Citation
 
 INDEX = "index.md"
 LOG = "log.md"

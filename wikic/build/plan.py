@@ -16,9 +16,9 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from wikic.config import Schema
-from wikic.digest import says_more, supporting_lines
-from wikic.overlap import content_words, support
-from wikic.pages import slugify, unique_slug
+from wikic.build.digest import says_more, supporting_lines
+from wikic.wiki.overlap import content_words, support
+from wikic.wiki.page import slugify, unique_slug
 
 FUZZY_CUTOFF = 92
 MAX_CLAIMS = 10

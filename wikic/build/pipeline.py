@@ -16,23 +16,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wikic import __version__
-from wikic.actions import Action, Runner, is_fallback, resolve
-from wikic.assemble import assemble
+from wikic.build.actions import Action, Runner, is_fallback, resolve
+from wikic.build.assemble import assemble
 from wikic.backends import Backend, make_backend, model_id
 from wikic.config import Schema, fingerprint, load_schema
-from wikic.digest import digest_actions, merge_parts
+from wikic.build.digest import digest_actions, merge_parts
 from wikic.errors import SourceError
 from wikic.fsutil import remove_stale_temps
-from wikic.pages import split_page
-from wikic.plan import PagePlan, SourceInfo, plan
+from wikic.wiki.page import split_page
+from wikic.build.plan import PagePlan, SourceInfo, plan
 from wikic.project import Project
-from wikic.prompts import Prompts, template_files
-from wikic.publish import append_log, outputs_intact, publish
-from wikic.report import Progress, Report
-from wikic.sources import Source, SourceFile, list_sources, read_source
+from wikic.prompts.loader import Prompts, template_files
+from wikic.build.publish import append_log, outputs_intact, publish
+from wikic.build.report import Progress, Report
+from wikic.sources.scan import Source, SourceFile, list_sources, read_source
 from wikic.state import State
-from wikic.uptodate import forget
-from wikic.write import write_action
+from wikic.build.uptodate import forget
+from wikic.build.write import write_action
 
 
 @dataclass

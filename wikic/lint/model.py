@@ -21,15 +21,15 @@ from typing import Any
 
 from wikic.backends import Backend, model_id
 from wikic.backends.base import Request
+from wikic.backends.structured import Invalid, complete_json
 from wikic.config import Schema
 from wikic.errors import BadOutput
-from wikic.lint_context import Context, Finding, SourceText
-from wikic.lint_sources import citation_problem
-from wikic.overlap import content_words, plain
-from wikic.prompts import Prompts
+from wikic.lint.citations import citation_problem
+from wikic.lint.context import Context, Finding, SourceText
+from wikic.prompts.loader import Prompts
 from wikic.state import State
-from wikic.structured import Invalid, complete_json
-from wikic.wikigraph import Block, Page
+from wikic.wiki.overlap import content_words, plain
+from wikic.wiki.read import Block, Page
 
 VERSION = {"lint_unsupported": 1, "lint_contradiction": 1}
 UNUSABLE = {"unusable": True}

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from wikic.config import Schema
 from wikic.errors import SourceError
-from wikic.overlap import content_words
-from wikic.pages import Citation
 from wikic.project import Project
-from wikic.sources import decode, normalise, text_hash
+from wikic.sources.scan import decode, normalise, text_hash
 from wikic.state import State
-from wikic.wikigraph import Wiki
+from wikic.wiki.overlap import content_words
+from wikic.wiki.page import Citation
+from wikic.wiki.read import Wiki
 
 
 @dataclass(frozen=True)

@@ -15,16 +15,16 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from wikic.answers import Citations, check_citations, save_answer
+from wikic.ask.answers import Citations, check_citations, save_answer
+from wikic.ask.context import Context, ContextBuilder, WikiPage, load_pages, read_index
+from wikic.ask.prefix_cache import PrefixCache
 from wikic.backends import Backend, Request, make_backend, model_id
 from wikic.backends.base import stream_or_complete
 from wikic.config import Schema, fingerprint, load_schema
 from wikic.errors import ProjectError, UsageError
 from wikic.lock import ProjectLock
-from wikic.prefix import Context, ContextBuilder, WikiPage, load_pages, read_index
-from wikic.prefix_cache import PrefixCache
 from wikic.project import Project
-from wikic.prompts import Prompts
+from wikic.prompts.loader import Prompts
 from wikic.state import State
 
 ANSWER_VERSION = 2  # bump when answers for the same inputs would differ
@@ -128,8 +128,8 @@ def _save(
 
 def wiki_mark(project: Project, schema: Schema, mid: str) -> str:
     """What the build records as "clean" when it leaves the wiki current: its inputs and wiki/'s names."""
-    from wikic.build import clean_mark, input_fingerprint
-    from wikic.sources import list_sources
+    from wikic.build.pipeline import clean_mark, input_fingerprint
+    from wikic.sources.scan import list_sources
 
     files, _ = list_sources(project.root, schema.sources)
     return clean_mark(project, input_fingerprint(project, files, mid))
@@ -248,7 +248,7 @@ def _ask_llama(
     backend: Any,
     on_text: OnText | None,
 ) -> tuple[AskResult, Context]:
-    from wikic import ask_llama
+    from wikic.ask import llama as ask_llama
 
     started = time.monotonic()
     with backend.lock:

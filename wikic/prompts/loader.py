@@ -1,5 +1,5 @@
-"""Prompt templates: jinja2 files shipped in wikic/prompts/, each overridable by
-a file of the same name in the project's own prompts/ folder."""
+"""Rendering prompt templates: the jinja2 files shipped beside this module, each
+overridable by a file of the same name in the project's own prompts/ folder."""
 
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ from typing import Any
 import jinja2
 
 from wikic.backends.base import Message
-
-PACKAGE_DIR = Path(__file__).parent / "prompts"
-PROJECT_DIR = "prompts"
+from wikic.prompts import PACKAGE_DIR, PROJECT_DIR
 
 
 class Prompts:

@@ -19,7 +19,7 @@ from typing import Any
 from wikic.backends.base import Backend, Request
 from wikic.errors import AuthError, BackendError, Timeout, Unavailable, WikicError
 from wikic.state import ActionRecord, State
-from wikic.structured import Invalid, complete_json
+from wikic.backends.structured import Invalid, complete_json
 
 STAGE_VERSION = {"digest": 1, "write": 1}
 
