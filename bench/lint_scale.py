@@ -24,10 +24,10 @@ import time
 from pathlib import Path
 
 from wikic.build.assemble import PageEntry, render_index
-from wikic.fsutil import bytes_hash
+from wikic.hashing import bytes_hash, text_hash
 from wikic.lint.runner import RULES, LintOptions, lint
 from wikic.project import Project, init_project
-from wikic.sources.scan import normalise, text_hash
+from wikic.sources.scan import normalise
 from wikic.state import FileRecord, State
 from wikic.wiki.page import Citation, render_front_matter
 

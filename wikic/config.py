@@ -3,8 +3,6 @@ every problem reported at once, by key path and line."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -111,12 +109,6 @@ class Schema(Strict):
 
     def type_names(self) -> list[str]:
         return [t.name for t in self.page_types]
-
-
-def fingerprint(data: Any) -> str:
-    """A short stable hash of JSON-able data."""
-    raw = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
 def _line_index(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:

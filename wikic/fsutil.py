@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -70,14 +69,3 @@ def remove_stale_temps(folder: Path) -> None:
     if folder.is_dir():
         for tmp in folder.rglob(f"{TMP_MARK}*"):
             tmp.unlink(missing_ok=True)
-
-
-def bytes_hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:20]
-
-
-def file_hash(path: Path) -> str | None:
-    try:
-        return bytes_hash(path.read_bytes())
-    except FileNotFoundError:
-        return None

@@ -12,7 +12,8 @@ from typing import Any
 
 from wikic.ask.context import COMMENT, LINKED_FROM, WikiPage, plain_links
 from wikic.build.assemble import Linker, PageEntry
-from wikic.fsutil import atomic_write, bytes_hash
+from wikic.fsutil import atomic_write
+from wikic.hashing import bytes_hash
 from wikic.project import Project
 from wikic.wiki.page import MAX_SLUG, WIKILINK, clean_title, render_front_matter, slugify, split_page
 

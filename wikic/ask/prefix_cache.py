@@ -15,7 +15,6 @@ state after every completion, which made follow-up questions slower.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import json
 import os
 import zlib
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wikic.fsutil import TMP_MARK, atomic_write
+from wikic.hashing import PREFIX_ENTRY, PREFIX_TOKENS, digest
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -32,13 +32,13 @@ FORMAT = 1
 
 
 def tokens_digest(tokens: list[int]) -> str:
-    return hashlib.sha256(json.dumps(tokens).encode()).hexdigest()[:32]
+    return digest(json.dumps(tokens), PREFIX_TOKENS)
 
 
 def entry_key(model_id: str, n_ctx: int, tokens: list[int]) -> str:
     """Names the entry: the prefix (as tokens, so the template and tokenizer count) and the model."""
     raw = json.dumps([FORMAT, model_id, n_ctx, tokens_digest(tokens)])
-    return hashlib.sha256(raw.encode()).hexdigest()[:24]
+    return digest(raw, PREFIX_ENTRY)
 
 
 @dataclass(frozen=True)

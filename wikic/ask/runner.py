@@ -20,8 +20,9 @@ from wikic.ask.context import Context, ContextBuilder, WikiPage, load_pages, rea
 from wikic.ask.prefix_cache import PrefixCache
 from wikic.backends import Backend, Request, make_backend, model_id
 from wikic.backends.base import stream_or_complete
-from wikic.config import Schema, fingerprint, load_schema
+from wikic.config import Schema, load_schema
 from wikic.errors import ProjectError, UsageError
+from wikic.hashing import fingerprint
 from wikic.lock import ProjectLock
 from wikic.project import Project
 from wikic.prompts.loader import Prompts

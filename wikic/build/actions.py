@@ -8,7 +8,6 @@ the rules...), stored beside the key so a rerun can say which one changed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from wikic.backends.base import Backend, Request
 from wikic.errors import AuthError, BackendError, Timeout, Unavailable, WikicError
 from wikic.state import ActionRecord, State
 from wikic.backends.structured import Invalid, complete_json
+from wikic.hashing import json_digest
 
 STAGE_VERSION = {"digest": 1, "write": 1}
 
@@ -64,8 +64,7 @@ def action_key(stage: str, request: Request, model_id: str) -> str:
         "max_tokens": request.max_tokens,
         "temperature": request.temperature,
     }
-    raw = json.dumps(payload, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+    return json_digest(payload)
 
 
 def reason_for(record: ActionRecord | None, inputs: dict[str, str]) -> str:

@@ -19,7 +19,7 @@ from wikic import __version__
 from wikic.build.actions import Action, Runner, is_fallback, resolve
 from wikic.build.assemble import assemble
 from wikic.backends import Backend, make_backend, model_id
-from wikic.config import Schema, fingerprint, load_schema
+from wikic.config import Schema, load_schema
 from wikic.build.digest import digest_actions, merge_parts
 from wikic.errors import SourceError
 from wikic.fsutil import remove_stale_temps
@@ -33,6 +33,7 @@ from wikic.sources.scan import Source, SourceFile, list_sources, read_source
 from wikic.state import State
 from wikic.build.uptodate import forget
 from wikic.build.write import write_action
+from wikic.hashing import fingerprint
 
 
 @dataclass

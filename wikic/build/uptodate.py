@@ -21,7 +21,6 @@ made meanwhile is seen by the next build.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -32,6 +31,7 @@ from typing import Any
 
 from wikic import __version__
 from wikic.errors import WikicError
+from wikic.hashing import digest
 from wikic.project import Project
 from wikic.build.report import Report
 from wikic.state import FORMAT
@@ -81,7 +81,7 @@ def _templates(root: Path) -> list[str]:
 
 def _digest(lines: list[str]) -> str:
     lines.sort()
-    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+    return digest("\n".join(lines))
 
 
 @dataclass
@@ -99,7 +99,7 @@ class Snapshot:
             schema = project.schema_path.read_bytes()
         except OSError as exc:
             raise _Unreadable(str(project.schema_path)) from exc
-        lines = [f"version {__version__}", "schema " + hashlib.sha256(schema).hexdigest(), *_templates(root)]
+        lines = [f"version {__version__}", "schema " + digest(schema), *_templates(root)]
         _scan(str(root / "sources"), "sources", lines, None)
         return cls(inputs=_digest(lines))
 

@@ -3,14 +3,14 @@ schema, the build state, the sources), and reading sources once per run."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from wikic.config import Schema
 from wikic.errors import SourceError
+from wikic.hashing import bytes_hash, text_hash
 from wikic.project import Project
-from wikic.sources.scan import decode, normalise, text_hash
+from wikic.sources.scan import decode, normalise
 from wikic.state import State
 from wikic.wiki.overlap import content_words
 from wikic.wiki.page import Citation
@@ -85,7 +85,7 @@ class SourceCache:
         except SourceError as exc:
             return exc.reason
         lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
-        return SourceText(lines, text_hash(text), hashlib.sha256(raw).hexdigest()[:20])
+        return SourceText(lines, text_hash(text), bytes_hash(raw))
 
 
 @dataclass

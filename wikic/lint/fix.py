@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from wikic.build.assemble import foreign_entry, render_index
 from wikic.config import Schema
-from wikic.fsutil import atomic_write, bytes_hash
+from wikic.fsutil import atomic_write
+from wikic.hashing import bytes_hash
 from wikic.lint.context import Finding
 from wikic.project import Project
 from wikic.state import FileRecord, State

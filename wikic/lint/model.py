@@ -12,8 +12,6 @@ as build actions are: a second lint of an unchanged wiki makes no model call.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ from wikic.backends.base import Request
 from wikic.backends.structured import Invalid, complete_json
 from wikic.config import Schema
 from wikic.errors import BadOutput
+from wikic.hashing import json_digest
 from wikic.lint.citations import citation_problem
 from wikic.lint.context import Context, Finding, SourceText
 from wikic.prompts.loader import Prompts
@@ -107,10 +106,7 @@ class _Asker:
             "schema": schema,
             "max_tokens": request.max_tokens,
         }
-        key = (
-            "lint:"
-            + hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-        )
+        key = "lint:" + json_digest(payload)
         output = self.state.cached(key)
         if output is None:
             self.backend = self.backend or self.factory(self.ctx.schema)

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field, replace
 from rapidfuzz import process
 
 from wikic.backends import Backend
-from wikic.config import Schema, fingerprint, load_schema
+from wikic.config import Schema, load_schema
 from wikic.errors import ConfigError, UsageError
+from wikic.hashing import fingerprint
 from wikic.lint import citations, rules
 from wikic.lint.context import Context, Finding
 from wikic.project import Project

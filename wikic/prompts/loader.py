@@ -3,13 +3,13 @@ overridable by a file of the same name in the project's own prompts/ folder."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from wikic.backends.base import Message
+from wikic.hashing import FINGERPRINT, digest
 from wikic.prompts import PACKAGE_DIR, PROJECT_DIR
 
 
@@ -37,10 +37,8 @@ class Prompts:
     def stage_hash(self, stage: str) -> str:
         """A hash of the templates a stage uses, to explain why its prompts changed."""
         if stage not in self._hashes:
-            h = hashlib.sha256()
-            for part in ("system", "user"):
-                h.update(self.source_of(f"{stage}.{part}.j2").read_bytes())
-            self._hashes[stage] = h.hexdigest()[:16]
+            parts = [self.source_of(f"{stage}.{part}.j2").read_bytes() for part in ("system", "user")]
+            self._hashes[stage] = digest(b"".join(parts), FINGERPRINT)
         return self._hashes[stage]
 
     def render(self, stage: str, **context: Any) -> list[Message]:

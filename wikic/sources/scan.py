@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import codecs
 import fnmatch
-import hashlib
 import os
 import re
 import stat
@@ -14,6 +13,7 @@ from pathlib import Path
 
 from wikic.config import SourcesConfig
 from wikic.errors import SourceError
+from wikic.hashing import text_hash
 
 SOURCES_DIR = "sources"
 HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
@@ -184,10 +184,6 @@ def read_source(
                 "smaller files, or raise the limit",
             )
     return source
-
-
-def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
 
 def split_parts(lines: list[str], part_lines: int) -> list[Part]:

@@ -3,7 +3,6 @@ citations, and splitting a page file back into its parts."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -11,6 +10,8 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 import yaml
+
+from wikic.hashing import CONTENT, digest
 
 RESERVED = {"index", "log", "con", "prn", "aux", "nul", "readme"} | {
     f"{d}{i}" for d in ("com", "lpt") for i in range(10)
@@ -23,22 +24,18 @@ CITATION = re.compile(r"\[([^\[\]\n]+?):(\d+)(?:-(\d+))?\]\(\.\./(sources/[^)\s#
 SEAL = re.compile(r"\n<!-- wikic:([0-9a-f]{20}) -->\n\Z")
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
-
-
 def seal(text: str) -> str:
     """Mark a file as written by wikic: a last line holding the hash of what precedes it.
 
     A page that still matches its seal is wikic's output, not a person's edit, even
     where .wikic/ is missing (a fresh clone) or older than the page (a git pull).
     """
-    return f"{text}\n<!-- wikic:{_digest(text)} -->\n"
+    return f"{text}\n<!-- wikic:{digest(text, CONTENT)} -->\n"
 
 
 def sealed_intact(text: str) -> bool:
     m = SEAL.search(text)
-    return m is not None and _digest(text[: m.start()]) == m.group(1)
+    return m is not None and digest(text[: m.start()], CONTENT) == m.group(1)
 
 
 def slugify(title: str) -> str:

@@ -22,7 +22,8 @@ from urllib.parse import unquote
 
 import yaml
 
-from wikic.fsutil import TMP_MARK, bytes_hash
+from wikic.fsutil import TMP_MARK
+from wikic.hashing import bytes_hash
 from wikic.wiki.blocks import blocks
 from wikic.wiki.page import CITATION, WIKILINK, Citation
 

@@ -1,0 +1,61 @@
+"""The hash helper gives the digests the former call sites computed: they are stored
+(state.db, seals in committed pages, saved answers, prefix cache names)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from wikic.ask.prefix_cache import entry_key, tokens_digest
+from wikic.backends.base import Request
+from wikic.build.actions import action_key
+from wikic.hashing import bytes_hash, fingerprint, text_hash
+from wikic.wiki.page import SEAL, seal, sealed_intact
+
+REPO = Path(__file__).resolve().parent.parent
+TEXTS = ["", "plain", "unicode: naïve café — 日本語 🙂", "two\nlines\r\n"]
+
+
+def test_content_hashes_match_the_former_formulas() -> None:
+    for text in TEXTS:
+        raw = text.encode("utf-8")
+        assert bytes_hash(raw) == hashlib.sha256(raw).hexdigest()[:20]
+        assert text_hash(text) == hashlib.sha256(raw).hexdigest()[:20]
+        sealed = seal(text)
+        m = SEAL.search(sealed)
+        assert m is not None and m.group(1) == hashlib.sha256(raw).hexdigest()[:20]
+
+
+def test_keys_match_the_former_formulas() -> None:
+    data = {"b": [1, "é"], "a": None}
+    raw = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+    assert fingerprint(data) == hashlib.sha256(raw.encode()).hexdigest()[:16]
+    request = Request(messages=[{"role": "user", "content": "naïve"}], max_tokens=7)
+    payload = {
+        "stage": "digest",
+        "version": 1,
+        "model": "scripted:x",
+        "messages": request.messages,
+        "schema": None,
+        "max_tokens": 7,
+        "temperature": 0.0,
+    }
+    from wikic.build.actions import STAGE_VERSION
+
+    payload["version"] = STAGE_VERSION["digest"]
+    raw = json.dumps(payload, sort_keys=True, ensure_ascii=False)
+    assert action_key("digest", request, "scripted:x") == hashlib.sha256(raw.encode("utf-8")).hexdigest()
+    tokens = [1, 22, 333]
+    assert tokens_digest(tokens) == hashlib.sha256(json.dumps(tokens).encode()).hexdigest()[:32]
+    entry = json.dumps([1, "llama:m.gguf:9", 512, tokens_digest(tokens)])
+    assert entry_key("llama:m.gguf:9", 512, tokens) == hashlib.sha256(entry.encode()).hexdigest()[:24]
+
+
+def test_the_committed_sample_wiki_still_verifies() -> None:
+    pages = sorted((REPO / "wiki").glob("*.md"))
+    assert pages
+    for path in pages:
+        text = path.read_text(encoding="utf-8")
+        if SEAL.search(text):
+            assert sealed_intact(text), path.name

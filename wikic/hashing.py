@@ -1,0 +1,46 @@
+"""Every hash wikic computes: sha256 in hex, cut to a named length per use.
+
+The lengths are part of what earlier runs stored (action keys and file hashes in
+state.db, seals in committed wiki pages, saved answers' cited hashes, the prefix
+cache's file names): changing one makes a second build after an upgrade redo work,
+or a committed wiki fail its seals. Same bytes in, same digest out. Stdlib only:
+the no-op build imports this.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+FULL = 64  # action keys, lint's model cache keys, the no-op check's digests
+CONTENT = 20  # file bytes and source text as state.db records them; page seals
+FINGERPRINT = 16  # settings, templates and other inputs folded into one short value
+PREFIX_TOKENS = 32  # a prefix's token list, inside a prefix cache entry's name
+PREFIX_ENTRY = 24  # a prefix cache entry's file name
+
+
+def digest(data: bytes | str, length: int = FULL) -> str:
+    """sha256 of `data` (text as UTF-8, lone surrogates from file names kept), `length` hex digits."""
+    raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+    return hashlib.sha256(raw).hexdigest()[:length]
+
+
+def bytes_hash(data: bytes) -> str:
+    """A file's bytes, as state.db records them."""
+    return digest(data, CONTENT)
+
+
+def text_hash(text: str) -> str:
+    """A source's normalised text, as state.db records it."""
+    return digest(text, CONTENT)
+
+
+def json_digest(data: Any, length: int = FULL) -> str:
+    """JSON-able data, keys sorted, so equal data hashes equal whatever its order."""
+    return digest(json.dumps(data, sort_keys=True, ensure_ascii=False, default=str), length)
+
+
+def fingerprint(data: Any) -> str:
+    """A short stable hash of JSON-able data."""
+    return json_digest(data, FINGERPRINT)
