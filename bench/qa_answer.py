@@ -144,7 +144,7 @@ class Model:
         """The prompt-token budget for the two messages' text, computed as `ask` computes it."""
         ask_cfg = self.schema.ask
         if self.local is not None and self._tokens is not None:
-            room = self.local.n_ctx - ask_cfg.answer_tokens - self._tokens.overhead() - 1
+            room = self.local.llama.n_ctx() - ask_cfg.answer_tokens - self._tokens.overhead() - 1
             return int(min(ask_cfg.budget, room))
         return int(min(ask_cfg.budget, self.schema.model.context - ask_cfg.answer_tokens - ESTIMATE_OVERHEAD))
 

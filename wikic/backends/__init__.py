@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wikic.backends.base import Backend, Completion, Message, Request
-from wikic.errors import ConfigError
 
 if TYPE_CHECKING:  # not at run time: the no-op check (uptodate.py) resolves model files without pydantic
     from wikic.config import ModelConfig
@@ -41,19 +40,16 @@ BACKENDS: dict[str, Factory] = {"llama": _llama, "openai": _openai, "scripted": 
 
 
 def make_backend(cfg: ModelConfig, root: Path) -> Backend:
-    try:
-        factory = BACKENDS[cfg.backend]
-    except KeyError as exc:
-        raise ConfigError(f"unknown model backend {cfg.backend!r}; use one of {sorted(BACKENDS)}") from exc
-    return factory(cfg, root)
+    return BACKENDS[cfg.backend](cfg, root)  # config validation admits only these names
 
 
-def model_id(cfg: ModelConfig, root: Path) -> str:
-    """The model's identity for action keys, computed without loading the model."""
+def model_id(cfg: ModelConfig, root: Path | None = None) -> str:
+    """The model's identity for action keys, computed without loading the model; each
+    backend's `model_id` is this. `root` resolves a llama model given by a relative path."""
     if cfg.backend == "llama":
         from wikic.backends.llama_path import resolve_model_path
 
-        path = resolve_model_path(cfg.name, root)
+        path = resolve_model_path(cfg.name, root if root is not None else Path.cwd())
         return f"llama:{path.name}:{path.stat().st_size}"
     if cfg.backend == "openai":
         return f"openai:{cfg.base_url or 'default'}:{cfg.name}"

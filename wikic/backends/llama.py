@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wikic.backends import model_id
 from wikic.backends.base import Completion, Message, Request
 from wikic.backends.llama_path import resolve_model_path
 from wikic.backends.retry import call_with_retries
@@ -56,7 +57,7 @@ class LlamaBackend:
     def __init__(self, cfg: ModelConfig, root: Path) -> None:
         self.cfg = cfg
         self.path = resolve_model_path(cfg.name, root)
-        self.model_id = f"llama:{self.path.name}:{self.path.stat().st_size}"
+        self.model_id = model_id(cfg, root)
         self.lock = threading.Lock()  # held for every use of the llama context
         self._load_lock = threading.Lock()
         self._llama: Llama | None = None
@@ -72,10 +73,6 @@ class LlamaBackend:
             if self._llama is None:
                 self._llama = self._load()
             return self._llama
-
-    @property
-    def n_ctx(self) -> int:
-        return int(self.llama.n_ctx())
 
     def _load(self) -> Llama:
         try:
@@ -120,10 +117,11 @@ class LlamaBackend:
     def _fit(self, request: Request) -> tuple[int, int]:
         """The prompt's token count and the max_tokens that fit in the context."""
         prompt_tokens = self.count_prompt_tokens(request.messages)
-        room = self.n_ctx - prompt_tokens
+        n_ctx = self.llama.n_ctx()
+        room = n_ctx - prompt_tokens
         if room < min(request.max_tokens, MIN_ANSWER_TOKENS):
             raise BackendError(
-                f"prompt of {prompt_tokens} tokens does not fit the context of {self.n_ctx} "
+                f"prompt of {prompt_tokens} tokens does not fit the context of {n_ctx} "
                 f"with room for an answer; raise model.context in schema.yaml"
             )
         return prompt_tokens, min(request.max_tokens, room)

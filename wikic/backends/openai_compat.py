@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from json import JSONDecodeError
 from typing import Any, TypeVar
 
+from wikic.backends import model_id
 from wikic.backends.base import Completion, Request
 from wikic.backends.retry import OnRetry, call_with_retries
 from wikic.config import ModelConfig
@@ -66,7 +67,7 @@ class OpenAIBackend:
         on_retry: OnRetry | None = None,
     ) -> None:
         self.cfg = cfg
-        self.model_id = f"openai:{cfg.base_url or 'default'}:{cfg.name}"
+        self.model_id = model_id(cfg)
         self.where = cfg.base_url or "the OpenAI API"
         self._key_env = cfg.api_key_env or (DEFAULT_KEY_ENV if cfg.base_url is None else None)
         self._key = _read_key(self._key_env)

@@ -33,6 +33,7 @@ import threading
 import time
 from pathlib import Path
 
+from wikic.backends import model_id
 from wikic.backends.base import Completion, Request
 from wikic.config import ModelConfig
 from wikic.errors import ConfigError
@@ -68,7 +69,7 @@ def _load_script(path: str | None) -> list[tuple[str, list[str]]]:
 class ScriptedBackend:
     def __init__(self, cfg: ModelConfig, root: Path | None = None) -> None:
         self.cfg = cfg
-        self.model_id = f"scripted:{cfg.name}"
+        self.model_id = model_id(cfg, root)
         self.calls = 0
         self._lock = threading.Lock()
         self._script = _load_script(os.environ.get("WIKIC_SCRIPTED_RESPONSES"))
