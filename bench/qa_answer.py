@@ -8,7 +8,7 @@ instruction, one answer-token budget and one prompt-token budget:
   ask.budget, the instruction through the project's prompts/ask.system.j2.
 
 Closed book and RAG call the model exactly as `ask` does: with the embedded llama
-backend through wikic.ask_llama.answer (same chat template, stops, temperature,
+backend through its prefix-caching method (same chat template, stops, temperature,
 seed and repeat penalty); with any other backend through one chat request.
 """
 
@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wikic.ask import llama as ask_llama
 from wikic.ask.context import ContextBuilder, WikiPage, load_pages, read_index
 from wikic.ask.rank import BM25
 from wikic.ask.runner import ESTIMATE_OVERHEAD, AskOptions, ask, estimate_tokens
 from wikic.backends import Backend, Request
+from wikic.backends import llama_prompt as ask_llama
 from wikic.config import Schema
 from wikic.project import Project
 from wikic.prompts.loader import Prompts
@@ -157,25 +157,13 @@ class Model:
 
     def complete(self, system: str, user: str) -> tuple[str, int]:
         cfg, answer_tokens = self.schema.model, self.schema.ask.answer_tokens
-        if self.local is not None and self._tokens is not None:
-            with self.local.lock:
-                run = ask_llama.answer(
-                    self.local.llama,
-                    self._tokens,
-                    self.local.model_id,
-                    None,
-                    system,
-                    user,
-                    answer_tokens,
-                    cfg.temperature,
-                    cfg.seed,
-                    cfg.repeat_penalty,
-                )
-            return run.text, run.prefix_tokens + run.question_tokens
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        done = self.backend.complete(
-            Request(messages=messages, max_tokens=answer_tokens, temperature=cfg.temperature)
-        )
+        request = Request(messages=messages, max_tokens=answer_tokens, temperature=cfg.temperature)
+        if self.local is not None and self._tokens is not None:
+            request.prefix_messages = 1
+            run = self.local.answer_with_prefix(request, None, 0, None)  # no prefix state kept on disk
+            return run.text, run.prefix_tokens + run.question_tokens
+        done = self.backend.complete(request)
         return done.text, done.prompt_tokens or self.prompt_tokens(system, user)
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from projects import make_project, run_build, subprocess_env
 
 from wikic.ask.answers import stale_answers
 from wikic.ask.runner import AskOptions, ask, estimate_tokens
-from wikic.backends.base import Completion, Request
+from wikic.backends.base import Completion, PrefixAnswer, PrefixCaching, Request
 from wikic.backends.scripted import ScriptedBackend
 from wikic.cli import cli
 from wikic.config import ModelConfig
@@ -355,3 +356,47 @@ def test_a_small_budget_still_leaves_room_for_pages(tmp_path: Path) -> None:
     assert a.messages[0] == b.messages[0]  # the trimmed index is the same prefix for every question
     for request in (a, b):
         assert sum(estimate_tokens(m["content"]) for m in request.messages) <= 600
+
+
+OnText = Callable[[str], None]
+
+
+class PrefixRecording(Recording):
+    """The scripted model behind the prefix-caching interface, keeping what it is given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prefix_calls: list[tuple[Request, Path | None, int]] = []
+
+    def prompt_room(self, answer_tokens: int) -> tuple[Callable[[str], int], int]:
+        return estimate_tokens, 100_000 - answer_tokens
+
+    def answer_with_prefix(
+        self,
+        request: Request,
+        cache_dir: Path | None,
+        cache_bytes: int,
+        on_text: Callable[[str], None] | None,
+    ) -> PrefixAnswer:
+        self.prefix_calls.append((request, cache_dir, cache_bytes))
+        done = self.inner.complete(request)
+        if on_text:
+            on_text(done.text)
+        return PrefixAnswer(
+            done.text, prefix_tokens=11, question_tokens=3, prefix_cached=len(self.prefix_calls) > 1
+        )
+
+
+def test_a_prefix_caching_backend_gets_the_prefix_and_the_cache_folder(tmp_path: Path) -> None:
+    project = built(tmp_path)
+    backend = PrefixRecording()
+    assert isinstance(backend, PrefixCaching) and not isinstance(Recording(), PrefixCaching)
+    assert not isinstance(backend.inner, PrefixCaching)  # the scripted backend is one method
+    first, _ = asking(project, "What is HNSW?", backend)
+    second, _ = asking(project, "Who wrote FAISS?", backend)
+    assert backend.requests == [] and len(backend.prefix_calls) == 2  # never the plain path
+    (a, folder, size), (b, _, _) = backend.prefix_calls
+    assert a.prefix_messages == 1 and a.messages[0] == b.messages[0] and a.messages[0]["role"] == "system"
+    assert folder == project.state_dir / "prefix" and size > 0
+    assert (first.prefix_tokens, first.prefix_cached, second.prefix_cached) == (11, False, True)
+    assert not first.tokens_estimated and "What is HNSW?" in first.answer

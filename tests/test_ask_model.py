@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from projects import make_project, run_build
 
-from wikic.ask.prefix_cache import PrefixCache
 from wikic.ask.runner import AskOptions, ask
+from wikic.backends.prefix_cache import PrefixCache
 from wikic.project import Project
 from wikic.wiki.page import split_page
 

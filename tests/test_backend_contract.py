@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from wikic.backends import model_id
-from wikic.backends.base import Backend, Completion, Request, stream_or_complete
+from wikic.backends.base import Backend, Completion, PrefixCaching, Request, stream_or_complete
 from wikic.config import ModelConfig
 from wikic.errors import BackendError, ConfigError
 
@@ -104,6 +104,15 @@ def test_calls_from_several_threads_all_get_answers(backend: Backend) -> None:
     assert all(r.text.strip() and r.completion_tokens > 0 for r in results)
 
 
+def test_only_the_llama_backend_has_prefix_caching() -> None:
+    from wikic.backends.openai_compat import OpenAIBackend
+    from wikic.backends.scripted import ScriptedBackend
+
+    api = OpenAIBackend(ModelConfig(backend="openai", name="m", base_url="http://127.0.0.1:9/v1"))
+    assert not isinstance(api, PrefixCaching)
+    assert not isinstance(ScriptedBackend(ModelConfig(backend="scripted", name="s")), PrefixCaching)
+
+
 # --- llama specifics ---
 
 
@@ -121,6 +130,7 @@ def test_a_file_that_is_not_a_gguf_is_a_config_error_naming_the_path(tmp_path: P
     (tmp_path / "junk.gguf").write_bytes(b"not a model at all" * 100)
     backend = LlamaBackend(ModelConfig(name="junk.gguf"), tmp_path)
     assert backend.model_id == "llama:junk.gguf:1800"
+    assert isinstance(backend, PrefixCaching)  # the one backend with prefix caching; the others are not
     with pytest.raises(ConfigError, match="junk.gguf"):
         backend.complete(ask("Hi."))
 

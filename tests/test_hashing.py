@@ -7,8 +7,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from wikic.ask.prefix_cache import entry_key, tokens_digest
 from wikic.backends.base import Request
+from wikic.backends.prefix_cache import entry_key, tokens_digest
 from wikic.build.actions import action_key
 from wikic.hashing import bytes_hash, fingerprint, text_hash
 from wikic.wiki.page import SEAL, seal, sealed_intact

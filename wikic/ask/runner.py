@@ -1,10 +1,10 @@
 """`wikic ask`: answer a question from the compiled wiki, citing its pages.
 
-The wiki goes into the prompt as a byte-stable prefix (prefix.py). With the
-embedded llama backend the model state after that prefix is saved under
-.wikic/prefix/ and restored by the next ask, even in a new process
-(ask_llama.py, prefix_cache.py); API backends get the prefix as the first
-message, byte-identical, with a cache key. A question asked before on the same
+The wiki goes into the prompt as a byte-stable prefix (context.py). A backend
+with prefix caching (backends.base.PrefixCaching: the embedded llama backend)
+saves the model state after that prefix under .wikic/prefix/ and restores it
+in the next ask, even in a new process; other backends get the prefix as the
+first message, byte-identical, with a cache key. A question asked before on the same
 wiki and model is answered from the state database at once.
 """
 
@@ -17,9 +17,8 @@ from typing import Any
 
 from wikic.ask.answers import Citations, check_citations, save_answer
 from wikic.ask.context import Context, ContextBuilder, WikiPage, load_pages, read_index
-from wikic.ask.prefix_cache import PrefixCache
 from wikic.backends import Backend, Request, make_backend, model_id
-from wikic.backends.base import stream_or_complete
+from wikic.backends.base import PrefixCaching, stream_or_complete
 from wikic.config import Schema, load_schema
 from wikic.errors import ProjectError, UsageError
 from wikic.hashing import fingerprint
@@ -214,10 +213,8 @@ def _ask_model(
     backend: Backend,
     on_text: OnText | None,
 ) -> AskResult:
-    from wikic.backends.llama import LlamaBackend
-
-    if isinstance(backend, LlamaBackend):
-        result, ctx = _ask_llama(project, schema, prompts, index, pages, question, backend, on_text)
+    if isinstance(backend, PrefixCaching):
+        result, ctx = _ask_prefix_cached(project, schema, prompts, index, pages, question, backend, on_text)
     else:
         result, ctx = _ask_api(schema, prompts, index, pages, question, backend, on_text)
     citations = check_citations(result.answer, ctx.pages, pages)
@@ -239,40 +236,24 @@ def _builder(
     return ContextBuilder(prompts, schema.title, schema.scope, index, pages, count, limit)
 
 
-def _ask_llama(
+def _ask_prefix_cached(
     project: Project,
     schema: Schema,
     prompts: Prompts,
     index: str,
     pages: list[WikiPage],
     question: str,
-    backend: Any,
+    backend: PrefixCaching,
     on_text: OnText | None,
 ) -> tuple[AskResult, Context]:
-    from wikic.ask import llama as ask_llama
-
+    """Counted with the model's tokenizer; the prefix's state restored from .wikic/prefix/ when saved."""
     started = time.monotonic()
-    with backend.lock:
-        llm = backend.llama
-        loaded = time.monotonic() - started
-        tokens = ask_llama.Tokens(llm)
-        room = llm.n_ctx() - schema.ask.answer_tokens - tokens.overhead() - 1
-        limit = min(schema.ask.budget, room)
-        ctx = _builder(schema, prompts, index, pages, tokens.count, limit).build(question)
-        cache = PrefixCache(project.state_dir / "prefix", schema.ask.cache_bytes)
-        run = ask_llama.answer(
-            llm,
-            tokens,
-            backend.model_id,
-            cache,
-            ctx.system,
-            ctx.user,
-            schema.ask.answer_tokens,
-            schema.model.temperature,
-            schema.model.seed,
-            schema.model.repeat_penalty,
-            on_text,
-        )
+    count, room = backend.prompt_room(schema.ask.answer_tokens)  # loads the model
+    loaded = time.monotonic() - started
+    limit = min(schema.ask.budget, room)
+    ctx = _builder(schema, prompts, index, pages, count, limit).build(question)
+    request = _request(schema, ctx, backend.model_id)
+    run = backend.answer_with_prefix(request, project.state_dir / "prefix", schema.ask.cache_bytes, on_text)
     result = AskResult(
         question,
         run.text,
@@ -284,6 +265,17 @@ def _ask_llama(
     )
     result.seconds = {"load": loaded, **run.seconds}
     return result, ctx
+
+
+def _request(schema: Schema, ctx: Context, mid: str) -> Request:
+    """The prefix as the first message, byte-identical for an unchanged wiki, with a cache key."""
+    return Request(
+        messages=[{"role": "system", "content": ctx.system}, {"role": "user", "content": ctx.user}],
+        max_tokens=schema.ask.answer_tokens,
+        temperature=schema.model.temperature,
+        prefix_messages=1,
+        cache_key="wikic-ask-" + fingerprint([mid, ctx.system]),
+    )
 
 
 def estimate_tokens(text: str) -> int:
@@ -302,13 +294,7 @@ def _ask_api(
     """The prefix is the first message, byte-identical for an unchanged wiki, with a cache key."""
     limit = min(schema.ask.budget, schema.model.context - schema.ask.answer_tokens - ESTIMATE_OVERHEAD)
     ctx = _builder(schema, prompts, index, pages, estimate_tokens, limit).build(question)
-    request = Request(
-        messages=[{"role": "system", "content": ctx.system}, {"role": "user", "content": ctx.user}],
-        max_tokens=schema.ask.answer_tokens,
-        temperature=schema.model.temperature,
-        prefix_messages=1,
-        cache_key="wikic-ask-" + fingerprint([backend.model_id, ctx.system]),
-    )
+    request = _request(schema, ctx, backend.model_id)
     started = time.monotonic()
     first: list[float] = []
 

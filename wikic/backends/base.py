@@ -1,10 +1,12 @@
-"""The one interface every model backend implements, and the values it exchanges."""
+"""The one interface every model backend implements, the values it exchanges, and
+the optional prefix-caching interface a backend may implement besides."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 
@@ -53,6 +55,43 @@ class Backend(Protocol):
 
 
 StreamCallback = Callable[[str], None]
+Counter = Callable[[str], int]
+
+
+@dataclass
+class PrefixAnswer:
+    """An answer from a prefix-caching backend, with what the prefix cost."""
+
+    text: str = ""
+    prefix_tokens: int = 0
+    question_tokens: int = 0
+    prefix_cached: bool = False  # the prefix's model state was live or restored, not evaluated
+    evaluated_tokens: int | None = None  # prompt tokens the model actually decoded for this answer
+    completion_tokens: int = 0
+    state_bytes: int = 0  # size of the prefix state saved by this call
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+@runtime_checkable
+class PrefixCaching(Protocol):
+    """A backend that keeps the model state after a request's stable prefix (its first
+    `prefix_messages` messages) and restores it, even in a new process, from `cache_dir`.
+    `ask` uses it when a backend has it; every other backend gets the prefix as plain
+    messages through `complete` or `stream`."""
+
+    model_id: str
+
+    def prompt_room(self, answer_tokens: int) -> tuple[Counter, int]:
+        """The model's own token counter for message text, and how many tokens the
+        messages' text may take with `answer_tokens` left for the answer."""
+        ...
+
+    def answer_with_prefix(
+        self, request: Request, cache_dir: Path | None, cache_bytes: int, on_text: StreamCallback | None
+    ) -> PrefixAnswer:
+        """Restore or evaluate the prefix, save it under `cache_dir` (at most `cache_bytes`
+        there; None: keep nothing on disk), then stream the answer through `on_text`."""
+        ...
 
 
 def stream_or_complete(

@@ -1,4 +1,5 @@
-"""The embedded backend: a GGUF model run in-process by llama-cpp-python."""
+"""The embedded backend: a GGUF model run in-process by llama-cpp-python; it
+implements prefix caching (llama_prompt.py, prefix_cache.py) besides `complete`."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wikic.backends import model_id
-from wikic.backends.base import Completion, Message, Request
+from wikic.backends import llama_prompt, model_id
+from wikic.backends.base import Completion, Counter, Message, PrefixAnswer, Request, StreamCallback
 from wikic.backends.llama_path import resolve_model_path
+from wikic.backends.prefix_cache import PrefixCache
 from wikic.backends.retry import call_with_retries
 from wikic.config import ModelConfig
 from wikic.errors import BackendError, BadOutput, ConfigError
@@ -51,7 +53,7 @@ class LlamaBackend:
     """A local GGUF model. Loaded on the first call; calls are serialised by `lock`.
 
     One llama context holds one conversation at a time, so every use of `llama`
-    (completions here, state save/restore in `ask`) must hold `lock`.
+    (completions, prefix state save and restore) holds `lock`.
     """
 
     def __init__(self, cfg: ModelConfig, root: Path) -> None:
@@ -62,6 +64,7 @@ class LlamaBackend:
         self._load_lock = threading.Lock()
         self._llama: Llama | None = None
         self._formatter: Any = None
+        self._tokens: llama_prompt.Tokens | None = None
 
     def __repr__(self) -> str:
         return f"LlamaBackend({self.model_id!r})"
@@ -73,6 +76,29 @@ class LlamaBackend:
             if self._llama is None:
                 self._llama = self._load()
             return self._llama
+
+    def _prompt_tokens(self) -> llama_prompt.Tokens:
+        if self._tokens is None:
+            self._tokens = llama_prompt.Tokens(self.llama)
+        return self._tokens
+
+    def prompt_room(self, answer_tokens: int) -> tuple[Counter, int]:
+        """PrefixCaching: the model's tokenizer (it reads only the vocabulary, so counting
+        needs no lock), and the context less the answer and the chat template around the text."""
+        with self.lock:
+            tokens = self._prompt_tokens()
+            room = self.llama.n_ctx() - answer_tokens - tokens.overhead() - 1
+        return tokens.count, room
+
+    def answer_with_prefix(
+        self, request: Request, cache_dir: Path | None, cache_bytes: int, on_text: StreamCallback | None
+    ) -> PrefixAnswer:
+        """PrefixCaching: the prefix's state live, restored from `cache_dir` or evaluated (and saved)."""
+        cache = PrefixCache(cache_dir, cache_bytes) if cache_dir is not None else None
+        with self.lock:
+            return llama_prompt.answer(
+                self.llama, self._prompt_tokens(), self.model_id, cache, request, self.cfg, on_text
+            )
 
     def _load(self) -> Llama:
         try:
@@ -98,8 +124,8 @@ class LlamaBackend:
 
             self._formatter = Jinja2ChatFormatter(
                 template=template,
-                eos_token=_token_text(llama, llama.token_eos()),
-                bos_token=_token_text(llama, llama.token_bos()),
+                eos_token=llama_prompt.token_text(llama, llama.token_eos()),
+                bos_token=llama_prompt.token_text(llama, llama.token_bos()),
             )
         return llama
 
@@ -181,10 +207,6 @@ class LlamaBackend:
             text = "".join(pieces)
             completion_tokens = len(self.llama.tokenize(text.encode("utf-8"), add_bos=False))
         yield Completion(text, prompt_tokens, completion_tokens, finish_reason=finish_reason)
-
-
-def _token_text(llama: Llama, token: int) -> str:
-    return llama.detokenize([token], special=True).decode("utf-8", "replace") if token >= 0 else ""
 
 
 def _translate(exc: Exception) -> BackendError:

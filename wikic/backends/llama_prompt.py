@@ -1,6 +1,6 @@
-"""Answering with an embedded llama model: the chat prompt as two token lists
-(the prefix, a true prefix of every full prompt, and the question part), the
-prefix's state restored from .wikic/ or evaluated and saved, then streaming.
+"""The llama backend's prefix caching: the chat prompt as two token lists (the
+prefix, a true prefix of every full prompt, and the question part), the prefix's
+state restored from .wikic/prefix/ or evaluated and saved, then streaming.
 
 The chat template is applied here, not by llama-cpp-python's chat API, so that
 the system message and the user-header after it tokenise the same way whatever
@@ -12,19 +12,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from wikic.ask.prefix_cache import PrefixCache, keep_prefix
+from wikic.backends.base import PrefixAnswer, Request
+from wikic.backends.prefix_cache import PrefixCache, keep_prefix
 from wikic.errors import BackendError, UsageError
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
 
+    from wikic.config import ModelConfig
+
 SYSTEM_MARK = "\x00WIKIC-SYSTEM\x00"
 USER_MARK = "\x00WIKIC-USER\x00"
 FALLBACK = ("", "\n\n", "\n\nAnswer:")  # for a GGUF without a chat template
-PAGE_STOPS = ("</page>", "<page ", "<index>")  # the prefix's own markup (templates/ask.system.j2)
+PAGE_STOPS = ("</page>", "<page ", "<index>")  # the prefix's own markup (prompts/ask.system.j2)
 
 
 @dataclass(frozen=True)
@@ -39,12 +42,12 @@ class ChatSplit:
 
 def chat_split(llm: Llama) -> ChatSplit:
     template = llm.metadata.get("tokenizer.chat_template")
-    eos = _token_text(llm, llm.token_eos())
+    eos = token_text(llm, llm.token_eos())
     if not template:
         return ChatSplit(*FALLBACK, stop=_stops(eos))
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-    bos = _token_text(llm, llm.token_bos())
+    bos = token_text(llm, llm.token_bos())
     formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
     prompt = formatter(
         messages=[{"role": "system", "content": SYSTEM_MARK}, {"role": "user", "content": USER_MARK}]
@@ -61,7 +64,7 @@ def _stops(eos: str) -> list[str]:
     return ([eos] if eos else []) + list(PAGE_STOPS)
 
 
-def _token_text(llm: Llama, token: int) -> str:
+def token_text(llm: Llama, token: int) -> str:
     return llm.detokenize([token], special=True).decode("utf-8", "replace") if token >= 0 else ""
 
 
@@ -71,7 +74,7 @@ class Tokens:
     def __init__(self, llm: Llama) -> None:
         self.llm = llm
         self.split = chat_split(llm)
-        bos = _token_text(llm, llm.token_bos())
+        bos = token_text(llm, llm.token_bos())
         self._add_bos = not (bos and self.split.head.startswith(bos))
 
     def text(self, text: str) -> list[int]:
@@ -95,37 +98,22 @@ class Tokens:
         return prefix, self.text(user) + self.special(s.tail)
 
 
-@dataclass
-class LlamaRun:
-    text: str = ""
-    prefix_tokens: int = 0
-    question_tokens: int = 0
-    prefix_cached: bool = False
-    evaluated_tokens: int | None = None  # prompt tokens llama.cpp actually decoded for this answer
-    completion_tokens: int = 0
-    state_bytes: int = 0
-    seconds: dict[str, float] = field(default_factory=dict)
-
-
 def answer(
     llm: Llama,
     tokens: Tokens,
     model_id: str,
     cache: PrefixCache | None,
-    system: str,
-    user: str,
-    max_tokens: int,
-    temperature: float,
-    seed: int,
-    repeat_penalty: float = 1.0,
+    request: Request,
+    cfg: ModelConfig,
     on_text: Callable[[str], None] | None = None,
-) -> LlamaRun:
-    """Restore or evaluate the prefix, then stream the answer. Hold the backend's lock around this."""
+) -> PrefixAnswer:
+    """Restore or evaluate the prefix (the request's system message), then stream the answer
+    to its user message. Hold the backend's lock around this."""
     started = time.monotonic()
-    prefix, rest = tokens.prompt(system, user)
+    prefix, rest = tokens.prompt(*_two_messages(request))
     if len(prefix) + len(rest) + 1 > llm.n_ctx():
         raise UsageError(f"the question does not fit the model's context ({llm.n_ctx()} tokens); shorten it")
-    run = LlamaRun(prefix_tokens=len(prefix), question_tokens=len(rest))
+    run = PrefixAnswer(prefix_tokens=len(prefix), question_tokens=len(rest))
     _perf_reset(llm)
     run.prefix_cached = _live(llm, prefix) or (cache is not None and cache.restore(llm, model_id, prefix))
     if not run.prefix_cached:
@@ -134,11 +122,11 @@ def answer(
     run.seconds["prefix"] = time.monotonic() - started
     room = llm.n_ctx() - len(prefix) - len(rest)
     args = {
-        "max_tokens": min(max_tokens, room),
-        "temperature": temperature,
-        "seed": seed,
+        "max_tokens": min(request.max_tokens, room),
+        "temperature": request.temperature,
+        "seed": cfg.seed,
         "stop": tokens.split.stop,
-        "repeat_penalty": repeat_penalty,
+        "repeat_penalty": cfg.repeat_penalty,
     }
     _stream(llm, prefix + rest, args, run, started, on_text)
     run.evaluated_tokens = _perf_prompt_tokens(llm)
@@ -148,11 +136,19 @@ def answer(
     return run
 
 
+def _two_messages(request: Request) -> tuple[str, str]:
+    """The prefix is one system message, the question one user message after it."""
+    roles = [m["role"] for m in request.messages]
+    if roles != ["system", "user"] or request.prefix_messages != 1:
+        raise ValueError(f"prefix caching takes a system prefix and a user question, not {roles}")
+    return request.messages[0]["content"], request.messages[1]["content"]
+
+
 def _stream(
     llm: Llama,
     prompt: list[int],
     args: dict[str, Any],
-    run: LlamaRun,
+    run: PrefixAnswer,
     started: float,
     on_text: Callable[[str], None] | None,
 ) -> None:
