@@ -29,7 +29,8 @@ from wikic.lint.runner import RULES, LintOptions, lint
 from wikic.project import Project, init_project
 from wikic.sources.scan import normalise
 from wikic.state import FileRecord, State
-from wikic.wiki.page import Citation, render_front_matter
+from wikic.wiki.frontmatter import render_front_matter
+from wikic.wiki.page import Citation
 
 SOURCES_PER_PAGE = 10  # one source page per ten pages
 LINES = 30

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wikic.ask.context import ContextBuilder, WikiPage, load_pages, read_index
+from wikic.ask.context import ContextBuilder, load_pages, read_index
 from wikic.ask.rank import BM25
 from wikic.ask.runner import ESTIMATE_OVERHEAD, AskOptions, ask, estimate_tokens
 from wikic.backends import Backend, Request
@@ -27,7 +27,7 @@ from wikic.backends import llama_prompt as ask_llama
 from wikic.config import Schema
 from wikic.project import Project
 from wikic.prompts.loader import Prompts
-from wikic.wiki.page import split_page
+from wikic.wiki.page import Page, split_page
 
 INSTRUCTION = (
     "Reply with the answer only: a name, a number, a date or a short phrase of a few words, not a sentence."
@@ -215,9 +215,9 @@ class Wiki:
             "prefix_cached": result.prefix_cached,
             "context_check": same,
         }
-        return Answer(result.answer, asked, seconds, [p.path for p in shown], files, extra)
+        return Answer(result.answer, asked, seconds, [p.rel for p in shown], files, extra)
 
-    def context(self, question: str) -> tuple[list[WikiPage], int]:
+    def context(self, question: str) -> tuple[list[Page], int]:
         """The pages `ask` put in front of the model, rebuilt with its own ContextBuilder and limit
         (ask does not report them); the token count lets the caller check the rebuild matches."""
         builder = ContextBuilder(

@@ -14,7 +14,7 @@ from wikic.cli import cli
 from wikic.config import load_schema
 from wikic.lint.fix import index_text
 from wikic.project import Project, init_project
-from wikic.wiki.page import render_front_matter
+from wikic.wiki.frontmatter import render_front_matter
 
 SCHEMA = """\
 title: Lint test

@@ -12,8 +12,9 @@ import yaml
 from lintkit import built, cite, invoke, lint_json, page
 
 from wikic.wiki.blocks import markdown_blocks, simple_blocks
-from wikic.wiki.page import render_front_matter
-from wikic.wiki.read import read_page, read_wiki, simple_yaml
+from wikic.wiki.frontmatter import render_front_matter, simple_yaml
+from wikic.wiki.page import split_page
+from wikic.wiki.read import read_wiki
 
 LINES = [
     "",
@@ -80,7 +81,7 @@ def test_the_line_scanner_gives_markdown_its_blocks(seed: int) -> None:
 def test_built_pages_take_the_quick_path_and_read_the_same(tmp_path: Path) -> None:
     project = built(tmp_path)
     for path in sorted(project.wiki_dir.glob("*.md")):
-        body = read_page(f"wiki/{path.name}", path.read_text()).text
+        body = split_page(path.read_text(), f"wiki/{path.name}").text
         body = body.split("\n---\n", 1)[-1] if body.startswith("---\n") else body
         scanned = simple_blocks(body)
         assert scanned is not None, path.name
@@ -120,7 +121,7 @@ Second line [[c]].
 - [[d#Part|D]]
 """,
     ).replace("\n", "\r\n")
-    parsed = read_page("wiki/a.md", text)
+    parsed = split_page(text, "wiki/a.md")
     links = [(link.target, link.anchor, link.label, link.line) for link in parsed.links]
     assert links == [("b", None, "B", 10), ("c", None, None, 11), ("d", "Part", "D", 17)]
     assert [c.line for c in parsed.citations] == [10]

@@ -10,24 +10,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wikic.ask.context import COMMENT, LINKED_FROM, WikiPage, plain_links
 from wikic.build.assemble import Linker, PageEntry
 from wikic.fsutil import atomic_write
 from wikic.hashing import bytes_hash
 from wikic.project import Project
-from wikic.wiki.page import MAX_SLUG, WIKILINK, clean_title, render_front_matter, slugify, split_page
+from wikic.wiki.frontmatter import render_front_matter
+from wikic.wiki.page import (
+    COMMENT,
+    LINKED_FROM,
+    MAX_SLUG,
+    WIKILINK,
+    Page,
+    clean_title,
+    plain_links,
+    slugify,
+    split_page,
+)
 
 ANSWER_TYPE = "answer"
 
 
 @dataclass
 class Citations:
-    cited: list[WikiPage] = field(default_factory=list)  # pages in the context that the answer names
+    cited: list[Page] = field(default_factory=list)  # pages in the context that the answer names
     dropped: list[str] = field(default_factory=list)  # names that are no page the model was shown
     by_mention: bool = False  # no [[links]] in the answer: cited are the pages it names
 
 
-def check_citations(text: str, shown: list[WikiPage], every: list[WikiPage]) -> Citations:
+def check_citations(text: str, shown: list[Page], every: list[Page]) -> Citations:
     """Resolve each [[Name]] like the build resolves links; keep those the model could see.
 
     A small model often names pages without brackets: when the answer has no [[link]]
@@ -53,7 +63,7 @@ def check_citations(text: str, shown: list[WikiPage], every: list[WikiPage]) -> 
     return out
 
 
-def _linker(pages: list[WikiPage]) -> Linker:
+def _linker(pages: list[Page]) -> Linker:
     return Linker([PageEntry(p.slug, p.title, p.type, list(p.aliases)) for p in pages])
 
 
@@ -67,7 +77,7 @@ def content_hash(text: str) -> str:
     return bytes_hash((repr(sorted(meta.items())) + "\n" + normal).encode("utf-8"))
 
 
-def linked_answer(text: str, citations: Citations, every: list[WikiPage]) -> str:
+def linked_answer(text: str, citations: Citations, every: list[Page]) -> str:
     """The answer with cited names as [[slug|Name]] links and dropped ones as plain text."""
     linker = _linker(every)
     cited = {p.slug for p in citations.cited}
@@ -88,9 +98,7 @@ def _link_mentions(text: str, linker: Linker, cited: set[str]) -> str:
     return linker.autolink(text, "", linked)
 
 
-def answer_page(
-    question: str, answer: str, citations: Citations, wiki_dir: Path, every: list[WikiPage]
-) -> str:
+def answer_page(question: str, answer: str, citations: Citations, wiki_dir: Path, every: list[Page]) -> str:
     meta: dict[str, Any] = {
         "title": clean_title(plain_links(question)) or "Answer",
         "type": ANSWER_TYPE,
@@ -135,9 +143,7 @@ def answer_slug(wiki_dir: Path, question: str) -> str:
     return slug
 
 
-def save_answer(
-    project: Project, question: str, answer: str, citations: Citations, every: list[WikiPage]
-) -> str:
+def save_answer(project: Project, question: str, answer: str, citations: Citations, every: list[Page]) -> str:
     """File the answer as wiki/<slug>.md (atomically); returns its project-relative path.
     The build never writes this page (it is not in its records) but lists and links it."""
     wiki = project.wiki_dir

@@ -1,10 +1,9 @@
-"""What `ask` shows the model: the wiki's pages read from disk, the byte-stable
-prefix (instructions, index.md, then every page in a fixed order), and, when the
+"""What `ask` shows the model: the wiki's pages read from disk (page.Page, their
+plain text), the byte-stable prefix (instructions, index.md, then every page in a fixed order), and, when the
 wiki is over the token budget, the pages most relevant to the question after it."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,11 +13,8 @@ from rapidfuzz import fuzz
 from wikic.ask.rank import BM25
 from wikic.errors import UsageError
 from wikic.prompts.loader import Prompts
-from wikic.wiki.page import WIKILINK, parse_links, split_page
+from wikic.wiki.page import COMMENT, Page, parse_links, plain_links, split_page
 
-CITATION_MD = re.compile(r"\s*\[[^\[\]\n]+?:\d+(?:-\d+)?\]\([^)\s]*\)")
-LINKED_FROM = re.compile(r"^## Linked from\n.*?(?=^## |\Z)", re.S | re.M)
-COMMENT = re.compile(r"<!--.*?-->", re.S)  # e.g. the seal line the build ends its pages with
 BOOKKEEPING = {"index", "log"}
 INDEX_SHARE = 0.4  # of the prompt budget, at most, for the instructions and index.md when pages are chosen
 TYPE_ORDER = {"source": 1, "answer": 2}  # topic pages first, then sources, then answers
@@ -30,58 +26,14 @@ PAGE_MARGIN = 2  # tokens: a page costed alone may tokenise a little differently
 Counter = Callable[[str], int]
 
 
-@dataclass(frozen=True)
-class WikiPage:
-    slug: str
-    title: str
-    type: str
-    aliases: tuple[str, ...]
-    text: str  # the body as the model reads it: no front matter, citations or backlinks
-    links: frozenset[str]  # slugs this page links to
-
-    @property
-    def path(self) -> str:
-        return f"wiki/{self.slug}.md"
-
-
-def plain_links(text: str) -> str:
-    """[[slug|Shown]] -> Shown, [[Name]] -> Name."""
-    return WIKILINK.sub(lambda m: (m.group(3) or m.group(1)).strip(), text)
-
-
-def context_text(body: str) -> str:
-    """A page body, minus what costs tokens and tells the model nothing."""
-    body = LINKED_FROM.sub("", COMMENT.sub("", body))
-    body = CITATION_MD.sub("", body)
-    lines = body.strip().splitlines()
-    if lines and lines[0].startswith("# "):
-        lines = lines[1:]
-    text = plain_links("\n".join(lines))
-    text = re.sub(r"^(- .*?):,?\s*$", r"\1", text, flags=re.M)  # "- Source:" once its citations are gone
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
-
-
-def read_page(path: Path) -> WikiPage:
-    page = split_page(path.read_text(encoding="utf-8"))
-    aliases = page.meta.get("aliases") or []
-    return WikiPage(
-        slug=path.stem,
-        title=str(page.meta.get("title") or path.stem),
-        type=str(page.meta.get("type") or "page"),
-        aliases=tuple(str(a) for a in aliases) if isinstance(aliases, list) else (),
-        text=context_text(page.body),
-        links=frozenset(link.target for link in parse_links(page.body)),
-    )
-
-
-def load_pages(wiki_dir: Path) -> list[WikiPage]:
+def load_pages(wiki_dir: Path) -> list[Page]:
     """Every page in wiki/ (not index.md or log.md), in the prefix's fixed order."""
     pages = []
     for path in sorted(wiki_dir.glob("*.md")):
         if path.stem in BOOKKEEPING:
             continue
         try:
-            pages.append(read_page(path))
+            pages.append(split_page(path.read_text(encoding="utf-8"), f"wiki/{path.name}"))
         except (OSError, UnicodeDecodeError):
             continue  # unreadable pages are lint's business, not a reason to refuse answering
     return sorted(pages, key=lambda p: (TYPE_ORDER.get(p.type, 0), p.slug))
@@ -97,13 +49,19 @@ class Context:
 
     system: str
     user: str
-    in_prefix: list[WikiPage]
-    selected: list[WikiPage]  # over budget: pages chosen for this question, in `user`
+    in_prefix: list[Page]
+    selected: list[Page]  # over budget: pages chosen for this question, in `user`
     mode: str = "whole"  # the whole wiki in the prefix, or "selected": index.md there, chosen pages after
 
     @property
-    def pages(self) -> list[WikiPage]:
+    def pages(self) -> list[Page]:
         return self.in_prefix + self.selected
+
+
+def template_page(page: Page) -> dict[str, str]:
+    """A page as ask's templates (and a project's own prompts/ask.*.j2) see it: `page.title`
+    and `page.text`, its plain text."""
+    return {"title": page.title, "text": page.plain}
 
 
 class ContextBuilder:
@@ -115,7 +73,7 @@ class ContextBuilder:
         title: str,
         scope: str,
         index: str,
-        pages: list[WikiPage],
+        pages: list[Page],
         count: Counter,
         limit: int,
     ) -> None:
@@ -123,15 +81,15 @@ class ContextBuilder:
         self.index, self.pages, self.count, self.limit = index, pages, count, limit
 
     def render(
-        self, question: str, prefix_pages: list[WikiPage], extra: list[WikiPage], index: str | None = None
+        self, question: str, prefix_pages: list[Page], extra: list[Page], index: str | None = None
     ) -> tuple[str, str]:
         system, user = self.prompts.render(
             "ask",
             title=self.title,
             scope=self.scope,
             index=self.index if index is None else index,
-            pages=prefix_pages,
-            extra_pages=extra,
+            pages=[template_page(p) for p in prefix_pages],
+            extra_pages=[template_page(p) for p in extra],
             question=question,
         )
         return system["content"], user["content"]
@@ -170,7 +128,7 @@ class ContextBuilder:
             lines = index.splitlines()
             index = "\n".join(lines[: max(1, len(lines) * 3 // 4)])
 
-    def _fit(self, question: str, ranked: list[WikiPage], room: int, index: str) -> list[WikiPage]:
+    def _fit(self, question: str, ranked: list[Page], room: int, index: str) -> list[Page]:
         """Greedy by rank, costing each page alone; the final message is counted whole to be sure."""
         empty = self.count(self.render(question, [], [], index)[1])
         used, chosen = empty, []
@@ -184,14 +142,14 @@ class ContextBuilder:
         return chosen
 
 
-def rank_pages(question: str, pages: list[WikiPage]) -> list[WikiPage]:
+def rank_pages(question: str, pages: list[Page]) -> list[Page]:
     """Pages that bear on the question, best first: BM25 over title, aliases and text,
     a bonus for a page the question names (fuzzily), and a share for linked neighbours.
     Pages far below the best are left out even when the budget has room: every one
     of them is paid for again by each question (they follow the cached prefix)."""
     if not pages:
         return []
-    docs = [" ".join([p.title, *p.aliases, p.title, p.text]) for p in pages]
+    docs = [" ".join([p.title, *p.aliases, p.title, p.plain]) for p in pages]
     base = BM25(docs).scores(question)
     top = max(base) or 1.0
     q = question.casefold()
@@ -203,7 +161,7 @@ def rank_pages(question: str, pages: list[WikiPage]) -> list[WikiPage]:
     scores = list(base)
     by_slug = {p.slug: i for i, p in enumerate(pages)}
     for i, page in enumerate(pages):
-        for target in page.links:
+        for target in {link.target for link in parse_links(page.body)}:
             j = by_slug.get(target)
             if j is not None and j != i:
                 scores[j] = max(scores[j], base[i] * NEIGHBOUR_WEIGHT)

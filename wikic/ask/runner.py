@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from wikic.ask.answers import Citations, check_citations, save_answer
-from wikic.ask.context import Context, ContextBuilder, WikiPage, load_pages, read_index
+from wikic.ask.context import Context, ContextBuilder, load_pages, read_index
 from wikic.backends import Backend, Request, make_backend, model_id
 from wikic.backends.base import PrefixCaching, stream_or_complete
 from wikic.config import Schema, load_schema
@@ -26,6 +26,7 @@ from wikic.lock import ProjectLock
 from wikic.project import Project
 from wikic.prompts.loader import Prompts
 from wikic.state import State
+from wikic.wiki.page import Page
 
 ANSWER_VERSION = 2  # bump when answers for the same inputs would differ
 BYTES_PER_TOKEN = 3  # estimate for backends without a local tokenizer: English runs ~4, so a margin
@@ -112,13 +113,13 @@ def _save(
     schema: Schema,
     state: State,
     result: AskResult,
-    pages: list[WikiPage],
+    pages: list[Page],
     opts: AskOptions,
     current: bool,
 ) -> str:
     """File the answer under the project lock; a wiki current before stays current for ask."""
     with ProjectLock(project.lock_path, wait=opts.wait, on_wait=opts.on_wait):
-        cited = [p for p in pages if p.path in result.pages]
+        cited = [p for p in pages if p.rel in result.pages]
         citations = Citations(cited, result.dropped_citations, result.cited_by_mention)
         saved = save_answer(project, result.question, result.answer, citations, pages)
         if current:
@@ -158,10 +159,10 @@ def check_wiki(project: Project, schema: Schema, mid: str, state: State, stale_o
 
 
 def answer_key(
-    question: str, index: str, pages: list[WikiPage], prompts: Prompts, schema: Schema, mid: str
+    question: str, index: str, pages: list[Page], prompts: Prompts, schema: Schema, mid: str
 ) -> str:
     """Everything an answer depends on: the question, the wiki's text, the templates, the model."""
-    wiki = fingerprint([index, [[p.slug, p.title, p.type, p.aliases, p.text] for p in pages]])
+    wiki = fingerprint([index, [[p.slug, p.title, p.type, p.aliases, p.plain] for p in pages]])
     ask_cfg = schema.ask.model_dump(exclude={"cache_bytes"})
     return "ask:" + fingerprint(
         [
@@ -208,7 +209,7 @@ def _ask_model(
     schema: Schema,
     prompts: Prompts,
     index: str,
-    pages: list[WikiPage],
+    pages: list[Page],
     question: str,
     backend: Backend,
     on_text: OnText | None,
@@ -218,7 +219,7 @@ def _ask_model(
     else:
         result, ctx = _ask_api(schema, prompts, index, pages, question, backend, on_text)
     citations = check_citations(result.answer, ctx.pages, pages)
-    result.pages = [p.path for p in citations.cited]
+    result.pages = [p.rel for p in citations.cited]
     result.dropped_citations = citations.dropped
     result.cited_by_mention = citations.by_mention
     result.mode, result.context_pages = ctx.mode, len(ctx.pages)
@@ -229,7 +230,7 @@ def _builder(
     schema: Schema,
     prompts: Prompts,
     index: str,
-    pages: list[WikiPage],
+    pages: list[Page],
     count: Callable[[str], int],
     limit: int,
 ) -> ContextBuilder:
@@ -241,7 +242,7 @@ def _ask_prefix_cached(
     schema: Schema,
     prompts: Prompts,
     index: str,
-    pages: list[WikiPage],
+    pages: list[Page],
     question: str,
     backend: PrefixCaching,
     on_text: OnText | None,
@@ -286,7 +287,7 @@ def _ask_api(
     schema: Schema,
     prompts: Prompts,
     index: str,
-    pages: list[WikiPage],
+    pages: list[Page],
     question: str,
     backend: Backend,
     on_text: OnText | None,

@@ -10,7 +10,8 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from wikic.wiki.page import WIKILINK, Citation, parse_links, render_front_matter, seal, split_page
+from wikic.wiki.frontmatter import render_front_matter
+from wikic.wiki.page import WIKILINK, Citation, parse_links, seal, split_page
 from wikic.build.plan import PagePlan
 
 WORD = re.compile(r"\w+")

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from wikic.lint.context import Context, Finding
+from wikic.wiki.blocks import Block
 from wikic.wiki.overlap import content_words, plain, support
-from wikic.wiki.page import Citation
-from wikic.wiki.read import Block, Page
+from wikic.wiki.page import Citation, Page
 
 MIN_WORDS = 4  # a paragraph shorter than this is not a claim
 MIN_CONTENT = 3  # support is only judged on paragraphs with this many content words

@@ -27,8 +27,9 @@ from wikic.lint.citations import citation_problem
 from wikic.lint.context import Context, Finding, SourceText
 from wikic.prompts.loader import Prompts
 from wikic.state import State
+from wikic.wiki.blocks import Block
 from wikic.wiki.overlap import content_words, plain
-from wikic.wiki.read import Block, Page
+from wikic.wiki.page import Page
 
 VERSION = {"lint_unsupported": 1, "lint_contradiction": 1}
 UNUSABLE = {"unusable": True}

@@ -18,7 +18,9 @@ from rapidfuzz import fuzz, process
 
 from wikic.build.plan import topic_key as _topic_key
 from wikic.lint.context import Context, Finding
-from wikic.wiki.read import ATTACHMENT, LinkRef, Page, Wiki
+from wikic.wiki.blocks import LinkRef
+from wikic.wiki.page import Page
+from wikic.wiki.read import ATTACHMENT, Wiki
 
 RuleFn = Callable[[Context], Iterable[Finding]]
 topic_key = lru_cache(maxsize=1 << 17)(_topic_key)  # missing-page and duplicate-page ask for the same names

@@ -1,20 +1,27 @@
 """The block structure of a Markdown page body: headings, paragraphs (top level
-or inside lists and quotes), HTML and code blocks, with their lines.
+or inside lists and quotes), HTML and code blocks, with their lines; and what
+lint reads in each block: [[links]], citations, bold terms and rule suppressions.
 
 markdown-it-py (block rules only) reads every page. Pages in the plain subset
 that wikic itself writes (ATX headings, paragraphs, one-level `- ` lists; no
 indentation, code, HTML, quotes or other list markers) are read by a line
 scanner that gives the same blocks about ten times faster; anything outside
 that subset goes to markdown-it. tests/test_lint_reader.py holds the two to
-the same answers.
+the same answers. The inline text of each block is then scanned for wikilinks
+and citations with code spans blanked out, so code blocks and `code` never
+produce links.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import NamedTuple
+from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
+
+from wikic.wiki.page import CITATION, WIKILINK, Citation
 
 _MD = MarkdownIt("commonmark")
 _MD.core.ruler.disable(["inline", "text_join"])
@@ -119,3 +126,117 @@ def simple_blocks(body: str) -> list[RawBlock] | None:
         after_blank = False
     close(len(lines) - 1)
     return out
+
+
+CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+BOLD = re.compile(r"\*\*(?!\s)([^*\n]{2,80}?)(?<!\s)\*\*")
+SUPPRESS = re.compile(r"<!--\s*wikic-lint:\s*disable=([\w\s,-]+?)\s*-->")
+
+
+@dataclass(frozen=True)
+class LinkRef:
+    """One [[target#anchor|label]] as written, and where."""
+
+    target: str
+    anchor: str | None
+    label: str | None
+    raw: str
+    line: int
+
+    @property
+    def text(self) -> str:
+        """What a reader sees."""
+        return (self.label if self.label is not None else self.target).strip()
+
+
+@dataclass(frozen=True)
+class CiteRef:
+    citation: Citation
+    raw: str
+    line: int
+    consistent: bool  # the label names the same file and lines as the link
+
+
+@dataclass
+class Block:
+    """A run of inline text: a paragraph, a list item's paragraph or a heading."""
+
+    kind: str  # paragraph | heading
+    text: str  # the inline source, code spans blanked
+    line: int
+    end_line: int
+    section: str  # the nearest heading above it, casefolded ("" before any)
+    top_level: bool  # not inside a list or a blockquote
+    links: list[LinkRef] = field(default_factory=list)
+    citations: list[CiteRef] = field(default_factory=list)
+
+
+@dataclass
+class Body:
+    """What lint reads in a page body, with file line numbers."""
+
+    blocks: list[Block] = field(default_factory=list)
+    bold: list[tuple[str, int]] = field(default_factory=list)
+    disabled: set[str] = field(default_factory=set)
+    has_content: bool = False  # any block besides headings
+
+
+def _blank_code(text: str) -> str:
+    """Code spans replaced by spaces (newlines kept), so offsets and lines still match."""
+    if "`" not in text:
+        return text
+    return CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+def _scan_inline(block: Block) -> None:
+    text = block.text
+    if "[" not in text:
+        return
+    for m in WIKILINK.finditer(text) if "[[" in text else ():
+        line = block.line + text.count("\n", 0, m.start())
+        anchor = m.group(2)[1:] if m.group(2) else None
+        block.links.append(LinkRef(m.group(1).strip(), anchor, m.group(3), m.group(0), line))
+    for m in CITATION.finditer(text) if "](../" in text else ():
+        line = block.line + text.count("\n", 0, m.start())
+        start, end = int(m.group(5)), int(m.group(6) or m.group(5))
+        source = unquote(m.group(4))
+        label_end = int(m.group(3) or m.group(2))
+        consistent = f"sources/{m.group(1)}" == source and int(m.group(2)) == start and label_end == end
+        block.citations.append(CiteRef(Citation(source, start, end), m.group(0), line, consistent))
+
+
+def _heading_text(text: str) -> str:
+    plain = WIKILINK.sub(lambda m: m.group(3) or m.group(1), text)
+    return " ".join(plain.replace("*", "").replace("`", "").split())
+
+
+def read_body(body: str, body_line: int) -> Body:
+    """The body's blocks, links, citations, bold terms and suppressions; `body_line` is
+    the file line the body starts on."""
+    out = Body()
+    section = ""
+    for raw in blocks(body):
+        if raw.kind in ("html", "code"):
+            if raw.kind == "html":
+                _suppressions(out, raw.content)
+            out.has_content = True
+            continue
+        text = _blank_code(raw.content)
+        block = Block(raw.kind, text, body_line + raw.start, body_line + raw.end, section, raw.top_level)
+        _scan_inline(block)
+        if raw.kind == "heading":
+            block.text = _heading_text(block.text)
+            section = block.text.casefold()
+        else:
+            out.has_content = True
+            if "<!--" in block.text:
+                _suppressions(out, block.text)
+            for m in BOLD.finditer(block.text) if "**" in block.text else ():
+                out.bold.append((m.group(1).strip(), block.line + block.text.count("\n", 0, m.start())))
+        out.blocks.append(block)
+    return out
+
+
+def _suppressions(out: Body, text: str) -> None:
+    for m in SUPPRESS.finditer(text):
+        out.disabled |= {rule.strip() for rule in m.group(1).split(",") if rule.strip()}

@@ -1,17 +1,21 @@
-"""What a wiki page is on disk: safe slugs, front matter, wikilinks and
-citations, and splitting a page file back into its parts."""
+"""What a wiki page is: safe slugs, seals, wikilinks and citations, its plain
+text, and the one page model (Page) that the build, lint and ask read pages into."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-import yaml
-
 from wikic.hashing import CONTENT, digest
+from wikic.wiki.frontmatter import split_front_matter
+
+if TYPE_CHECKING:
+    from wikic.wiki.blocks import Block, Body, CiteRef, LinkRef
 
 RESERVED = {"index", "log", "con", "prn", "aux", "nul", "readme"} | {
     f"{d}{i}" for d in ("com", "lpt") for i in range(10)
@@ -107,43 +111,131 @@ def parse_links(text: str) -> list[Link]:
     return [Link(m.group(1).strip(), m.group(3)) for m in WIKILINK.finditer(text)]
 
 
-@dataclass
-class PageFile:
-    """A page split into its front matter and body."""
+BOOKKEEPING_SECTIONS = {"sources", "topics", "linked from"}
+CITATION_MD = re.compile(r"\s*\[[^\[\]\n]+?:\d+(?:-\d+)?\]\([^)\s]*\)")
+LINKED_FROM = re.compile(r"^## Linked from\n.*?(?=^## |\Z)", re.S | re.M)
+COMMENT = re.compile(r"<!--.*?-->", re.S)  # e.g. the seal line the build ends its pages with
 
+
+def plain_links(text: str) -> str:
+    """[[slug|Shown]] -> Shown, [[Name]] -> Name."""
+    return WIKILINK.sub(lambda m: (m.group(3) or m.group(1)).strip(), text)
+
+
+def plain_text(body: str) -> str:
+    """A page body as a reader (or a model) needs it: no comments, citations, backlinks,
+    link markup or title line."""
+    body = LINKED_FROM.sub("", COMMENT.sub("", body))
+    body = CITATION_MD.sub("", body)
+    lines = body.strip().splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    text = plain_links("\n".join(lines))
+    text = re.sub(r"^(- .*?):,?\s*$", r"\1", text, flags=re.M)  # "- Source:" once its citations are gone
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+@dataclass
+class Page:
+    """A page file: its front matter and body, read by the one parser. What lint needs
+    besides (blocks with their links and citations, bold terms, suppressed rules) is
+    read from the body on first use, so the build and ask do not pay for it."""
+
+    rel: str  # project-relative posix path, wiki/x.md
+    text: str  # the whole file, \n line ends
     meta: dict[str, Any] = field(default_factory=dict)
     body: str = ""
     body_line: int = 1  # line number in the file where the body starts
+    meta_error: str | None = None  # why the front matter is unusable, with its line
+    has_front_matter: bool = False
+    read_error: str | None = None  # why the file could not be read at all
+    hash: str = ""  # of the file's bytes, as hashing.bytes_hash (what state.files() records)
+
+    @property
+    def slug(self) -> str:
+        return self.rel.rsplit("/", 1)[-1].removesuffix(".md")
+
+    @property
+    def title(self) -> str:
+        title = self.meta.get("title")
+        if isinstance(title, str) and title.strip():
+            return title.strip()
+        h1 = next((b.text for b in self.blocks if b.kind == "heading"), "")
+        return h1.strip() or self.slug
+
+    @property
+    def type(self) -> str:
+        kind = self.meta.get("type")
+        return kind if isinstance(kind, str) else ""
+
+    @property
+    def aliases(self) -> list[str]:
+        return _strings(self.meta.get("aliases"))
+
+    @property
+    def sources(self) -> list[str]:
+        return _strings(self.meta.get("sources"))
+
+    @cached_property
+    def plain(self) -> str:
+        """The body as ask shows it to the model (see plain_text)."""
+        return plain_text(self.body)
+
+    @cached_property
+    def _read_body(self) -> Body:
+        from wikic.wiki.blocks import read_body  # markdown-it: only when blocks are asked for
+
+        return read_body(self.body, self.body_line)
+
+    @property
+    def blocks(self) -> list[Block]:
+        return self._read_body.blocks
+
+    @property
+    def bold(self) -> list[tuple[str, int]]:
+        return self._read_body.bold
+
+    @property
+    def disabled(self) -> set[str]:
+        """Lint rules the page turns off with <!-- wikic-lint: disable=... -->."""
+        return self._read_body.disabled
+
+    @property
+    def has_content(self) -> bool:
+        """Any block besides headings."""
+        return self._read_body.has_content
+
+    @cached_property
+    def links(self) -> list[LinkRef]:
+        return [link for block in self.blocks for link in block.links]
+
+    @property
+    def citations(self) -> Iterator[CiteRef]:
+        for block in self.blocks:
+            yield from block.citations
+
+    def prose(self) -> Iterator[Block]:
+        """Top-level paragraphs outside the bookkeeping sections (Sources, Topics, Linked from)."""
+        for block in self.blocks:
+            if block.kind == "paragraph" and block.top_level and block.section not in BOOKKEEPING_SECTIONS:
+                yield block
 
 
-_CDUMPER = getattr(yaml, "CSafeDumper", None)  # libyaml's emitter, when PyYAML was built with it
-
-
-def _plain(value: Any) -> bool:
-    """Text that libyaml's emitter writes byte for byte as PyYAML's own: printable and in the
-    Basic Multilingual Plane (they escape other characters differently); or lists of it."""
+def _strings(value: Any) -> list[str]:
     if isinstance(value, str):
-        return value.isprintable() and (not value or max(value) < "\U00010000")
-    return isinstance(value, list) and all(_plain(v) for v in value)
+        return [value]
+    if isinstance(value, list):
+        return [str(v) for v in value if isinstance(v, (str, int, float)) and str(v).strip()]
+    return []
 
 
-def render_front_matter(meta: dict[str, Any]) -> str:
-    fast = _CDUMPER is not None and all(_plain(k) and _plain(v) for k, v in meta.items())
-    dumper = _CDUMPER if fast else yaml.SafeDumper  # the same bytes; C is ~20x faster
-    dumped = yaml.dump(meta, Dumper=dumper, sort_keys=False, allow_unicode=True, width=1000)
-    return f"---\n{dumped}---\n"
+def split_page(text: str, rel: str = "") -> Page:
+    """A page's text read by the one front-matter parser (frontmatter.split_front_matter);
+    `rel` names the file (wiki/x.md), which gives the page its slug."""
+    text = text.replace("\r\n", "\n") if "\r" in text else text
+    fm = split_front_matter(text)
+    return Page(rel, text, fm.meta, fm.body, fm.body_line, fm.error, fm.present)
 
 
-def split_page(text: str) -> PageFile:
-    """Front matter and body; a page without valid front matter has meta {} (lint reports it)."""
-    if text.startswith("---\n"):
-        end = text.find("\n---\n", 4)
-        if end != -1:
-            try:
-                meta = yaml.safe_load(text[4:end]) or {}
-            except yaml.YAMLError:
-                meta = None
-            if isinstance(meta, dict):
-                body = text[end + 5 :]
-                return PageFile(meta, body, text[: end + 5].count("\n") + 1)
-    return PageFile({}, text, 1)
+def unreadable_page(rel: str, reason: str) -> Page:
+    return Page(rel, "", read_error=reason)

@@ -1,0 +1,116 @@
+"""Front matter, the YAML block at the top of a page: read by one set of rules
+(for the build, lint and ask alike) and written back.
+
+Front matter as wikic writes it (plain keys, plain scalars that start with a
+letter, lists of such) reads the same without a YAML parser, which makes lint
+of a large wiki several times faster; anything else goes to PyYAML.
+tests/test_lint_reader.py holds the shortcut to PyYAML's answers.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+import yaml
+
+LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+SIMPLE_KEY = re.compile(r"([A-Za-z_][\w-]*):(?: (.*))?")
+SIMPLE_VALUE = re.compile(r"[A-Za-z][\w .,/()'+&-]*")
+NOT_STRINGS = frozenset(["yes", "no", "true", "false", "on", "off", "null"])
+NOT_A_MAPPING = "the front matter is not a mapping of keys (title:, type:, ...)"
+NOT_CLOSED = "the front matter is not closed by a line of ---"
+
+
+class FrontMatter(NamedTuple):
+    """A page's text split at its front matter; `error` (with its file line) when unusable."""
+
+    meta: dict[str, Any]
+    error: str | None
+    present: bool  # the text starts with a front matter block, usable or not
+    body: str
+    body_line: int  # line number in the file where the body starts
+
+
+def _plain(value: str) -> bool:
+    return (
+        bool(SIMPLE_VALUE.fullmatch(value))
+        and value.casefold() not in NOT_STRINGS
+        and ": " not in value
+        and " #" not in value
+        and value == value.rstrip()
+    )
+
+
+def simple_yaml(text: str) -> dict[str, Any] | None:
+    """The mapping, when the text is in the simple subset; None means: ask PyYAML."""
+    meta: dict[str, Any] = {}
+    items: list[str] | None = None
+    for line in text.split("\n"):
+        if line.startswith("- ") and items is not None:
+            if not _plain(line[2:]):
+                return None
+            items.append(line[2:])
+            continue
+        m = SIMPLE_KEY.fullmatch(line)
+        if m is None or m.group(1) in meta:
+            return None
+        value = m.group(2)
+        if value is None:
+            items = meta[m.group(1)] = []
+        elif _plain(value):
+            meta[m.group(1)], items = value, None
+        else:
+            return None
+    return {k: (v if v != [] else None) for k, v in meta.items()}
+
+
+def split_front_matter(text: str) -> FrontMatter:
+    """The one front-matter parser. Line ends are normalised to \\n first; the block is
+    closed by the first line of `---` (a `---` further down is the body's); empty front
+    matter is {}; invalid YAML or a non-mapping is an error, and the body still follows it."""
+    text = text.replace("\r\n", "\n") if "\r" in text else text
+    if not text.startswith("---\n"):
+        return FrontMatter({}, None, False, text, 1)
+    if text.startswith("---\n---\n"):
+        return FrontMatter({}, None, True, text[8:], 3)
+    end = text.find("\n---\n", 3)
+    if end == -1:
+        if not text.endswith("\n---"):
+            return FrontMatter({}, NOT_CLOSED, True, text, 1)
+        end = len(text) - 4
+    body_start = min(end + 5, len(text))
+    body_line = text.count("\n", 0, body_start) + 1 if body_start < len(text) else text.count("\n") + 1
+    body = text[body_start:]
+    try:
+        meta = simple_yaml(text[4:end])
+        if meta is None:
+            meta = yaml.load(text[4:end], Loader=LOADER)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 2}: " if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        return FrontMatter({}, f"{where}invalid YAML in the front matter: {problem}", True, body, body_line)
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        return FrontMatter({}, NOT_A_MAPPING, True, body, body_line)
+    return FrontMatter(meta, None, True, body, body_line)
+
+
+_CDUMPER = getattr(yaml, "CSafeDumper", None)  # libyaml's emitter, when PyYAML was built with it
+
+
+def _writes_plain(value: Any) -> bool:
+    """Text that libyaml's emitter writes byte for byte as PyYAML's own: printable and in the
+    Basic Multilingual Plane (they escape other characters differently); or lists of it."""
+    if isinstance(value, str):
+        return value.isprintable() and (not value or max(value) < "\U00010000")
+    return isinstance(value, list) and all(_writes_plain(v) for v in value)
+
+
+def render_front_matter(meta: dict[str, Any]) -> str:
+    fast = _CDUMPER is not None and all(_writes_plain(k) and _writes_plain(v) for k, v in meta.items())
+    dumper = _CDUMPER if fast else yaml.SafeDumper  # the same bytes; C is ~20x faster
+    dumped = yaml.dump(meta, Dumper=dumper, sort_keys=False, allow_unicode=True, width=1000)
+    return f"---\n{dumped}---\n"
