@@ -22,8 +22,7 @@ from typing import Any
 from wikic.ask.context import ContextBuilder, load_pages, read_index
 from wikic.ask.rank import BM25
 from wikic.ask.runner import ESTIMATE_OVERHEAD, AskOptions, ask, estimate_tokens
-from wikic.backends import Backend, Request
-from wikic.backends import llama_prompt as ask_llama
+from wikic.backends import Backend, Request, llama_prompt
 from wikic.config import Schema
 from wikic.project import Project
 from wikic.prompts.loader import Prompts
@@ -129,13 +128,13 @@ class Model:
 
         self.backend, self.schema = backend, schema
         self.local: LlamaBackend | None = backend if isinstance(backend, LlamaBackend) else None
-        self._tokens: ask_llama.Tokens | None = None
+        self._tokens: llama_prompt.Tokens | None = None
 
     def load(self) -> None:
         """Load the model now, so that no question pays for it."""
         if self.local is not None:
             with self.local.lock:
-                self._tokens = ask_llama.Tokens(self.local.llama)
+                self._tokens = llama_prompt.Tokens(self.local.llama)
 
     def count(self, text: str) -> int:
         return int(self._tokens.count(text) if self._tokens else estimate_tokens(text))
