@@ -8,7 +8,7 @@ instruction, one answer-token budget and one prompt-token budget:
   ask.budget, the instruction through the project's prompts/ask.system.j2.
 
 Closed book and RAG call the model exactly as `ask` does: with the embedded llama
-backend through wikic.ask_llama.answer (same chat template, stops, temperature,
+backend through wikic.ask.llama.answer (same chat template, stops, temperature,
 seed and repeat penalty); with any other backend through one chat request.
 """
 

@@ -1,4 +1,4 @@
-"""Reading a wiki (wikic/wikigraph.py, wikic/mdblocks.py): the quick line scanner
+"""Reading a wiki (wikic/wiki/read.py, wikic/wiki/blocks.py): the quick line scanner
 gives exactly markdown-it's blocks, the front matter shortcut exactly PyYAML's
 mapping, and the graph agrees with a peer reader, obsidiantools."""
 

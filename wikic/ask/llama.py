@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 SYSTEM_MARK = "\x00WIKIC-SYSTEM\x00"
 USER_MARK = "\x00WIKIC-USER\x00"
 FALLBACK = ("", "\n\n", "\n\nAnswer:")  # for a GGUF without a chat template
-PAGE_STOPS = ("</page>", "<page ", "<index>")  # the prefix's own markup (templates/ask.system.j2)
+PAGE_STOPS = ("</page>", "<page ", "<index>")  # the prefix's own markup (prompts/ask.system.j2)
 
 
 @dataclass(frozen=True)

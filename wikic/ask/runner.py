@@ -1,9 +1,9 @@
 """`wikic ask`: answer a question from the compiled wiki, citing its pages.
 
-The wiki goes into the prompt as a byte-stable prefix (prefix.py). With the
+The wiki goes into the prompt as a byte-stable prefix (context.py). With the
 embedded llama backend the model state after that prefix is saved under
 .wikic/prefix/ and restored by the next ask, even in a new process
-(ask_llama.py, prefix_cache.py); API backends get the prefix as the first
+(ask/llama.py, ask/prefix_cache.py); API backends get the prefix as the first
 message, byte-identical, with a cache key. A question asked before on the same
 wiki and model is answered from the state database at once.
 """

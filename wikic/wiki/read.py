@@ -1,8 +1,8 @@
 """Reading wiki/ into pages: front matter, headings, paragraphs, [[links]],
 citations and bold terms, each with its line number in the file, and the link
-graph between pages. Read-only; shared by lint and ask.
+graph between pages. Read-only; lint's view of the wiki.
 
-Block structure comes from mdblocks (markdown-it-py, with an exact shortcut for
+Block structure comes from blocks.py (markdown-it-py, with an exact shortcut for
 the plain Markdown wikic writes); the inline text of each block is then scanned
 for wikilinks and citations with code spans blanked out, so code blocks and
 `code` never produce links.
