@@ -27,7 +27,7 @@ from wikic.build.assemble import PageEntry, render_index
 from wikic.fsutil import bytes_hash
 from wikic.lint.runner import RULES, LintOptions, lint
 from wikic.project import Project, init_project
-from wikic.sources.scan import normalise, text_hash
+from wikic.sources.read import normalise, text_hash
 from wikic.state import FileRecord, State
 from wikic.wiki.page import Citation, render_front_matter
 

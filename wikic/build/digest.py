@@ -17,7 +17,7 @@ from wikic.backends.base import Request
 from wikic.config import Schema, fingerprint
 from wikic.wiki.page import WIKILINK, clean_title
 from wikic.prompts.loader import Prompts
-from wikic.sources.scan import HEADING, Part, Source, split_parts, text_hash
+from wikic.sources.read import HEADING, Part, Source, split_parts, text_hash
 from wikic.backends.structured import Invalid
 
 MAX_TOPICS = 8

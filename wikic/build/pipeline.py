@@ -29,7 +29,8 @@ from wikic.project import Project
 from wikic.prompts.loader import Prompts, template_files
 from wikic.build.publish import append_log, outputs_intact, publish
 from wikic.build.report import Progress, Report
-from wikic.sources.scan import Source, SourceFile, list_sources, read_source
+from wikic.sources.read import Source, read_source
+from wikic.sources.scan import SourceFile, list_sources
 from wikic.state import State
 from wikic.build.uptodate import forget
 from wikic.build.write import write_action

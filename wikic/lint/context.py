@@ -10,7 +10,7 @@ from pathlib import Path
 from wikic.config import Schema
 from wikic.errors import SourceError
 from wikic.project import Project
-from wikic.sources.scan import decode, normalise, text_hash
+from wikic.sources.read import decode, normalise, text_hash
 from wikic.state import State
 from wikic.wiki.overlap import content_words
 from wikic.wiki.page import Citation
