@@ -22,6 +22,13 @@ def _tree_files() -> list[str]:
     return sorted(p.relative_to(ROOT).as_posix() for p in found if "__pycache__" not in p.parts)
 
 
+def test_every_package_folder_has_an_init() -> None:
+    """A folder of modules without __init__.py still imports (as a namespace package), so
+    only this notices one that git never took (a `build/` ignore pattern once hid wikic/build's)."""
+    folders = {p.parent for p in ROOT.glob("wikic/**/*.py") if "__pycache__" not in p.parts}
+    assert sorted(str(f.relative_to(ROOT)) for f in folders if not (f / "__init__.py").is_file()) == []
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A wheel built from a copy of the checkout (building in place would leave build/ behind)."""
