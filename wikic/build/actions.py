@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wikic.backends.base import Backend, Request
+from wikic.backends.structured import Invalid, complete_json
 from wikic.errors import AuthError, BackendError, Timeout, Unavailable, WikicError
 from wikic.state import ActionRecord, State
-from wikic.backends.structured import Invalid, complete_json
 
 STAGE_VERSION = {"digest": 1, "write": 1}
 

@@ -7,10 +7,10 @@ import os
 import time
 from pathlib import Path
 
-from wikic.fsutil import atomic_write, atomic_write_many, bytes_hash
-from wikic.wiki.page import is_safe_file_name, sealed_intact
 from wikic.build.report import Report
+from wikic.fsutil import atomic_write, atomic_write_many, bytes_hash
 from wikic.state import FileRecord, State
+from wikic.wiki.page import is_safe_file_name, sealed_intact
 
 WIKI = "wiki"
 LOG = "log.md"

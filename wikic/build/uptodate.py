@@ -31,13 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from wikic import __version__
+from wikic.build.report import Report
 from wikic.errors import WikicError
 from wikic.project import Project
-from wikic.build.report import Report
+from wikic.prompts import PACKAGE_DIR as PACKAGE_PROMPTS
 from wikic.state import FORMAT
 
 META = "uptodate"  # state meta key: the mark, with the figures a no-op reports
-from wikic.prompts import PACKAGE_DIR as PACKAGE_PROMPTS
 
 
 class _Unreadable(Exception):
