@@ -27,7 +27,7 @@ from wikic.build.assemble import PageEntry, render_index
 from wikic.hashing import bytes_hash, text_hash
 from wikic.lint.runner import RULES, LintOptions, lint
 from wikic.project import Project, init_project
-from wikic.sources.scan import normalise
+from wikic.sources.read import normalise
 from wikic.state import FileRecord, State
 from wikic.wiki.frontmatter import render_front_matter
 from wikic.wiki.page import Citation
@@ -111,7 +111,7 @@ def generate(root: Path, n_pages: int, seed: int = 7) -> Project:
             state.set_file(FileRecord(f"wiki/{name}", bytes_hash(data), st.st_size, st.st_mtime_ns))
         for rel in sources:
             st = (root / rel).stat()
-            state.set_source(rel, st.st_size, st.st_mtime_ns, text_hash((root / rel).read_text()), 1)
+            state.set_source(rel, st.st_size, st.st_mtime_ns, text_hash((root / rel).read_text()))
     return project
 
 
@@ -153,6 +153,10 @@ def main() -> int:
         print(f"wikic lint (CLI, end to end): {time.perf_counter() - t0:.2f}s, exit {proc.returncode}")
         if args.keep:
             print(f"kept: {project.root}")
+        # The CLI must find what the in-process lint found: exit 1 with errors, else 0.
+        if proc.returncode != (1 if counts["error"] else 0):
+            print(f"wikic lint failed:\n{proc.stderr.decode()[-3000:]}", file=sys.stderr)
+            return 1
         return 0
     finally:
         if not args.keep:

@@ -172,10 +172,10 @@ def latency(project: Project, w: Watch, runs: int, n: int) -> dict[str, Any]:
     }
 
 
-def burst(project: Project, w: Watch, log: Path) -> dict[str, Any]:
+def burst(project: Project, w: Watch, log: Path, n: int) -> dict[str, Any]:
     before = len(log.read_text().splitlines()) if log.exists() else 0
     for k in range(50):
-        i = 500 + k % 10
+        i = (500 + k % 10) % n  # existing sources, in a small project too
         (project.sources_dir / f"note{i:04d}.md").write_text(source_text(i, 1000 + k), encoding="utf-8")
         time.sleep(0.005)
     reports = [w.next()] + w.drain(3.0)
@@ -238,7 +238,7 @@ def main() -> None:
                 "initial_build_s": round(initial, 2),
                 "watch_first_build_s": start["seconds"],
                 "latency": latency(project, w, args.runs, args.sources),
-                "burst": burst(project, w, log),
+                "burst": burst(project, w, log, args.sources),
             }
         finally:
             result_code = w.stop()

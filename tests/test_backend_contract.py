@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CONTRACT_CONTEXT
 
 from wikic.backends import model_id
 from wikic.backends.base import Backend, Completion, PrefixCaching, Request, stream_or_complete
@@ -16,8 +17,10 @@ from wikic.config import ModelConfig
 from wikic.errors import BackendError, ConfigError
 
 # Each entry names a fixture that returns a ready backend. Add a backend here and
-# the whole contract runs against it.
+# the whole contract runs against it. The scripted one has no mark: the fast tests run
+# the contract against it, so the fake the other tests build with cannot drift.
 CONTRACT_BACKENDS = [
+    pytest.param("scripted_backend", id="scripted"),
     pytest.param("llama_backend", id="llama", marks=pytest.mark.model),
     pytest.param("openai_backend", id="openai", marks=pytest.mark.server),
 ]
@@ -29,6 +32,14 @@ TOPICS = {
     "required": ["topics"],
 }
 SOURCE = "Cats and dogs are popular pets. Cats sleep a lot; dogs need daily walks."
+
+
+@pytest.fixture
+def scripted_backend(tmp_path: Path) -> Backend:
+    """The scripted backend as `model: {backend: scripted}` makes it, with the llama tests' context."""
+    from wikic.backends import make_backend
+
+    return make_backend(ModelConfig(backend="scripted", name="contract", context=CONTRACT_CONTEXT), tmp_path)
 
 
 @pytest.fixture(params=CONTRACT_BACKENDS)

@@ -1,4 +1,4 @@
-"""Reading a wiki (wikic/wiki/read.py, wiki/blocks.py, wiki/frontmatter.py): the quick line scanner
+"""Reading a wiki (wikic/wiki/read.py, blocks.py, frontmatter.py): the quick line scanner
 gives exactly markdown-it's blocks, the front matter shortcut exactly PyYAML's
 mapping, and the graph agrees with a peer reader, obsidiantools."""
 

@@ -86,7 +86,7 @@ def test_a_title_line_is_no_claim_the_lines_that_say_something_are() -> None:
 
 def test_the_digest_grounds_a_topic_past_its_title_line() -> None:
     from wikic.build.digest import validator
-    from wikic.sources.scan import Part
+    from wikic.sources.read import Part
 
     validate = validator(Part(0, 1, len(CECIL)), CECIL, ["concept", "entity"])
     out = validate({"summary": "", "topics": [{"name": "Cecil Parker", "type": "entity", "lines": [1]}]})

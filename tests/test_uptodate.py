@@ -1,4 +1,4 @@
-"""The no-op check of `wikic build` (uptodate.py): a second build with nothing
+"""The no-op check of `wikic build` (build/uptodate.py): a second build with nothing
 changed stops after the stat calls, without importing the heavy libraries, and
 every change the full build would notice still makes the next build look."""
 
@@ -40,7 +40,7 @@ def built(tmp_path: Path) -> Project:
 def test_second_build_reports_what_the_full_check_reports(tmp_path: Path) -> None:
     project = built(tmp_path)
     fast = cli_build(project)
-    slow, backend = run_build(project)  # the library call: build.py's own check
+    slow, backend = run_build(project)  # the library call: the pipeline's own check
     assert fast["nothing_to_do"] and slow.nothing_to_do and backend.requests == []
     assert (fast["sources"], fast["pages"], fast["actions"]) == (
         slow.sources,

@@ -16,7 +16,8 @@ from wikic.build.pipeline import BuildOptions, build
 from wikic.build.report import Progress
 from wikic.config import SourcesConfig
 from wikic.errors import SourceError
-from wikic.sources.scan import list_sources, read_source
+from wikic.sources.read import read_source
+from wikic.sources.scan import list_sources
 
 GOOD = notes(4)
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from wikic.backends.base import Backend, Completion, Message, Request
 
-if TYPE_CHECKING:  # not at run time: the no-op check (uptodate.py) resolves model files without pydantic
+if TYPE_CHECKING:  # not at run time: the no-op check (build/uptodate.py) resolves models without pydantic
     from wikic.config import ModelConfig
 
 Factory = Callable[["ModelConfig", Path], Backend]

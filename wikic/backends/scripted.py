@@ -6,7 +6,10 @@ topic supported by the lines where it stands; the summary is the first line of t
 write: one paragraph per note (at most four), citing that note.
 lint (--llm): a claim is supported when half its longer words are in the cited
 lines; two statements contradict when they differ only by a negation.
-Ask-style free text: the first sentence of the last user message, echoed.
+Ask-style free text: the first sentence of the last user message, echoed; any
+other request with a schema gets the smallest JSON that follows the schema.
+Like the real models, a prompt that does not fit `model.context` (at four
+characters a token) is a BackendError.
 
 `model.latency` adds a fixed delay per call; with WIKIC_SCRIPTED_LOG set, every
 call is appended to that file as a JSON line, so tests can count calls made by
@@ -32,11 +35,12 @@ import re
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from wikic.backends import model_id
 from wikic.backends.base import Completion, Request
 from wikic.config import ModelConfig
-from wikic.errors import ConfigError
+from wikic.errors import BackendError, ConfigError
 
 NUMBERED = re.compile(r"^(\d+): (.*)$")
 NOTE = re.compile(r"^\[(\d+)\] (.*)$")
@@ -66,6 +70,23 @@ def _load_script(path: str | None) -> list[tuple[str, list[str]]]:
     return sorted(script, key=lambda item: ":" not in item[0])
 
 
+def _instance(schema: dict[str, Any], text: str) -> Any:
+    """The smallest value that follows `schema` (its strings hold `text`, cut to fit)."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {name: _instance(props.get(name, {}), text) for name in schema.get("required", [])}
+    if kind == "array":
+        return [_instance(schema.get("items", {}), text)] * min(1, schema.get("maxItems", 1))
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 0)
+    if kind == "boolean":
+        return False
+    return text[: schema.get("maxLength", len(text))]
+
+
 class ScriptedBackend:
     def __init__(self, cfg: ModelConfig, root: Path | None = None) -> None:
         self.cfg = cfg
@@ -77,6 +98,12 @@ class ScriptedBackend:
     def complete(self, request: Request) -> Completion:
         if self.cfg.latency:
             time.sleep(self.cfg.latency)
+        prompt_tokens = max(1, sum(len(m["content"]) for m in request.messages) // 4)
+        if prompt_tokens >= self.cfg.context:
+            raise BackendError(
+                f"prompt of {prompt_tokens} tokens does not fit the context of {self.cfg.context}; "
+                "raise model.context in schema.yaml"
+            )
         user = next((m["content"] for m in request.messages if m["role"] == "user"), "")
         if "<document" in user:
             stage, text = "digest", self._digest(user, request)
@@ -88,6 +115,8 @@ class ScriptedBackend:
             stage, text = "lint", self._contradictions(user)
         else:
             stage, text = "text", self._echo(request)
+            if request.schema is not None:
+                text = json.dumps(_instance(request.schema, text))
         with self._lock:
             text = self._scripted(stage, request, text)
             self.calls += 1
@@ -95,10 +124,7 @@ class ScriptedBackend:
             if log:
                 with open(log, "a", encoding="utf-8") as fh:
                     fh.write(json.dumps({"stage": stage, "pid": os.getpid(), "t": time.time()}) + "\n")
-        prompt_chars = sum(len(m["content"]) for m in request.messages)
-        return Completion(
-            text, prompt_tokens=max(1, prompt_chars // 4), completion_tokens=max(1, len(text) // 4)
-        )
+        return Completion(text, prompt_tokens=prompt_tokens, completion_tokens=max(1, len(text) // 4))
 
     def _scripted(self, stage: str, request: Request, derived: str) -> str:
         """The next scripted answer for this call, if the script has one."""

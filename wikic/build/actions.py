@@ -8,7 +8,6 @@ the rules...), stored beside the key so a rerun can say which one changed.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -16,10 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wikic.backends.base import Backend, Request
-from wikic.errors import AuthError, BackendError, Timeout, Unavailable, WikicError
-from wikic.state import ActionRecord, State
 from wikic.backends.structured import Invalid, complete_json
+from wikic.errors import AuthError, BackendError, Timeout, Unavailable, WikicError
 from wikic.hashing import json_digest
+from wikic.state import ActionRecord, State
 
 STAGE_VERSION = {"digest": 1, "write": 1}
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
+from wikic.build.plan import PagePlan
 from wikic.wiki.frontmatter import render_front_matter
 from wikic.wiki.page import WIKILINK, Citation, parse_links, seal, split_page
-from wikic.build.plan import PagePlan
 
 WORD = re.compile(r"\w+")
 MAX_NGRAM = 6

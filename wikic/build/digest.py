@@ -12,14 +12,14 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from wikic.build.actions import Action
 from wikic.backends.base import Request
-from wikic.config import Schema
-from wikic.wiki.page import WIKILINK, clean_title
-from wikic.prompts.loader import Prompts
-from wikic.sources.scan import HEADING, Part, Source, split_parts
 from wikic.backends.structured import Invalid
+from wikic.build.actions import Action
+from wikic.config import Schema
 from wikic.hashing import fingerprint, text_hash
+from wikic.prompts.loader import Prompts
+from wikic.sources.read import HEADING, Part, Source, split_parts
+from wikic.wiki.page import WIKILINK, clean_title
 
 MAX_TOPICS = 8
 MAX_LINES = 12

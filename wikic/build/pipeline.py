@@ -16,24 +16,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wikic import __version__
+from wikic.backends import Backend, make_backend, model_id
 from wikic.build.actions import Action, Runner, is_fallback, resolve
 from wikic.build.assemble import assemble
-from wikic.backends import Backend, make_backend, model_id
-from wikic.config import Schema, load_schema
 from wikic.build.digest import digest_actions, merge_parts
-from wikic.errors import SourceError
-from wikic.fsutil import remove_stale_temps
-from wikic.wiki.page import split_page
 from wikic.build.plan import PagePlan, SourceInfo, plan
-from wikic.project import Project
-from wikic.prompts.loader import Prompts, template_files
 from wikic.build.publish import append_log, outputs_intact, publish
 from wikic.build.report import Progress, Report
-from wikic.sources.scan import Source, SourceFile, list_sources, read_source
-from wikic.state import State
 from wikic.build.uptodate import forget
 from wikic.build.write import write_action
+from wikic.config import Schema, load_schema
+from wikic.errors import SourceError
+from wikic.fsutil import remove_stale_temps
 from wikic.hashing import fingerprint
+from wikic.project import Project
+from wikic.prompts.loader import Prompts, template_files
+from wikic.sources.read import Source, read_source
+from wikic.sources.scan import SourceFile, list_sources
+from wikic.state import State
+from wikic.wiki.page import split_page
 
 
 @dataclass

@@ -15,8 +15,8 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from wikic.config import Schema
 from wikic.build.digest import says_more, supporting_lines
+from wikic.config import Schema
 from wikic.wiki.overlap import content_words, support
 from wikic.wiki.page import slugify, unique_slug
 

@@ -7,11 +7,11 @@ import os
 import time
 from pathlib import Path
 
-from wikic.fsutil import atomic_write, atomic_write_many
-from wikic.wiki.page import is_safe_file_name, sealed_intact
 from wikic.build.report import Report
-from wikic.state import FileRecord, State
+from wikic.fsutil import atomic_write, atomic_write_many
 from wikic.hashing import bytes_hash
+from wikic.state import FileRecord, State
+from wikic.wiki.page import is_safe_file_name, sealed_intact
 
 WIKI = "wiki"
 LOG = "log.md"

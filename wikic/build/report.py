@@ -1,4 +1,4 @@
-"""What a build did, as the JSON report of DESIGN.md, and ninja-style progress."""
+"""What a build did, as the JSON report of ../shared/DESIGN.md, and ninja-style progress."""
 
 from __future__ import annotations
 

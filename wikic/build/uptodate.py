@@ -6,13 +6,13 @@ stats and the model file, compared with the mark recorded after the last clean
 `wikic build`. It imports only the standard library and wikic's light modules,
 so that a build with nothing to do never pays for pydantic, jinja2 or rapidfuzz.
 Anything unreadable or unexpected means "not known to be up to date", and the
-full build (build.py, whose own no-op check stays the authority) decides.
+full build (pipeline.py, whose own no-op check stays the authority) decides.
 
-The mark is at least as strict as build.py's "clean" check: every file under
+The mark is at least as strict as pipeline.py's "clean" check: every file under
 sources/ (not only those schema.yaml includes), schema.yaml's bytes, the
 templates, the model file, every name and stat under wiki/ (not only the names)
 and the outputs the state records, which must still have the stats recorded.
-It also covers what the lint summary's own cache key covers (lint.py), so its
+It also covers what the lint summary's own cache key covers (lint/runner.py), so its
 counts are reused with it. A build that does work forgets the mark first; the
 CLI records it again only after a build that left the wiki clean, from stats
 taken before that build (inputs) and right after it (wiki/), so that an edit
@@ -30,14 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from wikic import __version__
+from wikic.build.report import Report
 from wikic.errors import WikicError
 from wikic.hashing import digest
 from wikic.project import Project
-from wikic.build.report import Report
+from wikic.prompts import PACKAGE_DIR as PACKAGE_PROMPTS
 from wikic.state import FORMAT
 
 META = "uptodate"  # state meta key: the mark, with the figures a no-op reports
-from wikic.prompts import PACKAGE_DIR as PACKAGE_PROMPTS
 
 
 class _Unreadable(Exception):

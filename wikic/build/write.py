@@ -8,14 +8,14 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from wikic.build.actions import Action
 from wikic.backends.base import Request
-from wikic.config import Schema
-from wikic.wiki.overlap import content_words, support
-from wikic.build.plan import PagePlan
-from wikic.prompts.loader import Prompts
 from wikic.backends.structured import Invalid
+from wikic.build.actions import Action
+from wikic.build.plan import PagePlan
+from wikic.config import Schema
 from wikic.hashing import fingerprint
+from wikic.prompts.loader import Prompts
+from wikic.wiki.overlap import content_words, support
 
 MAX_PARAGRAPHS = 4
 MAX_PARAGRAPH_CHARS = 600

@@ -10,7 +10,7 @@ from wikic.config import Schema
 from wikic.errors import SourceError
 from wikic.hashing import bytes_hash, text_hash
 from wikic.project import Project
-from wikic.sources.scan import decode, normalise
+from wikic.sources.read import decode, normalise
 from wikic.state import State
 from wikic.wiki.overlap import content_words
 from wikic.wiki.page import Citation

@@ -1,8 +1,8 @@
 """The deterministic lint rules about the wiki's shape: links, orphans, missing
 and duplicate pages, front matter, empty pages and the index. Rules about
-sources, citations and the build state live in lint_sources.py.
+sources, citations and the build state live in citations.py.
 
-Each rule is a function from the lint Context to findings; the runner (lint.py)
+Each rule is a function from the lint Context to findings; the runner (runner.py)
 gives them their level and applies suppressions.
 """
 

@@ -2,7 +2,7 @@
 running the rules over the wiki, and printing findings as text or JSON.
 
 Deterministic rules live in rules.py and citations.py, model-based ones
-(only with --llm) in lint_llm.py, mechanical fixes in lint_fix.py.
+(only with --llm) in model.py, mechanical fixes in fix.py.
 """
 
 from __future__ import annotations

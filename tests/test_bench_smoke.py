@@ -1,0 +1,110 @@
+"""Every benchmark script runs, at a tiny size, as a user runs it (`python bench/X.py`),
+so that a change that breaks one fails here and not the next time someone measures.
+Figures are printed, never asserted on; what is asserted is that the script finished
+and printed them, and the checks that do not depend on timing (the edit's minimal calls,
+the same pages at every -j)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+# Scripts smoked in this file, and those whose own test runs them end to end.
+SMOKED = {"build_scaling.py", "parallel.py", "lint_scale.py", "watch_latency.py", "ask_latency.py"}
+ELSEWHERE = {"eval_qa.py": "test_eval_qa.py"}
+
+
+def bench(script: str, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """`python bench/<script> <args>` from the repository root, this checkout's wikic first."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    proc = subprocess.run(
+        [sys.executable, f"bench/{script}", *args],
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=path),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert proc.returncode == 0, f"{script} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+    return proc
+
+
+def test_build_scaling(tmp_path: Path) -> None:
+    raw = tmp_path / "figures.json"
+    args = ("--sizes", "20", "--runs", "1", "--edits", "1", "--latency", "0", "--json", str(raw))
+    out = bench("build_scaling.py", *args).stdout
+    assert "| 20 " in out  # the table's row
+    assert "no-op under 0.5 s:" in out
+    # Without ninja the script compares with the floor only; it must still finish.
+    assert ("ninja not run" in out) == (shutil.which("ninja") is None)
+    assert "one-source edit = minimal calls: [4] vs 4 -> met" in out
+    (figures,) = json.loads(raw.read_text())
+    assert figures["sources"] == 20 and figures["full"]["calls"] > 0 and figures["noop"]["calls"] == 0
+
+
+def test_parallel(tmp_path: Path) -> None:
+    raw = tmp_path / "figures.json"
+    out = bench(
+        "parallel.py", "--sources", "6", "--latency", "0.01", "--jobs", "1,4", "--json", str(raw)
+    ).stdout
+    rows = [line for line in out.splitlines() if line.startswith(("| 1 |", "| 4 |"))]
+    assert len(rows) == 2
+    assert all(row.endswith("| yes |") for row in rows), out  # the same pages at every -j
+    assert "target at -j 4" in out
+    assert [r["jobs"] for r in json.loads(raw.read_text())["rows"]] == [1, 4]
+
+
+def test_lint_scale() -> None:
+    out = bench("lint_scale.py", "--pages", "40", "--per-rule").stdout
+    assert "lint (in-process, all deterministic rules): 40 pages in" in out
+    assert "--rule broken-link:" in out
+    assert "wikic lint (CLI, end to end):" in out and "exit 0" in out
+
+
+def test_watch_latency() -> None:
+    out = bench("watch_latency.py", "--sources", "12", "--runs", "2", "--debounce", "50").stdout
+    figures = json.loads(out)
+    assert figures["sources"] == 12 and figures["pages"] > 12
+    assert figures["latency"]["median_s"] > 0
+    assert figures["burst"]["builds"] >= 1 and figures["burst"]["model_calls"] > 0
+    assert figures["sigterm_exit"] == 0
+
+
+@pytest.mark.model
+def test_ask_latency() -> None:
+    """Prefix caching is what it measures, and only the embedded model has it."""
+    out = bench("ask_latency.py", "--questions", "1", "--animals", "1", timeout=600).stdout
+    figures = json.loads(out)
+    assert figures["questions"] == 1 and figures["prefix_tokens"] > 0
+    assert figures["state_bytes_per_prefix_token"] > 0
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    return names
+
+
+def test_every_bench_script_has_a_smoke_run() -> None:
+    """A new script gets a smoke run here; a helper is run by the scripts that import it."""
+    scripts, helpers = set(), set()
+    for path in sorted(BENCH.glob("*.py")):
+        (scripts if 'if __name__ == "__main__":' in path.read_text(encoding="utf-8") else helpers).add(path)
+    assert {p.name for p in scripts} == SMOKED | set(ELSEWHERE)
+    for script, test in ELSEWHERE.items():
+        assert f'"{script}"' in (ROOT / "tests" / test).read_text(encoding="utf-8")
+    imported = set().union(*(_imports(p) for p in scripts | helpers))
+    assert {p.stem for p in helpers} <= imported, "a helper no script imports: smoke it, or remove it"

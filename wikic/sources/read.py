@@ -1,0 +1,138 @@
+"""Reading a source: decoding its bytes, one normalised form of its text, its
+hash, and splitting a long one into parts by headings."""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from wikic.errors import SourceError
+from wikic.hashing import text_hash
+
+if TYPE_CHECKING:
+    from wikic.sources.scan import SourceFile
+
+HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A source's normalised text. Line numbers are 1-based, as in citations."""
+
+    path: str
+    text: str
+    hash: str
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.split("\n")[:-1] if self.text.endswith("\n") else self.text.split("\n")
+
+    @property
+    def title(self) -> str:
+        for line in self.lines:
+            m = HEADING.match(line)
+            if m:
+                return m.group(1).strip()[:120]
+            if line.strip():
+                return line.strip().lstrip("#").strip()[:120]
+        return Path(self.path).stem
+
+
+@dataclass(frozen=True)
+class Part:
+    """A slice of a source digested on its own: lines start..end, inclusive."""
+
+    index: int
+    start: int
+    end: int
+
+
+def normalise(text: str) -> str:
+    """One form for equal content: LF newlines, no trailing spaces, one final newline."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = [line.rstrip() for line in text.split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def decode(raw: bytes, path: str) -> str:
+    if raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8) :]
+    elif raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise SourceError(path, "has a UTF-16 byte-order mark but invalid UTF-16 content") from exc
+    if b"\x00" in raw[:8192]:
+        raise SourceError(
+            path, "is a binary file (it contains NUL bytes); only text sources (.md, .txt) are read"
+        )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SourceError(
+            path,
+            f"is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+            "convert it, e.g. `iconv -f latin1 -t utf-8`",
+        ) from exc
+
+
+def read_source(
+    file: SourceFile, max_bytes: int, part_lines: int | None = None, max_parts: int | None = None
+) -> Source:
+    """The source's normalised text, or a SourceError naming the file and what to do.
+
+    With `part_lines` and `max_parts`, a source that would be digested in more
+    than `max_parts` parts (one model call each) is refused rather than run.
+    """
+    if file.size > max_bytes:
+        raise SourceError(
+            file.path,
+            f"is {file.size:,} bytes, over the limit of {max_bytes:,} (sources.max_bytes in schema.yaml)",
+        )
+    try:
+        with open(file.abspath, "rb") as fh:
+            raw = fh.read(max_bytes + 1)  # a file growing after the scan cannot exhaust memory
+    except FileNotFoundError as exc:
+        raise SourceError(file.path, "disappeared while it was being read") from exc
+    except OSError as exc:
+        raise SourceError(file.path, f"cannot read: {exc.strerror or exc}") from exc
+    if len(raw) > max_bytes:
+        raise SourceError(file.path, f"is over the limit of {max_bytes:,} bytes (sources.max_bytes)")
+    text = normalise(decode(raw, file.path))
+    source = Source(file.path, text, text_hash(text))
+    if part_lines and max_parts:
+        lines = source.lines
+        parts = len(split_parts(lines, part_lines))
+        if parts > max_parts:
+            raise SourceError(
+                file.path,
+                f"is {len(lines):,} lines long: {parts} parts of up to {part_lines} lines, one model call "
+                f"each, over the limit of {max_parts} (sources.max_parts in schema.yaml); split it into "
+                "smaller files, or raise the limit",
+            )
+    return source
+
+
+def split_parts(lines: list[str], part_lines: int) -> list[Part]:
+    """Split at headings into parts of at most `part_lines` lines (longer sections are cut)."""
+    n = len(lines)
+    if n <= part_lines:
+        return [Part(0, 1, max(n, 1))]
+    cuts = [i + 1 for i, line in enumerate(lines) if HEADING.match(line)]
+    parts: list[Part] = []
+    start = 1
+    while start <= n:
+        limit = min(start + part_lines - 1, n)
+        end = limit
+        if limit < n:
+            inside = [c - 1 for c in cuts if start < c <= limit]
+            if inside:
+                end = inside[-1]
+        parts.append(Part(len(parts), start, end))
+        start = end + 1
+    return parts
