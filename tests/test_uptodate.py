@@ -17,10 +17,10 @@ import pytest
 from click.testing import CliRunner
 from projects import make_project, run_build
 
-from wikic.build.uptodate import PACKAGE_PROMPTS
 from wikic.cli import cli
 from wikic.lint.runner import build_summary
 from wikic.project import Project
+from wikic.prompts import PACKAGE_DIR as PACKAGE_PROMPTS
 
 
 def cli_build(project: Project, *args: str, code: int = 0) -> dict[str, Any]:

@@ -3,6 +3,7 @@ into a message and an exit code. The only module that imports click."""
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable
@@ -135,89 +136,46 @@ def build(
 
     def run() -> int:
         from wikic.build.report import Progress
-        from wikic.build.uptodate import Check
-        from wikic.lock import ProjectLock
+        from wikic.build.run import BuildOptions
+        from wikic.build.run import build as run_build
 
-        project = obj.project()
         progress = Progress(quiet=quiet)
-        with ProjectLock(project.lock_path, wait=not no_wait, on_wait=progress.message):
-            check = None if dry_run else Check(project)
-            skip_check = check is None or force or retry_failed
-            fresh = None if skip_check else check.fresh()  # stats only: no heavy import
-            lint_counts: dict[str, int] | None
-            if fresh is not None:
-                report, lint_counts = fresh.report(), fresh.lint
-            else:
-                options = {
-                    "explain": explain,
-                    "dry_run": dry_run,
-                    "offline": offline,
-                    "force": force,
-                    "retry_failed": retry_failed,
-                    "jobs": jobs,
-                }
-                report, lint_counts = _build_and_lint(project, check, progress, **options)
+        opts = BuildOptions(
+            explain=explain,
+            dry_run=dry_run,
+            offline=offline,
+            force=force,
+            jobs=jobs,
+            retry_failed=retry_failed,
+            wait=not no_wait,
+        )
+        report = run_build(obj.project(), opts, progress)
         progress.end_line()
-        for item in report.explain:
-            click.echo(f"explain: {item['action']}: {item['reason']}", err=True)
-        for item in report.would_run if dry_run else []:
-            click.echo(f"would run: {item['action']} (~{item['estimated_tokens']} tokens)", err=True)
-        for warning in report.warnings:
-            click.echo(f"warning: {warning}", err=True)
-        for rel in report.conflicts:
-            click.echo(f"conflict: {rel} was edited by hand; kept (use --force to overwrite)", err=True)
-        for err in report.errors:
-            click.echo(f"error: {err['where']}: {err['message']}", err=True)
+        _print_notes(report)
         if as_json:
-            click.echo(
-                json.dumps(report.to_json() | ({"lint": lint_counts} if lint_counts else {}), indent=2)
-            )
+            click.echo(json.dumps(report.to_json(), indent=2))
         elif not quiet or not report.ok:
             click.echo(report.summary(), err=True)
-        lint_failed = strict and lint_counts is not None and lint_counts["error"] > 0
-        if lint_counts is not None and (not quiet or lint_failed):
-            line = fresh.lint_line if fresh is not None else _counts_line(lint_counts)
-            click.echo(line + (" (--strict: build failed)" if lint_failed else ""), err=True)
+        lint_failed = strict and report.lint is not None and report.lint["error"] > 0
+        if report.lint is not None and (not quiet or lint_failed):
+            click.echo(report.lint_line + (" (--strict: build failed)" if lint_failed else ""), err=True)
         return 0 if report.ok and not lint_failed else 1
 
     guarded(as_json, run)
 
 
-def _build_and_lint(
-    project: Any, check: Any, progress: Any, **options: Any
-) -> tuple[Any, dict[str, int] | None]:
-    """The build, then the lint summary; records the no-op mark when they left the wiki clean."""
-    from wikic.build.pipeline import BuildOptions
-    from wikic.build.pipeline import build as run_build
-
-    if check is not None:
-        check.before_build()
-    report = run_build(project, BuildOptions(**options), progress)
-    if options["dry_run"]:
-        return report, None
-    if check is not None:
-        check.after_build()
-    lint_counts = _lint_after_build(project)
-    if check is not None and lint_counts is not None:
-        check.record(report, lint_counts, _counts_line(lint_counts))
-    return report, lint_counts
-
-
-def _counts_line(counts: dict[str, int]) -> str:
-    from wikic.lint.runner import counts_line
-
-    return counts_line(counts)
-
-
-def _lint_after_build(project: Any) -> dict[str, int] | None:
-    """Counts by level of a deterministic lint of the built wiki (None when lint cannot run)."""
-    from wikic.lint.runner import build_summary
-
-    try:
-        return build_summary(project)
-    except WikicError as exc:
-        click.echo(f"warning: lint did not run: {exc}", err=True)
-        return None
+def _print_notes(report: Any) -> None:
+    """What a build says besides its summary, on stderr."""
+    for item in report.explain:
+        click.echo(f"explain: {item['action']}: {item['reason']}", err=True)
+    for item in report.would_run if report.dry_run else []:
+        click.echo(f"would run: {item['action']} (~{item['estimated_tokens']} tokens)", err=True)
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    for rel in report.conflicts:
+        click.echo(f"conflict: {rel} was edited by hand; kept (use --force to overwrite)", err=True)
+    for err in report.errors:
+        click.echo(f"error: {err['where']}: {err['message']}", err=True)
 
 
 @cli.command()
@@ -280,32 +238,34 @@ def watch(
     Example: wikic watch --debounce 500 --json > builds.jsonl"""
 
     def run() -> int:
-        from wikic.build.pipeline import BuildOptions
         from wikic.build.report import Progress
-        from wikic.watch import Rebuild, Watcher, WatchOptions
+        from wikic.build.run import BuildOptions
+        from wikic.watch import Watcher, WatchOptions
 
         project = obj.project()
-
-        def emit(result: Rebuild) -> None:
-            for line in result.details():
-                click.echo(line, err=True)
-            click.echo(result.line(), err=True)
-            if as_json:
-                click.echo(json.dumps(result.to_json()))
-
         opts = WatchOptions(
             BuildOptions(explain=explain, jobs=jobs),
             debounce=debounce / 1000,
             poll=poll,
             poll_interval=poll_interval,
         )
-
-        def say(text: str) -> None:
-            click.echo(text, err=True)
-
-        return Watcher(project, opts, emit, say, Progress(quiet=quiet)).run()
+        emit = functools.partial(_emit_rebuild, as_json=as_json)
+        return Watcher(project, opts, emit, _say, Progress(quiet=quiet)).run()
 
     guarded(as_json, run)
+
+
+def _emit_rebuild(result: Any, as_json: bool) -> None:
+    """One build of `wikic watch`: its notes and one line on stderr, its JSON report on stdout."""
+    for line in result.details():
+        click.echo(line, err=True)
+    click.echo(result.line(), err=True)
+    if as_json:
+        click.echo(json.dumps(result.to_json()))
+
+
+def _say(text: str) -> None:
+    click.echo(text, err=True)
 
 
 @cli.command()

@@ -8,16 +8,31 @@ This module imports nothing from wikic but its errors.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from wikic.errors import StateError
 
 FORMAT = 1
+
+
+class Meta(StrEnum):
+    """Every key of the `meta` table, and what its value holds."""
+
+    FORMAT = "format"  # the state format (FORMAT) that wrote the database
+    CLEAN = "clean"  # the build's mark of inputs and wiki/ after a clean build ("" after any other)
+    PAGES = "pages"  # pages and actions the last clean build counted: a no-op build reports them
+    ACTIONS = "actions"
+    UPTODATE = "uptodate"  # the no-op check's mark (JSON), with the figures a skipped build reports
+    LINT_SUMMARY = "lint_summary"  # the lint summary's cache key and counts (JSON)
+    ASK_SAVED = "ask_saved_mark"  # the build's "clean" mark as it is with a just-saved answer
+
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
@@ -33,12 +48,21 @@ CREATE TABLE IF NOT EXISTS slugs (page_id TEXT PRIMARY KEY, slug TEXT UNIQUE);
 """
 
 
+_PART = re.compile(r"#\d+$")
+
+
 @dataclass(frozen=True)
 class ActionRecord:
-    id: str
+    id: str  # `stage:subject`, and `#n` for one part of a source digested in several
     stage: str
     key: str
     inputs: dict[str, str]
+
+    @property
+    def subject(self) -> str:
+        """What the action belongs to: a digest's source path (any part), a write's page id."""
+        subject = self.id.removeprefix(f"{self.stage}:")
+        return _PART.sub("", subject) if self.stage == "digest" else subject
 
 
 @dataclass(frozen=True)
@@ -89,6 +113,24 @@ class State:
             return state
 
     @classmethod
+    def peek(cls, path: Path) -> State | None:
+        """A cheap open for the no-op check, which must stay fast: no file created, no
+        quick_check, no WAL switch. None when there is no database or it is of another format;
+        anything the full open would repair or report is left to the build."""
+        if not path.is_file():
+            return None
+        db = sqlite3.connect(path, timeout=30, isolation_level=None, factory=_Connection)
+        try:
+            found = _format(db, path)
+        except (sqlite3.Error, _Damaged, StateError):
+            found = None
+        if found != FORMAT:
+            db.close()
+            return None
+        db.state_path = path
+        return cls(db, path)
+
+    @classmethod
     def _open(cls, path: Path) -> State:
         try:
             db = sqlite3.connect(
@@ -105,7 +147,7 @@ class State:
                 raise _Damaged(f"quick_check: {check[0] if check else 'no answer'}")
             db.executescript(SCHEMA)
             if found is None:
-                db.execute("INSERT OR REPLACE INTO meta VALUES ('format', ?)", (str(FORMAT),))
+                db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (Meta.FORMAT.value, str(FORMAT)))
         except sqlite3.DatabaseError as exc:
             db.close()
             raise _damaged_or_state_error(path, exc) from exc
@@ -125,12 +167,15 @@ class State:
         self.close()
 
     # --- meta --------------------------------------------------------------
-    def get_meta(self, k: str) -> str | None:
-        row = self.db.execute("SELECT v FROM meta WHERE k=?", (k,)).fetchone()
+    def get_meta(self, k: Meta) -> str | None:
+        row = self.db.execute("SELECT v FROM meta WHERE k=?", (k.value,)).fetchone()
         return None if row is None else str(row[0])
 
-    def set_meta(self, k: str, v: str) -> None:
-        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k, v))
+    def set_meta(self, k: Meta, v: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k.value, v))
+
+    def delete_meta(self, k: Meta) -> None:
+        self.db.execute("DELETE FROM meta WHERE k=?", (k.value,))
 
     # --- sources (stat cache) ---------------------------------------------
     def source_stats(self) -> dict[str, tuple[int, int, str]]:
@@ -142,6 +187,10 @@ class State:
             "INSERT OR REPLACE INTO sources (path, size, mtime_ns, hash) VALUES (?, ?, ?, ?)",
             (path, size, mtime_ns, hash_),
         )
+
+    def source_hashes(self) -> dict[str, str]:
+        """Path -> hash of each source the last build read."""
+        return dict(self.db.execute("SELECT path, hash FROM sources").fetchall())
 
     def remove_source(self, path: str) -> None:
         self.db.execute("DELETE FROM sources WHERE path=?", (path,))
@@ -181,6 +230,14 @@ class State:
     def files(self) -> dict[str, FileRecord]:
         rows = self.db.execute("SELECT path, hash, size, mtime_ns FROM files")
         return {r[0]: FileRecord(r[0], r[1], r[2], r[3]) for r in rows}
+
+    def file_hashes(self) -> dict[str, str]:
+        """Path -> hash of each file wikic wrote (10,000 rows: no records made)."""
+        return dict(self.db.execute("SELECT path, hash FROM files").fetchall())
+
+    def file_stats(self) -> list[tuple[str, int, int]]:
+        """(path, size, mtime_ns) of each file wikic wrote, as it left them: for the stat checks."""
+        return [(r[0], r[1], r[2]) for r in self.db.execute("SELECT path, size, mtime_ns FROM files")]
 
     def set_file(self, rec: FileRecord) -> None:
         self.db.execute(
@@ -312,7 +369,7 @@ def _format(db: sqlite3.Connection, path: Path) -> int | None:
     has_meta = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
     if not has_meta:
         return None
-    row = db.execute("SELECT v FROM meta WHERE k='format'").fetchone()
+    row = db.execute("SELECT v FROM meta WHERE k=?", (Meta.FORMAT.value,)).fetchone()
     if row is None:
         return None
     try:

@@ -37,12 +37,11 @@ from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
 from wikic.backends import Backend, make_backend
-from wikic.build.pipeline import BuildOptions, build
 from wikic.build.report import Progress, Report
+from wikic.build.run import BuildOptions, build
 from wikic.config import Schema
 from wikic.errors import WikicError
 from wikic.fsutil import TMP_MARK
-from wikic.lock import ProjectLock
 from wikic.project import SCHEMA_FILE, Project
 from wikic.prompts import PROJECT_DIR
 from wikic.sources.scan import SOURCES_DIR
@@ -208,7 +207,10 @@ class Rebuild:
             or report.conflicts
             or report.errors
         ):
-            return f"{head}: nothing to do ({report.pages} pages up to date); {report.seconds:.2f}s"
+            return (
+                f"{head}: nothing to do ({report.pages} pages up to date); {report.seconds:.2f}s"
+                + self._lint()
+            )
         text = (
             f"{head}: {report.ran} ran, {report.cached} cached, {report.up_to_date} up to date"
             + (f", {report.failed} failed" if report.failed else "")
@@ -218,7 +220,11 @@ class Rebuild:
             text += f", {len(report.conflicts)} conflict(s) kept"
         if report.errors:
             text += f", {len(report.errors)} error(s)"
-        return text + f"; {report.calls} model calls, {report.seconds:.2f}s"
+        return text + f"; {report.calls} model calls, {report.seconds:.2f}s" + self._lint()
+
+    def _lint(self) -> str:
+        """The build's closing lint summary, as `wikic build` prints it."""
+        return f"; {self.report.lint_line}" if self.report is not None and self.report.lint_line else ""
 
     def details(self) -> list[str]:
         """The lines `wikic build` would print besides its summary."""
@@ -320,10 +326,8 @@ class Watcher:
             self._schedule()
         self.builds += 1
         result = Rebuild(self.builds, changed)
-        try:
-            # Per build, not per session: a `wikic build` by hand can run between two of ours.
-            with ProjectLock(self.project.lock_path, wait=True, on_wait=self.say):
-                result.report = build(self.project, self.options.build, self.progress, self.backends)
+        try:  # the lock is taken per build: a `wikic build` by hand can run between two of ours
+            result.report = build(self.project, self.options.build, self.progress, self.backends, self.say)
         except WikicError as exc:
             result.error, result.exit_code = str(exc), exc.exit_code
         except MemoryError:

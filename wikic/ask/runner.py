@@ -25,13 +25,13 @@ from wikic.hashing import fingerprint
 from wikic.lock import ProjectLock
 from wikic.project import Project
 from wikic.prompts.loader import Prompts
-from wikic.state import State
+from wikic.state import Meta, State
 from wikic.wiki.page import Page
 
 ANSWER_VERSION = 2  # bump when answers for the same inputs would differ
 BYTES_PER_TOKEN = 3  # estimate for backends without a local tokenizer: English runs ~4, so a margin
 ESTIMATE_OVERHEAD = 64  # tokens a chat API may add around two messages
-SAVED_MARK = "ask_saved_mark"  # state meta: the build's "clean" mark, as it is with a just-saved answer
+SAVED_MARK = Meta.ASK_SAVED  # the build's "clean" mark, as it is with a just-saved answer
 
 BackendFactory = Callable[[Schema], Backend]
 OnText = Callable[[str], None]
@@ -128,19 +128,17 @@ def _save(
 
 
 def wiki_mark(project: Project, schema: Schema, mid: str) -> str:
-    """What the build records as "clean" when it leaves the wiki current: its inputs and wiki/'s names."""
-    from wikic.build.pipeline import clean_mark, input_fingerprint
-    from wikic.sources.scan import list_sources
+    """What the build records as "clean" when it leaves the wiki current: its inputs and wiki/."""
+    from wikic.fingerprint import build_inputs, clean_mark
 
-    files, _ = list_sources(project.root, schema.sources)
-    return clean_mark(project, input_fingerprint(project, files, mid))
+    return clean_mark(project, build_inputs(project, mid))
 
 
 def is_current(project: Project, schema: Schema, mid: str, state: State) -> bool:
     """Built from the sources, schema and templates as they are now. An answer saved since
     (a new name in wiki/, which the next build will index) does not make the wiki stale."""
     mark = wiki_mark(project, schema, mid)
-    return mark in (state.get_meta("clean"), state.get_meta(SAVED_MARK))
+    return mark in (state.get_meta(Meta.CLEAN), state.get_meta(SAVED_MARK))
 
 
 def check_wiki(project: Project, schema: Schema, mid: str, state: State, stale_ok: bool) -> bool:

@@ -9,78 +9,33 @@ build left them, with every output intact, stops after the stat calls.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from wikic import __version__
+from wikic import fingerprint as stat
 from wikic.backends import Backend, make_backend, model_id
-from wikic.build.actions import Action, Runner, is_fallback, resolve
+from wikic.build.actions import Action, Runner, resolve
 from wikic.build.assemble import assemble
 from wikic.build.digest import digest_actions, merge_parts
 from wikic.build.plan import PagePlan, SourceInfo, plan
-from wikic.build.publish import append_log, outputs_intact, publish
+from wikic.build.publish import append_log, publish
 from wikic.build.report import Progress, Report
-from wikic.build.uptodate import forget
+from wikic.build.run import BackendFactory, BuildOptions
 from wikic.build.write import write_action
 from wikic.config import Schema, load_schema
 from wikic.errors import SourceError
 from wikic.fsutil import remove_stale_temps
 from wikic.hashing import fingerprint
 from wikic.project import Project
-from wikic.prompts.loader import Prompts, template_files
+from wikic.prompts.loader import Prompts
 from wikic.sources.read import Source, read_source
 from wikic.sources.scan import SourceFile, list_sources
-from wikic.state import State
+from wikic.state import ActionRecord, Meta, State
 from wikic.wiki.page import split_page
 
-
-@dataclass
-class BuildOptions:
-    explain: bool = False
-    dry_run: bool = False
-    offline: bool = False
-    force: bool = False
-    jobs: int | None = None
-    retry_failed: bool = False  # ask the model again where its last answers stayed unusable
-
-
-BackendFactory = Callable[[Schema], Backend]
-
-
-def input_fingerprint(project: Project, files: list[SourceFile], mid: str) -> str:
-    """Everything a build reads, by stat where that is enough. Taken before the build,
-    so that an edit made while it runs is seen by the next one."""
-    templates = []
-    for path in template_files(project.root):
-        st = path.stat()
-        templates.append([str(path), st.st_size, st.st_mtime_ns])
-    return fingerprint(
-        [
-            __version__,
-            project.schema_path.read_bytes().hex(),
-            [[f.path, f.size, f.mtime_ns] for f in files],
-            templates,
-            mid,
-        ]
-    )
-
-
-def clean_mark(project: Project, inputs: str) -> str:
-    """The inputs and the stats of every file in wiki/: a new or edited hand-made page
-    (an answer, a note) must be indexed anew."""
-    listing = []
-    if project.wiki_dir.is_dir():
-        with os.scandir(project.wiki_dir) as entries:
-            for entry in entries:
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                listing.append([entry.name, st.st_size, st.st_mtime_ns])
-    return fingerprint([inputs, sorted(listing)])
+__all__ = ["BuildOptions", "build"]
 
 
 def build(
@@ -89,65 +44,72 @@ def build(
     progress: Progress,
     backend_factory: BackendFactory | None = None,
 ) -> Report:
+    """The pipeline alone, with its own clean check (run.build adds the lock, the faster
+    no-op check and the lint summary)."""
     started = time.monotonic()
     report = Report(dry_run=opts.dry_run)
     schema = load_schema(project.schema_path)
     files, list_errors = list_sources(project.root, schema.sources)
     mid = model_id(schema.model, project.root)
-    fp = input_fingerprint(project, files, mid)
+    mark = stat.build_inputs(project, mid)
     state = State.open(project.state_path, recover=True)
     report.warnings += state.warnings
     try:
-        if (
-            not (opts.force or opts.retry_failed or opts.dry_run or list_errors)
-            and state.get_meta("clean") == clean_mark(project, fp)
-            and outputs_intact(state, project.root)
+        if not (opts.force or opts.retry_failed or opts.dry_run or list_errors) and _clean(
+            project, state, mark
         ):
             report.nothing_to_do = True
             report.sources = len(files)
-            report.pages = int(state.get_meta("pages") or 0)
-            report.up_to_date = int(state.get_meta("actions") or 0)
+            report.pages = int(state.get_meta(Meta.PAGES) or 0)
+            report.up_to_date = int(state.get_meta(Meta.ACTIONS) or 0)
         else:
             if not opts.dry_run:
-                forget(state.db)
+                state.delete_meta(Meta.UPTODATE)  # about to change things: no build may skip on it
             factory = backend_factory or (lambda s: make_backend(s.model, project.root))
-            _Build(project, schema, opts, progress, report, state, mid, lambda: factory(schema)).run(
-                files, list_errors, fp
-            )
+            setup = _Setup(project, schema, opts, mid, progress)
+            _Build(setup, state, report, lambda: factory(schema)).run(files, list_errors, mark)
     finally:
         state.close()
     report.seconds = time.monotonic() - started
     return report
 
 
+def _clean(project: Project, state: State, mark: str) -> bool:
+    """The last build was clean, on these inputs and this wiki/, and its outputs are intact."""
+    return state.get_meta(Meta.CLEAN) == stat.clean_mark(project, mark) and stat.outputs_intact(
+        project.root, state.file_stats()
+    )
+
+
+@dataclass
+class _Setup:
+    """What a build is asked to do, and with which model."""
+
+    project: Project
+    schema: Schema
+    opts: BuildOptions
+    mid: str  # the model's id (backends.model_id)
+    progress: Progress
+
+
 class _Build:
     """One full (incremental) pass; holds what the stages share."""
 
-    def __init__(
-        self,
-        project: Project,
-        schema: Schema,
-        opts: BuildOptions,
-        progress: Progress,
-        report: Report,
-        state: State,
-        mid: str,
-        backend: Callable[[], Backend],
-    ) -> None:
-        self.project, self.schema, self.opts = project, schema, opts
-        self.progress, self.report, self.state = progress, report, state
-        self.prompts = Prompts(project.root)
-        self.mid = mid
-        self.model_fp = fingerprint([mid, schema.model.params()])
+    def __init__(self, setup: _Setup, state: State, report: Report, backend: Callable[[], Backend]) -> None:
+        self.project, self.schema, self.opts = setup.project, setup.schema, setup.opts
+        self.progress, self.report, self.state = setup.progress, report, state
+        self.prompts = Prompts(self.project.root)
+        self.mid = setup.mid
+        self.model_fp = fingerprint([self.mid, self.schema.model.params()])
         self.records = state.actions()
-        jobs = opts.jobs or schema.model.jobs
-        self.runner = Runner(state, backend, jobs=jobs, offline=opts.offline, on_done=self._done)
+        jobs = self.opts.jobs or self.schema.model.jobs
+        self.runner = Runner(state, backend, jobs=jobs, offline=self.opts.offline, on_done=self._done)
         self.done = 0
         self.total = 0
         self.failed_sources: set[str] = set()
 
     # --- stages ---------------------------------------------------------------
-    def run(self, files: list[SourceFile], list_errors: list[SourceError], fp: str) -> None:
+    def run(self, files: list[SourceFile], list_errors: list[SourceError], mark: str) -> None:
         root, report = self.project.root, self.report
         remove_stale_temps(root / "wiki")
         for err in list_errors:
@@ -183,7 +145,7 @@ class _Build:
             self._explain(f"assemble {rel}", "hand edit kept (use --force to overwrite)")
         report.pages = len(available)
         append_log(root, self.state, report)
-        self._save(sources, pages, fp)
+        self._save(sources, pages, mark)
 
     def _read(self, files: list[SourceFile]) -> list[Source]:
         sources = []
@@ -227,8 +189,9 @@ class _Build:
             if a.status != "up_to_date":
                 self._explain(a.label, a.reason)
         pending = [a for a in actions if a.status == "pending"]
-        self.report.up_to_date += sum(a.status == "up_to_date" for a in actions)
-        self.report.cached += sum(a.status == "cached" for a in actions)
+        for a in actions:
+            if a.status != "pending":
+                self.report.count(a)
         if self.opts.dry_run:
             for a in pending:
                 request = a.render()
@@ -243,17 +206,7 @@ class _Build:
     def _done(self, action: Action) -> None:
         self.done += 1
         self.progress.step(self.done, self.total, action.label)
-        if action.status == "ran":
-            self.report.ran += 1
-            self.report.calls += action.usage.get("calls", 1)  # repair tries included
-            self.report.prompt_tokens += action.usage.get("prompt_tokens", 0)
-            self.report.completion_tokens += action.usage.get("completion_tokens", 0)
-            self.report.cached_tokens += action.usage.get("cached_tokens", 0)
-            if is_fallback(action.output):
-                self.report.warnings.append(f"{action.label}: {action.output['fallback']}")
-        else:
-            self.report.failed += 1
-            self.report.error(action.label, action.error)
+        self.report.count(action)
 
     # --- outputs --------------------------------------------------------------
     def _foreign(self, pages: dict[str, PagePlan], keep: set[str]) -> dict[str, str]:
@@ -297,7 +250,7 @@ class _Build:
         if self.opts.explain or self.opts.dry_run:
             self.report.explain.append({"action": action, "reason": reason})
 
-    def _save(self, sources: list[Source], pages: dict[str, PagePlan], fp: str) -> None:
+    def _save(self, sources: list[Source], pages: dict[str, PagePlan], mark: str) -> None:
         state, report = self.state, self.report
         live = {s.path for s in sources} | self.failed_sources
         with state.transaction():
@@ -306,15 +259,20 @@ class _Build:
             for src in sources:  # what this build read: lint's stale-page compares against it
                 st = self.stats[src.path]
                 state.set_source(src.path, st.size, st.mtime_ns, src.hash)
-            for aid, rec in self.records.items():
-                gone_source = rec.stage == "digest" and aid.split(":", 1)[1].split("#")[0] not in live
-                gone_page = rec.stage == "write" and aid.removeprefix("write:") not in pages
-                if gone_source or gone_page:
-                    state.remove_action(aid)
+            for rec in self.records.values():
+                if _gone(rec, live, pages):
+                    state.remove_action(rec.id)
         state.set_slugs({pid: p.slug for pid, p in pages.items()})
         if report.ok and not report.conflicts:
-            state.set_meta("clean", clean_mark(self.project, fp))
-            state.set_meta("pages", str(report.pages))
-            state.set_meta("actions", str(report.ran + report.cached + report.up_to_date))
+            state.set_meta(Meta.CLEAN, stat.clean_mark(self.project, mark))
+            state.set_meta(Meta.PAGES, str(report.pages))
+            state.set_meta(Meta.ACTIONS, str(report.ran + report.cached + report.up_to_date))
         else:
-            state.set_meta("clean", "")
+            state.set_meta(Meta.CLEAN, "")
+
+
+def _gone(record: ActionRecord, sources: set[str], pages: dict[str, PagePlan]) -> bool:
+    """An action whose source (digest) or page (write) is no longer part of the wiki."""
+    if record.stage == "digest":
+        return record.subject not in sources
+    return record.stage == "write" and record.subject not in pages

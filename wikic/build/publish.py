@@ -3,8 +3,9 @@ rule that a page changed by hand is never overwritten or deleted silently."""
 
 from __future__ import annotations
 
-import os
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from wikic.build.report import Report
@@ -22,19 +23,6 @@ def _record(state: State, rel: str, path: Path, data: bytes) -> None:
     state.set_file(FileRecord(rel, bytes_hash(data), st.st_size, st.st_mtime_ns))
 
 
-def outputs_intact(state: State, root: Path) -> bool:
-    """True when every file wikic wrote is still exactly as it left it (by stat)."""
-    base = str(root)
-    for rec in state.files().values():
-        try:
-            st = os.stat(os.path.join(base, rec.path))  # not pathlib: 10,000 of these in a no-op
-        except OSError:
-            return False
-        if st.st_size != rec.size or st.st_mtime_ns != rec.mtime_ns:
-            return False
-    return True
-
-
 def publish(
     root: Path,
     outputs: dict[str, str],
@@ -48,57 +36,73 @@ def publish(
     Only plain page names directly in wiki/ are written or removed: a name that
     would reach elsewhere (from a tampered state.db, say) is an error, never a write.
     """
-    records = {rel: rec for rel, rec in state.files().items() if _ours(rel)}
-    wiki = root / WIKI
-    changed: list[tuple[Path, bytes]] = []
-    for name, text in sorted(outputs.items()):
-        if not is_safe_file_name(name):
-            report.error(name, "refused to write a page with this name: it is not a plain file name in wiki/")
-            continue
-        rel, path, data = f"{WIKI}/{name}", wiki / name, text.encode("utf-8")
-        try:
-            disk: bytes | None = path.read_bytes()
-        except FileNotFoundError:
-            disk = None
-        rec = records.get(rel)
-        if disk == data:
-            if rec is None or rec.hash != bytes_hash(data):
-                _record(state, rel, path, data)  # adopt a page that is already what we would write
-            elif rec.mtime_ns != path.stat().st_mtime_ns:
-                _record(state, rel, path, data)
-            continue
-        if (
-            disk is not None
-            and not force
-            and (rec is None or bytes_hash(disk) != rec.hash)
-            and not sealed_intact(disk.decode("utf-8", "replace"))
-        ):
-            report.conflicts.append(rel)
-            continue
-        changed.append((path, data))
+    job = _Publish(root, state, report, force)
+    atomic_write_many(job.changed(outputs), job.written)
+    job.remove_unplanned(outputs, keep)
 
-    def written(path: Path, data: bytes) -> None:
+
+class _Publish:
+    """One publish: the records of what wikic wrote, and the rule for hand edits."""
+
+    def __init__(self, root: Path, state: State, report: Report, force: bool) -> None:
+        self.root, self.state, self.report, self.force = root, state, report, force
+        self.records = {rel: rec for rel, rec in state.files().items() if _ours(rel)}
+
+    def changed(self, outputs: dict[str, str]) -> list[tuple[Path, bytes]]:
+        """The pages to write: new or different from disk, and not edited by hand (unless forced)."""
+        wiki = self.root / WIKI
+        changed: list[tuple[Path, bytes]] = []
+        for name, text in sorted(outputs.items()):
+            if not is_safe_file_name(name):
+                self.report.error(
+                    name, "refused to write a page with this name: it is not a plain file name in wiki/"
+                )
+                continue
+            rel, path, data = f"{WIKI}/{name}", wiki / name, text.encode("utf-8")
+            try:
+                disk: bytes | None = path.read_bytes()
+            except FileNotFoundError:
+                disk = None
+            rec = self.records.get(rel)
+            if disk == data:
+                if rec is None or rec.hash != bytes_hash(data) or rec.mtime_ns != path.stat().st_mtime_ns:
+                    _record(self.state, rel, path, data)  # adopt a page that is already what we would write
+                continue
+            if disk is not None and self._hand_edited(rec, disk, partial(disk.decode, "utf-8", "replace")):
+                self.report.conflicts.append(rel)
+                continue
+            changed.append((path, data))
+        return changed
+
+    def written(self, path: Path, data: bytes) -> None:
         rel = f"{WIKI}/{path.name}"
-        _record(state, rel, path, data)
-        report.written.append(rel)
+        _record(self.state, rel, path, data)
+        self.report.written.append(rel)
 
-    atomic_write_many(changed, written)
-    for rel, rec in sorted(records.items()):
-        name = rel.removeprefix(f"{WIKI}/")
-        if name in outputs or name == LOG or rel in keep:
-            continue
-        path = root / rel
-        try:
-            disk_hash = bytes_hash(path.read_bytes())
-        except FileNotFoundError:
-            state.remove_file(rel)
-            continue
-        if disk_hash != rec.hash and not force and not sealed_intact(path.read_text("utf-8", "replace")):
-            report.conflicts.append(rel)
-            continue
-        path.unlink()
-        state.remove_file(rel)
-        report.removed.append(rel)
+    def remove_unplanned(self, outputs: dict[str, str], keep: set[str]) -> None:
+        """Remove the pages wikic wrote that are no longer planned, unless edited by hand."""
+        for rel, rec in sorted(self.records.items()):
+            name = rel.removeprefix(f"{WIKI}/")
+            if name in outputs or name == LOG or rel in keep:
+                continue
+            path = self.root / rel
+            try:
+                disk = path.read_bytes()
+            except FileNotFoundError:
+                self.state.remove_file(rel)
+                continue
+            if self._hand_edited(rec, disk, partial(path.read_text, "utf-8", "replace")):
+                self.report.conflicts.append(rel)
+                continue
+            path.unlink()
+            self.state.remove_file(rel)
+            self.report.removed.append(rel)
+
+    def _hand_edited(self, rec: FileRecord | None, disk: bytes, text: Callable[[], str]) -> bool:
+        """Not as wikic last wrote it, nor sealed intact: a person's edit, kept unless forced."""
+        if self.force or (rec is not None and bytes_hash(disk) == rec.hash):
+            return False
+        return not sealed_intact(text())
 
 
 def _ours(rel: str) -> bool:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:  # not at run time: a no-op build never imports the actions' machinery
+    from wikic.build.actions import Action
 
 
 @dataclass
@@ -29,6 +32,8 @@ class Report:
     seconds: float = 0.0
     dry_run: bool = False
     nothing_to_do: bool = False  # the stat check found every input and output as the last build left them
+    lint: dict[str, int] | None = None  # the lint summary after the build: counts by level
+    lint_line: str = ""  # ... as one line to print
 
     @property
     def ok(self) -> bool:
@@ -36,6 +41,26 @@ class Report:
 
     def error(self, where: str, message: str) -> None:
         self.errors.append({"where": where, "message": message})
+
+    def count(self, action: Action) -> None:
+        """Account for one settled action: up to date, cached, ran (with its usage) or failed."""
+        if action.status == "up_to_date":
+            self.up_to_date += 1
+        elif action.status == "cached":
+            self.cached += 1
+        elif action.status == "ran":
+            self.ran += 1
+            self.calls += action.usage.get("calls", 1)  # repair tries included
+            self.prompt_tokens += action.usage.get("prompt_tokens", 0)
+            self.completion_tokens += action.usage.get("completion_tokens", 0)
+            self.cached_tokens += action.usage.get("cached_tokens", 0)
+            from wikic.build.actions import is_fallback  # loaded already: it ran the action
+
+            if is_fallback(action.output):
+                self.warnings.append(f"{action.label}: {action.output['fallback']}")
+        else:
+            self.failed += 1
+            self.error(action.label, action.error)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -61,6 +86,8 @@ class Report:
             "seconds": round(self.seconds, 3),
             "nothing_to_do": self.nothing_to_do,
         }
+        if self.lint is not None:
+            data["lint"] = self.lint
         if self.explain:
             data["explain"] = self.explain
         if self.dry_run:

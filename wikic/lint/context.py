@@ -107,10 +107,7 @@ class Context:
             return cls(project, schema, wiki, None, None)
         state = State.open(project.state_path)
         try:
-            files = dict(
-                state.db.execute("SELECT path, hash FROM files").fetchall()
-            )  # 10k rows: skip records
-            return cls(project, schema, wiki, files, state.source_stats())
+            return cls(project, schema, wiki, state.file_hashes(), state.source_stats())
         finally:
             state.close()
 

@@ -8,21 +8,20 @@ Deterministic rules live in rules.py and citations.py, model-based ones
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from rapidfuzz import process
 
+from wikic import fingerprint
 from wikic.backends import Backend
 from wikic.config import Schema, load_schema
 from wikic.errors import ConfigError, UsageError
-from wikic.hashing import fingerprint
 from wikic.lint import citations, rules
 from wikic.lint.context import Context, Finding
 from wikic.project import Project
-from wikic.state import State
+from wikic.state import Meta, State
 from wikic.wiki.read import gc_paused, read_wiki
 
 RULES: dict[str, tuple[str, rules.RuleFn]] = {**rules.RULES, **citations.RULES}
@@ -164,33 +163,24 @@ def format_json(result: LintResult) -> str:
 
 
 # --- the one-line summary at the end of `wikic build` --------------------------------
-def _inputs_fingerprint(project: Project, schema_bytes: bytes, state: State) -> str:
+def _inputs_fingerprint(project: Project, state: State) -> str:
     """What a deterministic lint reads, by stat: unchanged means the last summary still holds."""
-    stats = []
-    for folder in (project.wiki_dir, project.sources_dir):
-        for dirpath, dirnames, names in os.walk(folder):
-            dirnames.sort()
-            for name in sorted(names):
-                try:
-                    st = os.stat(os.path.join(dirpath, name))
-                except OSError:  # a link to nothing, or a file gone since the walk: the build said so
-                    continue
-                stats.append([dirpath, name, st.st_size, st.st_mtime_ns])
-    records = sorted(state.db.execute("SELECT path, hash FROM files").fetchall())
-    seen = sorted(state.db.execute("SELECT path, hash FROM sources").fetchall())
-    return fingerprint([schema_bytes.hex(), stats, records, seen])
+    tree = fingerprint.inputs(project)  # schema.yaml, sources/ (and templates: harmless)
+    fingerprint.walk(project.wiki_dir, "wiki", tree)
+    tree.lines += [f"file {path}\t{h}" for path, h in state.file_hashes().items()]
+    tree.lines += [f"source {path}\t{h}" for path, h in state.source_hashes().items()]
+    return tree.digest()
 
 
 def build_summary(project: Project) -> dict[str, int]:
     """Counts by level of a deterministic lint, reused while nothing it reads has changed."""
-    schema_bytes = project.schema_path.read_bytes()
     with State.open(project.state_path) as state:
-        fp = _inputs_fingerprint(project, schema_bytes, state)
-        saved = json.loads(state.get_meta("lint_summary") or "{}")
-        if saved.get("fp") == fp:
+        key = _inputs_fingerprint(project, state)
+        saved = json.loads(state.get_meta(Meta.LINT_SUMMARY) or "{}")
+        if saved.get("fp") == key:
             return dict(saved["counts"])
         counts = lint(project).counts()
-        state.set_meta("lint_summary", json.dumps({"fp": fp, "counts": counts}))
+        state.set_meta(Meta.LINT_SUMMARY, json.dumps({"fp": key, "counts": counts}))
         return counts
 
 

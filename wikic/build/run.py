@@ -1,0 +1,87 @@
+"""One build, as `wikic build`, `wikic watch` and Python callers run it: under the
+project lock, the no-op check (uptodate.py), else the pipeline (pipeline.py) and
+the lint summary of the built wiki, then the mark that lets the next build skip.
+
+Light on purpose: a build with nothing to do imports neither the pipeline nor lint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from wikic.build.report import Progress, Report
+from wikic.build.uptodate import Check
+from wikic.errors import WikicError
+from wikic.lock import ProjectLock
+from wikic.project import Project
+
+if TYPE_CHECKING:
+    from wikic.backends import Backend
+    from wikic.config import Schema
+
+BackendFactory = Callable[["Schema"], "Backend"]
+
+
+@dataclass
+class BuildOptions:
+    explain: bool = False
+    dry_run: bool = False
+    offline: bool = False
+    force: bool = False  # also: check every input instead of trusting the stat checks
+    jobs: int | None = None
+    retry_failed: bool = False  # ask the model again where its last answers stayed unusable
+    wait: bool = True  # for another wikic process to release the project (else fail at once)
+
+
+def build(
+    project: Project,
+    opts: BuildOptions | None = None,
+    progress: Progress | None = None,
+    backend_factory: BackendFactory | None = None,
+    on_wait: Callable[[str], None] | None = None,
+) -> Report:
+    """Build the project's wiki; the report carries the lint summary (unless --dry-run)."""
+    opts = opts or BuildOptions()
+    progress = progress or Progress(quiet=True)
+    with ProjectLock(project.lock_path, wait=opts.wait, on_wait=on_wait or progress.message):
+        check = None if opts.dry_run else Check(project)
+        if check is not None and not (opts.force or opts.retry_failed):
+            fresh = check.fresh()  # stats only: no heavy import
+            if fresh is not None:
+                return fresh
+        return _full(project, opts, progress, backend_factory, check)
+
+
+def _full(
+    project: Project,
+    opts: BuildOptions,
+    progress: Progress,
+    backend_factory: BackendFactory | None,
+    check: Check | None,
+) -> Report:
+    """The pipeline, then the lint summary; records the no-op mark when they left the wiki clean."""
+    from wikic.build import pipeline
+
+    if check is not None:
+        check.before_build()
+    report = pipeline.build(project, opts, progress, backend_factory)
+    if check is None:
+        return report
+    check.after_build()
+    _lint_summary(project, report)
+    check.record(report)
+    return report
+
+
+def _lint_summary(project: Project, report: Report) -> None:
+    """Counts by level of a deterministic lint of the built wiki (none when lint cannot run)."""
+    from wikic.lint.runner import build_summary, counts_line
+
+    try:
+        report.lint = build_summary(project)
+    except WikicError as exc:
+        report.warnings.append(f"lint did not run: {exc}")
+        return
+    report.lint_line = counts_line(report.lint)

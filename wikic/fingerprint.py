@@ -1,0 +1,128 @@
+"""Stat fingerprints of a project: one walk of sources/, wiki/ and the prompt
+templates by stat, and the digests that the no-op check, the build's clean mark,
+the lint summary's cache key and ask's staleness check compare.
+
+Standard library only, and nothing heavier from wikic than `project` and
+`prompts`: it runs on the no-op path, which must never import pydantic or jinja2.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wikic import __version__
+from wikic.project import Project
+from wikic.prompts import PACKAGE_DIR, PROJECT_DIR
+
+Stat = tuple[int, int]  # (size, mtime_ns)
+
+
+@dataclass
+class Tree:
+    """One stat walk: every entry as a `name<TAB>size<TAB>mtime_ns[<TAB>-> target]` line
+    (folders end in /), each file's stat by name, and whether every entry could be stat'ed."""
+
+    lines: list[str] = field(default_factory=list)
+    stats: dict[str, Stat] = field(default_factory=dict)
+    complete: bool = True
+
+    def digest(self) -> str:
+        return digest(self.lines)
+
+
+def digest(lines: Iterable[str]) -> str:
+    """One hash of lines, in any order."""
+    text = "\n".join(sorted(lines))
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def walk(folder: Path, rel: str, tree: Tree | None = None) -> Tree:
+    """Every entry below `folder`, named `rel/...`. A file reached through a link is stat'ed
+    as the build reads it (the file it points at) and the link's target is part of its line;
+    an entry that cannot be stat'ed is a line of its own and leaves the tree incomplete."""
+    tree = tree if tree is not None else Tree()
+    _scan(str(folder), rel, tree)
+    return tree
+
+
+def _scan(folder: str, rel: str, tree: Tree) -> None:
+    try:
+        it = os.scandir(folder)
+    except FileNotFoundError:
+        tree.lines.append(f"{rel}\tmissing")
+        return
+    except OSError:
+        tree.lines.append(f"{rel}\tunreadable")
+        tree.complete = False
+        return
+    with it:
+        for entry in it:
+            name = f"{rel}/{entry.name}"
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    tree.lines.append(name + "/")
+                    _scan(entry.path, name, tree)
+                    continue
+                st = entry.stat()
+                link = "\t-> " + os.path.realpath(entry.path) if entry.is_symlink() else ""
+            except OSError:  # a link to nothing, or gone since the listing
+                tree.lines.append(f"{name}\tunreadable")
+                tree.complete = False
+                continue
+            tree.lines.append(f"{name}\t{st.st_size}\t{st.st_mtime_ns}{link}")
+            tree.stats[name] = (st.st_size, st.st_mtime_ns)
+
+
+def inputs(project: Project) -> Tree:
+    """What a build reads besides the model: wikic's version, schema.yaml's bytes, the
+    shipped and the project's templates, and every file under sources/ (not only those
+    schema.yaml includes). Raises OSError when schema.yaml cannot be read."""
+    schema = hashlib.sha256(project.schema_path.read_bytes()).hexdigest()
+    tree = Tree(lines=[f"version {__version__}", f"schema {schema}"])
+    for path in sorted(PACKAGE_DIR.glob("*.j2")):  # the package folder also holds its Python
+        st = path.stat()
+        tree.lines.append(f"{path}\t{st.st_size}\t{st.st_mtime_ns}")
+    walk(project.root / PROJECT_DIR, PROJECT_DIR, tree)
+    walk(project.sources_dir, "sources", tree)
+    return tree
+
+
+def wiki(project: Project) -> Tree:
+    """Every name and stat under wiki/: a new or edited hand-made page must be seen."""
+    return walk(project.wiki_dir, "wiki")
+
+
+def build_inputs(project: Project, model_id: str) -> str:
+    """The build's input mark, taken before it reads anything, so that an edit made while
+    it runs is seen by the next one."""
+    return digest([inputs(project).digest(), f"model {model_id}"])
+
+
+def clean_mark(project: Project, build_mark: str) -> str:
+    """What the build records after a clean build, and what ask compares with: the inputs
+    as the build found them, and wiki/ as it is now."""
+    return digest([build_mark, "wiki " + wiki(project).digest()])
+
+
+def outputs_intact(
+    root: Path, records: Iterable[tuple[str, int, int]], seen: dict[str, Stat] | None = None
+) -> bool:
+    """True when every file wikic wrote (path, size, mtime_ns) is still exactly as it left it.
+    `seen` (a walk's stats, by the same relative names) spares a stat call per file."""
+    base = str(root)
+    seen = seen or {}
+    for rel, size, mtime_ns in records:
+        stat = seen.get(rel)
+        if stat is None:
+            try:
+                st = os.stat(os.path.join(base, rel))  # not pathlib: 10,000 of these in a no-op
+            except OSError:
+                return False
+            stat = (st.st_size, st.st_mtime_ns)
+        if stat != (size, mtime_ns):
+            return False
+    return True
