@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 from projects import make_project, run_build
 
+from wikic.build.run import build
 from wikic.cli import cli
 from wikic.lint.runner import build_summary
 from wikic.project import Project
@@ -48,6 +49,21 @@ def test_second_build_reports_what_the_full_check_reports(tmp_path: Path) -> Non
         {"ran": 0, "cached": 0, "up_to_date": slow.up_to_date, "failed": 0},
     )
     assert fast["lint"] == build_summary(project)
+
+
+def test_the_python_entry_point_builds_as_the_cli_does(tmp_path: Path) -> None:
+    """wikic.build.run.build is `wikic build`: lint summary, then a second build that is a no-op
+    with the CLI's figures."""
+    project = make_project(tmp_path)
+    first = build(project)
+    assert not first.nothing_to_do and first.ok and first.lint == build_summary(project)
+    second = build(project)
+    assert second.nothing_to_do and second.lint == first.lint and second.lint_line == first.lint_line
+    by_cli = cli_build(project)
+    assert by_cli["nothing_to_do"]
+    assert {k: v for k, v in by_cli.items() if k != "seconds"} == {
+        k: v for k, v in second.to_json().items() if k != "seconds"
+    }
 
 
 def test_noop_build_imports_neither_pydantic_nor_jinja2_nor_rapidfuzz(tmp_path: Path) -> None:

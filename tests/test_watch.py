@@ -465,3 +465,32 @@ def test_relevant_paths(rel: str, expected: bool) -> None:
 def test_temp_names() -> None:
     assert all(map(is_temp_name, [".x.swp", "x~", ".#x", "4913", "x.tmp", "#x#"]))
     assert not any(map(is_temp_name, ["x.md", "notes.txt", "4913.md"]))
+
+
+def test_a_watch_build_is_the_build_of_wikic_build_with_its_lint_summary(tmp_path: Path) -> None:
+    """The same build as `wikic build`: the lint summary closes each one (its line and "lint" in
+    the JSON), and a burst that leaves every stat as it was takes the no-op path."""
+    project = make_project(tmp_path / "p")
+    results: queue.Queue[Rebuild] = queue.Queue()
+    watcher = Watcher(
+        project, WatchOptions(debounce=0.1), results.put, lambda text: None, Progress(quiet=True)
+    )
+    thread = threading.Thread(target=watcher.run, daemon=True)
+    thread.start()
+    try:
+        first = results.get(timeout=LINE_TIMEOUT)
+        assert first.report is not None and first.report.ok and not first.report.nothing_to_do
+        assert first.report.lint is not None and first.to_json()["lint"] == first.report.lint
+        assert first.report.lint_line.startswith("lint: ") and first.line().endswith(first.report.lint_line)
+        source = project.sources_dir / "rag.md"
+        data, st = source.read_bytes(), source.stat()
+        source.write_bytes(data)  # saved again unchanged: an event, and the same stats once put back
+        os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns))
+        second = results.get(timeout=LINE_TIMEOUT)
+        assert second.changed == ["sources/rag.md"] and second.report is not None
+        assert second.report.nothing_to_do and second.report.lint == first.report.lint
+        assert second.line().endswith(first.report.lint_line)
+    finally:
+        watcher.stop()
+        thread.join(timeout=LINE_TIMEOUT)
+    assert not thread.is_alive()
