@@ -96,10 +96,10 @@ def wiki(project: Project) -> Tree:
     return walk(project.wiki_dir, "wiki")
 
 
-def build_inputs(project: Project, model_id: str) -> str:
-    """The build's input mark, taken before it reads anything, so that an edit made while
-    it runs is seen by the next one."""
-    return digest([inputs(project).digest(), f"model {model_id}"])
+def build_inputs(project: Project, model_id: str, taken: Tree | None = None) -> str:
+    """The build's input mark, taken before it reads anything (or `taken`: the inputs just
+    walked by the no-op check), so that an edit made while it runs is seen by the next one."""
+    return digest([(taken or inputs(project)).digest(), f"model {model_id}"])
 
 
 def clean_mark(project: Project, build_mark: str) -> str:

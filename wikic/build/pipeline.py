@@ -43,15 +43,16 @@ def build(
     opts: BuildOptions,
     progress: Progress,
     backend_factory: BackendFactory | None = None,
+    inputs: stat.Tree | None = None,
 ) -> Report:
     """The pipeline alone, with its own clean check (run.build adds the lock, the faster
-    no-op check and the lint summary)."""
+    no-op check and the lint summary). `inputs`: the project's inputs, walked just now."""
     started = time.monotonic()
     report = Report(dry_run=opts.dry_run)
     schema = load_schema(project.schema_path)
     files, list_errors = list_sources(project.root, schema.sources)
     mid = model_id(schema.model, project.root)
-    mark = stat.build_inputs(project, mid)
+    mark = stat.build_inputs(project, mid, inputs)
     state = State.open(project.state_path, recover=True)
     report.warnings += state.warnings
     try:

@@ -64,11 +64,10 @@ def _full(
     """The pipeline, then the lint summary; records the no-op mark when they left the wiki clean."""
     from wikic.build import pipeline
 
-    if check is not None:
-        check.before_build()
-    report = pipeline.build(project, opts, progress, backend_factory)
     if check is None:
-        return report
+        return pipeline.build(project, opts, progress, backend_factory)
+    check.before_build()
+    report = pipeline.build(project, opts, progress, backend_factory, check.inputs)  # walked once
     check.after_build()
     _lint_summary(project, report)
     check.record(report)
