@@ -208,8 +208,8 @@ def _print_notes(report: Any) -> None:
     "--json",
     "as_json",
     is_flag=True,
-    help='One JSON object per build on stdout: the build report plus "build" (its number) and '
-    '"changed" (the paths that set it off), or "error" when it could not run.',
+    help='One JSON object per build on stdout: the report of `wikic build --json` (with "lint") plus '
+    '"build" (its number) and "changed" (the paths that set it off), or "error" when it could not run.',
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines; only one line per build.")
 @click.pass_obj
