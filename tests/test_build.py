@@ -288,3 +288,12 @@ def test_an_edited_hand_made_page_is_indexed_anew(tmp_path: Path) -> None:
     assert backend.requests == [] and not report.nothing_to_do
     index = (project.wiki_dir / "index.md").read_text()
     assert "[[my-notes|My better notes]] — Second version." in index
+
+
+def test_a_source_with_a_hash_in_its_name_keeps_its_actions_up_to_date(tmp_path: Path) -> None:
+    """An action belongs to its source by the source's whole path, `#` and all (a digest part
+    is `#<n>` at the end): the build must not forget the actions of a live source."""
+    project = make_project(tmp_path, {"c#-notes.md": "# C# notes\n\n## Generics\n\nC# has generics.\n"})
+    run_build(project)
+    report, backend = run_build(project, force=True)  # a full pass: every action looked up
+    assert backend.requests == [] and report.cached == 0 and report.up_to_date > 0

@@ -77,9 +77,9 @@ def build(
 
 def _clean(project: Project, state: State, mark: str) -> bool:
     """The last build was clean, on these inputs and this wiki/, and its outputs are intact."""
-    return state.get_meta(Meta.CLEAN) == stat.clean_mark(project, mark) and stat.outputs_intact(
-        project.root, state.file_stats()
-    )
+    if state.get_meta(Meta.CLEAN) != stat.clean_mark(project, mark):
+        return False
+    return stat.outputs_intact(project.root, state.file_stats())
 
 
 @dataclass
