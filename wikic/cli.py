@@ -8,12 +8,16 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from wikic import __version__
 from wikic.errors import WikicError
+
+if TYPE_CHECKING:  # not at run time: each command imports what it runs
+    from wikic.build.report import Report
+    from wikic.watch import Rebuild
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -164,7 +168,7 @@ def build(
     guarded(as_json, run)
 
 
-def _print_notes(report: Any) -> None:
+def _print_notes(report: Report) -> None:
     """What a build says besides its summary, on stderr."""
     for item in report.explain:
         click.echo(f"explain: {item['action']}: {item['reason']}", err=True)
@@ -255,7 +259,7 @@ def watch(
     guarded(as_json, run)
 
 
-def _emit_rebuild(result: Any, as_json: bool) -> None:
+def _emit_rebuild(result: Rebuild, as_json: bool) -> None:
     """One build of `wikic watch`: its notes and one line on stderr, its JSON report on stdout."""
     for line in result.details():
         click.echo(line, err=True)
