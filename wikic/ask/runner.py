@@ -129,7 +129,7 @@ def _save(
 
 def wiki_mark(project: Project, schema: Schema, mid: str) -> str:
     """What the build records as "clean" when it leaves the wiki current: its inputs and wiki/."""
-    from wikic.fingerprint import build_inputs, clean_mark
+    from wikic.snapshot import build_inputs, clean_mark
 
     return clean_mark(project, build_inputs(project, mid))
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from wikic import fingerprint as stat
+from wikic import snapshot
 from wikic.backends import Backend, make_backend, model_id
 from wikic.build.actions import Action, Runner, resolve
 from wikic.build.assemble import assemble
@@ -43,7 +43,7 @@ def build(
     opts: BuildOptions,
     progress: Progress,
     backend_factory: BackendFactory | None = None,
-    inputs: stat.Tree | None = None,
+    inputs: snapshot.Tree | None = None,
 ) -> Report:
     """The pipeline alone, with its own clean check (run.build adds the lock, the faster
     no-op check and the lint summary). `inputs`: the project's inputs, walked just now."""
@@ -52,7 +52,7 @@ def build(
     schema = load_schema(project.schema_path)
     files, list_errors = list_sources(project.root, schema.sources)
     mid = model_id(schema.model, project.root)
-    mark = stat.build_inputs(project, mid, inputs)
+    mark = snapshot.build_inputs(project, mid, inputs)
     state = State.open(project.state_path, recover=True)
     report.warnings += state.warnings
     try:
@@ -77,9 +77,9 @@ def build(
 
 def _clean(project: Project, state: State, mark: str) -> bool:
     """The last build was clean, on these inputs and this wiki/, and its outputs are intact."""
-    if state.get_meta(Meta.CLEAN) != stat.clean_mark(project, mark):
+    if state.get_meta(Meta.CLEAN) != snapshot.clean_mark(project, mark):
         return False
-    return stat.outputs_intact(project.root, state.file_stats())
+    return snapshot.outputs_intact(project.root, state.file_stats())
 
 
 @dataclass
@@ -265,7 +265,7 @@ class _Build:
                     state.remove_action(rec.id)
         state.set_slugs({pid: p.slug for pid, p in pages.items()})
         if report.ok and not report.conflicts:
-            state.set_meta(Meta.CLEAN, stat.clean_mark(self.project, mark))
+            state.set_meta(Meta.CLEAN, snapshot.clean_mark(self.project, mark))
             state.set_meta(Meta.PAGES, str(report.pages))
             state.set_meta(Meta.ACTIONS, str(report.ran + report.cached + report.up_to_date))
         else:

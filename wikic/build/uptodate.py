@@ -1,7 +1,7 @@
 """The no-op check of a build: is everything a build (and the lint summary after
 it) reads as the last clean build left it? Answered from stats alone.
 
-The project's stat fingerprint (wikic/fingerprint.py: sources/, schema.yaml's
+The project's stat fingerprint (wikic/snapshot.py: sources/, schema.yaml's
 bytes, the templates, wiki/) and the model file, compared with the mark recorded
 after the last clean build. It imports only the standard library and wikic's
 light modules, so that a build with nothing to do never pays for pydantic, jinja2
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wikic import fingerprint
+from wikic import snapshot
 from wikic.build.report import Report
 from wikic.errors import WikicError
 from wikic.project import Project
@@ -73,8 +73,8 @@ class Check:
     def __init__(self, project: Project) -> None:
         self.project = project
         self.started = time.monotonic()
-        self.inputs: fingerprint.Tree | None = None
-        self.wiki: fingerprint.Tree | None = None
+        self.inputs: snapshot.Tree | None = None
+        self.wiki: snapshot.Tree | None = None
         self.model: dict[str, Any] | None = None
         self.model_file: list[Any] | None = None
         self.model_ok = False
@@ -82,7 +82,7 @@ class Check:
     def fresh(self) -> Report | None:
         """The recorded figures when nothing changed since the last clean build, else None."""
         try:
-            self.inputs = fingerprint.inputs(self.project)
+            self.inputs = snapshot.inputs(self.project)
             state = State.peek(self.project.state_path)
             if state is None or not self.inputs.complete:
                 return None
@@ -90,14 +90,14 @@ class Check:
                 saved = json.loads(state.get_meta(Meta.UPTODATE) or "null")
                 if not saved or saved.get("inputs") != self.inputs.digest():
                     return None
-                self.wiki = fingerprint.wiki(self.project)
+                self.wiki = snapshot.wiki(self.project)
                 if (
                     not self.wiki.complete
                     or saved.get("wiki") != self.wiki.digest()
                     or saved.get("model_file") != _model_file(saved.get("model"), self.project.root)
                 ):
                     return None
-                if not fingerprint.outputs_intact(self.project.root, state.file_stats(), self.wiki.stats):
+                if not snapshot.outputs_intact(self.project.root, state.file_stats(), self.wiki.stats):
                     return None
                 return Fresh(**saved["figures"], started=self.started).report()
         except (OSError, sqlite3.Error, ValueError, KeyError, TypeError, WikicError):
@@ -107,7 +107,7 @@ class Check:
         """Inputs as the build is about to read them (when `fresh()` did not already take them)."""
         if self.inputs is None:
             try:
-                self.inputs = fingerprint.inputs(self.project)
+                self.inputs = snapshot.inputs(self.project)
             except OSError:
                 return
         try:
@@ -121,7 +121,7 @@ class Check:
             self.model_ok = False
 
     def after_build(self) -> None:
-        self.wiki = fingerprint.wiki(self.project)
+        self.wiki = snapshot.wiki(self.project)
 
     def record(self, report: Report) -> None:
         """After a build that left the wiki clean (and its lint summary), so the next one can skip."""
@@ -147,7 +147,7 @@ class Check:
             if state is None:
                 return
             with state:
-                if fingerprint.outputs_intact(self.project.root, state.file_stats(), wiki.stats):
+                if snapshot.outputs_intact(self.project.root, state.file_stats(), wiki.stats):
                     state.set_meta(Meta.UPTODATE, json.dumps(saved))
         except (sqlite3.Error, WikicError):
             return

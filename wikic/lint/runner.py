@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from rapidfuzz import process
 
-from wikic import fingerprint
+from wikic import snapshot
 from wikic.backends import Backend
 from wikic.config import Schema, load_schema
 from wikic.errors import ConfigError, UsageError
@@ -165,8 +165,8 @@ def format_json(result: LintResult) -> str:
 # --- the one-line summary at the end of `wikic build` --------------------------------
 def _inputs_fingerprint(project: Project, state: State) -> str:
     """What a deterministic lint reads, by stat: unchanged means the last summary still holds."""
-    tree = fingerprint.inputs(project)  # schema.yaml, sources/ (and templates: harmless)
-    fingerprint.walk(project.wiki_dir, "wiki", tree)
+    tree = snapshot.inputs(project)  # schema.yaml, sources/ (and templates: harmless)
+    snapshot.walk(project.wiki_dir, "wiki", tree)
     tree.lines += [f"file {path}\t{h}" for path, h in state.file_hashes().items()]
     tree.lines += [f"source {path}\t{h}" for path, h in state.source_hashes().items()]
     return tree.digest()

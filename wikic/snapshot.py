@@ -1,20 +1,19 @@
-"""Stat fingerprints of a project: one walk of sources/, wiki/ and the prompt
+"""The project's one stat fingerprint: a snapshot of sources/, wiki/ and the prompt
 templates by stat, and the digests that the no-op check, the build's clean mark,
 the lint summary's cache key and ask's staleness check compare.
 
-Standard library only, and nothing heavier from wikic than `project` and
-`prompts`: it runs on the no-op path, which must never import pydantic or jinja2.
+Standard library only, and nothing heavier from wikic than `project`, `prompts`
+and `hashing`: it runs on the no-op path, which must never import pydantic or jinja2.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wikic import __version__
+from wikic import __version__, hashing
 from wikic.project import Project
 from wikic.prompts import PACKAGE_DIR, PROJECT_DIR
 
@@ -36,8 +35,7 @@ class Tree:
 
 def digest(lines: Iterable[str]) -> str:
     """One hash of lines, in any order."""
-    text = "\n".join(sorted(lines))
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+    return hashing.digest("\n".join(sorted(lines)))
 
 
 def walk(folder: Path, rel: str, tree: Tree | None = None) -> Tree:
@@ -81,7 +79,7 @@ def inputs(project: Project) -> Tree:
     """What a build reads besides the model: wikic's version, schema.yaml's bytes, the
     shipped and the project's templates, and every file under sources/ (not only those
     schema.yaml includes). Raises OSError when schema.yaml cannot be read."""
-    schema = hashlib.sha256(project.schema_path.read_bytes()).hexdigest()
+    schema = hashing.digest(project.schema_path.read_bytes())
     tree = Tree(lines=[f"version {__version__}", f"schema {schema}"])
     for path in sorted(PACKAGE_DIR.glob("*.j2")):  # the package folder also holds its Python
         st = path.stat()
