@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wikic.ask.context import ContextBuilder, load_pages, read_index
+from wikic.ask.context import AskWiki, ContextBuilder, load_pages, read_index
 from wikic.ask.rank import BM25
 from wikic.ask.runner import ESTIMATE_OVERHEAD, AskOptions, ask, estimate_tokens
 from wikic.backends import Backend, Request, llama_prompt
@@ -219,15 +219,10 @@ class Wiki:
     def context(self, question: str) -> tuple[list[Page], int]:
         """The pages `ask` put in front of the model, rebuilt with its own ContextBuilder and limit
         (ask does not report them); the token count lets the caller check the rebuild matches."""
-        builder = ContextBuilder(
-            Prompts(self.project.root),
-            self.schema.title,
-            self.schema.scope,
-            self.index,
-            self.pages,
-            self.model.count,
-            self.model.limit(),
+        shown = AskWiki(
+            Prompts(self.project.root), self.schema.title, self.schema.scope, self.index, self.pages
         )
+        builder = ContextBuilder(shown, self.model.count, self.model.limit())
         ctx = builder.build(" ".join(question.split()))
         return ctx.pages, self.model.prompt_tokens(ctx.system, ctx.user)
 

@@ -64,21 +64,23 @@ def template_page(page: Page) -> dict[str, str]:
     return {"title": page.title, "text": page.plain}
 
 
+@dataclass
+class AskWiki:
+    """The built wiki as ask shows it: the templates, the wiki's title and scope, index.md, the pages."""
+
+    prompts: Prompts
+    title: str
+    scope: str
+    index: str
+    pages: list[Page]
+
+
 class ContextBuilder:
     """Renders ask's templates and fits them into a token budget."""
 
-    def __init__(
-        self,
-        prompts: Prompts,
-        title: str,
-        scope: str,
-        index: str,
-        pages: list[Page],
-        count: Counter,
-        limit: int,
-    ) -> None:
-        self.prompts, self.title, self.scope = prompts, title, scope
-        self.index, self.pages, self.count, self.limit = index, pages, count, limit
+    def __init__(self, wiki: AskWiki, count: Counter, limit: int) -> None:
+        self.prompts, self.title, self.scope = wiki.prompts, wiki.title, wiki.scope
+        self.index, self.pages, self.count, self.limit = wiki.index, wiki.pages, count, limit
 
     def render(
         self, question: str, prefix_pages: list[Page], extra: list[Page], index: str | None = None

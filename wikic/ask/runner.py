@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from wikic.ask.answers import Citations, check_citations, save_answer
-from wikic.ask.context import Context, ContextBuilder, load_pages, read_index
+from wikic.ask.context import AskWiki, Context, ContextBuilder, load_pages, read_index
 from wikic.backends import Backend, Request, make_backend, model_id
 from wikic.backends.base import PrefixCaching, stream_or_complete
 from wikic.config import Schema, load_schema
@@ -71,6 +71,27 @@ class AskResult:
         return asdict(self)
 
 
+@dataclass
+class _Wiki:
+    """What every way of answering reads: the project and its schema, and the wiki as ask shows it."""
+
+    project: Project
+    schema: Schema
+    shown: AskWiki
+
+    @property
+    def prompts(self) -> Prompts:
+        return self.shown.prompts
+
+    @property
+    def index(self) -> str:
+        return self.shown.index
+
+    @property
+    def pages(self) -> list[Page]:
+        return self.shown.pages
+
+
 def ask(
     project: Project,
     question: str,
@@ -88,42 +109,35 @@ def ask(
     state = State.open(project.state_path)
     try:
         current = check_wiki(project, schema, mid, state, opts.stale_ok)
-        pages = load_pages(project.wiki_dir)
-        index = read_index(project.wiki_dir)
-        prompts = Prompts(project.root)
-        key = answer_key(question, index, pages, prompts, schema, mid)
+        pages, index = load_pages(project.wiki_dir), read_index(project.wiki_dir)
+        shown = AskWiki(Prompts(project.root), schema.title, schema.scope, index, pages)
+        wiki = _Wiki(project, schema, shown)
+        key = answer_key(question, wiki.index, wiki.pages, wiki.prompts, schema, mid)
         stored = state.cached(key) if opts.use_cache else None
         if stored is not None:
             result = _from_store(question, stored, on_text)
         else:
             factory = backend_factory or (lambda s: make_backend(s.model, project.root))
-            result = _ask_model(project, schema, prompts, index, pages, question, factory(schema), on_text)
+            result = _ask_model(wiki, question, factory(schema), on_text)
             state.put_cache(key, "ask", _to_store(result), result.prefix_tokens + result.question_tokens, 0)
         result.model = mid
         if opts.save:
-            result.saved = _save(project, schema, state, result, pages, opts, current)
+            result.saved = _save(wiki, state, result, opts, current)
     finally:
         state.close()
     result.seconds["total"] = time.monotonic() - started
     return result
 
 
-def _save(
-    project: Project,
-    schema: Schema,
-    state: State,
-    result: AskResult,
-    pages: list[Page],
-    opts: AskOptions,
-    current: bool,
-) -> str:
+def _save(wiki: _Wiki, state: State, result: AskResult, opts: AskOptions, current: bool) -> str:
     """File the answer under the project lock; a wiki current before stays current for ask."""
+    project = wiki.project
     with ProjectLock(project.lock_path, wait=opts.wait, on_wait=opts.on_wait):
-        cited = [p for p in pages if p.rel in result.pages]
+        cited = [p for p in wiki.pages if p.rel in result.pages]
         citations = Citations(cited, result.dropped_citations, result.cited_by_mention)
-        saved = save_answer(project, result.question, result.answer, citations, pages)
+        saved = save_answer(project, result.question, result.answer, citations, wiki.pages)
         if current:
-            state.set_meta(SAVED_MARK, wiki_mark(project, schema, result.model))
+            state.set_meta(SAVED_MARK, wiki_mark(project, wiki.schema, result.model))
     return saved
 
 
@@ -202,21 +216,12 @@ def _from_store(question: str, stored: dict[str, Any], on_text: OnText | None) -
     return result
 
 
-def _ask_model(
-    project: Project,
-    schema: Schema,
-    prompts: Prompts,
-    index: str,
-    pages: list[Page],
-    question: str,
-    backend: Backend,
-    on_text: OnText | None,
-) -> AskResult:
+def _ask_model(wiki: _Wiki, question: str, backend: Backend, on_text: OnText | None) -> AskResult:
     if isinstance(backend, PrefixCaching):
-        result, ctx = _ask_prefix_cached(project, schema, prompts, index, pages, question, backend, on_text)
+        result, ctx = _ask_prefix_cached(wiki, question, backend, on_text)
     else:
-        result, ctx = _ask_api(schema, prompts, index, pages, question, backend, on_text)
-    citations = check_citations(result.answer, ctx.pages, pages)
+        result, ctx = _ask_api(wiki, question, backend, on_text)
+    citations = check_citations(result.answer, ctx.pages, wiki.pages)
     result.pages = [p.rel for p in citations.cited]
     result.dropped_citations = citations.dropped
     result.cited_by_mention = citations.by_mention
@@ -224,35 +229,23 @@ def _ask_model(
     return result
 
 
-def _builder(
-    schema: Schema,
-    prompts: Prompts,
-    index: str,
-    pages: list[Page],
-    count: Callable[[str], int],
-    limit: int,
-) -> ContextBuilder:
-    return ContextBuilder(prompts, schema.title, schema.scope, index, pages, count, limit)
+def _builder(wiki: _Wiki, count: Callable[[str], int], limit: int) -> ContextBuilder:
+    return ContextBuilder(wiki.shown, count, limit)
 
 
 def _ask_prefix_cached(
-    project: Project,
-    schema: Schema,
-    prompts: Prompts,
-    index: str,
-    pages: list[Page],
-    question: str,
-    backend: PrefixCaching,
-    on_text: OnText | None,
+    wiki: _Wiki, question: str, backend: PrefixCaching, on_text: OnText | None
 ) -> tuple[AskResult, Context]:
     """Counted with the model's tokenizer; the prefix's state restored from .wikic/prefix/ when saved."""
+    schema = wiki.schema
     started = time.monotonic()
     count, room = backend.prompt_room(schema.ask.answer_tokens)  # loads the model
     loaded = time.monotonic() - started
     limit = min(schema.ask.budget, room)
-    ctx = _builder(schema, prompts, index, pages, count, limit).build(question)
+    ctx = _builder(wiki, count, limit).build(question)
     request = _request(schema, ctx, backend.model_id)
-    run = backend.answer_with_prefix(request, project.state_dir / "prefix", schema.ask.cache_bytes, on_text)
+    prefix_dir = wiki.project.state_dir / "prefix"
+    run = backend.answer_with_prefix(request, prefix_dir, schema.ask.cache_bytes, on_text)
     result = AskResult(
         question,
         run.text,
@@ -282,17 +275,12 @@ def estimate_tokens(text: str) -> int:
 
 
 def _ask_api(
-    schema: Schema,
-    prompts: Prompts,
-    index: str,
-    pages: list[Page],
-    question: str,
-    backend: Backend,
-    on_text: OnText | None,
+    wiki: _Wiki, question: str, backend: Backend, on_text: OnText | None
 ) -> tuple[AskResult, Context]:
     """The prefix is the first message, byte-identical for an unchanged wiki, with a cache key."""
+    schema = wiki.schema
     limit = min(schema.ask.budget, schema.model.context - schema.ask.answer_tokens - ESTIMATE_OVERHEAD)
-    ctx = _builder(schema, prompts, index, pages, estimate_tokens, limit).build(question)
+    ctx = _builder(wiki, estimate_tokens, limit).build(question)
     request = _request(schema, ctx, backend.model_id)
     started = time.monotonic()
     first: list[float] = []

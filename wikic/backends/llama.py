@@ -96,9 +96,8 @@ class LlamaBackend:
         """PrefixCaching: the prefix's state live, restored from `cache_dir` or evaluated (and saved)."""
         cache = PrefixCache(cache_dir, cache_bytes) if cache_dir is not None else None
         with self.lock:
-            return llama_prompt.answer(
-                self.llama, self._prompt_tokens(), self.model_id, cache, request, self.cfg, on_text
-            )
+            loaded = llama_prompt.Loaded(self.llama, self._prompt_tokens(), self.model_id, self.cfg)
+            return llama_prompt.answer(loaded, cache, request, on_text)
 
     def _load(self) -> Llama:
         try:

@@ -98,17 +98,25 @@ class Tokens:
         return prefix, self.text(user) + self.special(s.tail)
 
 
+@dataclass
+class Loaded:
+    """A loaded llama model with what answering needs of it: its tokens, id and settings."""
+
+    llm: Llama
+    tokens: Tokens
+    model_id: str
+    cfg: ModelConfig
+
+
 def answer(
-    llm: Llama,
-    tokens: Tokens,
-    model_id: str,
+    model: Loaded,
     cache: PrefixCache | None,
     request: Request,
-    cfg: ModelConfig,
     on_text: Callable[[str], None] | None = None,
 ) -> PrefixAnswer:
     """Restore or evaluate the prefix (the request's system message), then stream the answer
     to its user message. Hold the backend's lock around this."""
+    llm, tokens, model_id, cfg = model.llm, model.tokens, model.model_id, model.cfg
     started = time.monotonic()
     prefix, rest = tokens.prompt(*_two_messages(request))
     if len(prefix) + len(rest) + 1 > llm.n_ctx():
