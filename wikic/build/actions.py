@@ -21,7 +21,7 @@ from wikic.errors import AuthError, BackendError, Timeout, Unavailable, WikicErr
 from wikic.state import ActionRecord, State
 from wikic.backends.structured import Invalid, complete_json
 
-STAGE_VERSION = {"digest": 1, "write": 1}
+STAGE_VERSION = {"digest": 2, "write": 2}
 
 INPUT_REASONS = {
     "source": "source changed",

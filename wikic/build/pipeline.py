@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from wikic import __version__
 from wikic.build.actions import Action, Runner, is_fallback, resolve
@@ -32,7 +33,8 @@ from wikic.build.report import Progress, Report
 from wikic.sources.scan import Source, SourceFile, list_sources, read_source
 from wikic.state import State
 from wikic.build.uptodate import forget
-from wikic.build.write import write_action
+from wikic.build.compose import compose_pages
+from wikic.build.write import write_actions
 
 
 @dataclass
@@ -210,14 +212,14 @@ class _Build:
                 self.failed_sources.add(path)
         return digests
 
-    def _write(self, pages: dict[str, PagePlan]) -> dict[str, dict[str, object]]:
-        actions = {
-            pid: write_action(p, self.schema, self.prompts, self.model_fp)
-            for pid, p in pages.items()
-            if p.type != "source" and p.claims
-        }
+    def _write(self, pages: dict[str, PagePlan]) -> dict[str, dict[str, Any]]:
+        actions = write_actions(pages, self.schema, self.prompts, self.model_fp)
         self._settle(list(actions.values()))
-        return {pid: a.output for pid, a in actions.items() if a.output is not None}
+        written = {pid: a.output for pid, a in actions.items() if a.output is not None}
+        texts, self.report.page_text = compose_pages(
+            pages, written, set(actions), self.schema.lint.citation_threshold
+        )
+        return texts
 
     def _settle(self, actions: list[Action]) -> None:
         for a in actions:

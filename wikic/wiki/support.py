@@ -163,7 +163,11 @@ def check(sentence: str, evidence: str, threshold: float = 60, max_novel: int | 
     if missing_names:
         return Verdict(False, score, f"names {', '.join(missing_names)}, which its lines do not")
     said = _stems(text)
-    flipped = _negated(text) & (said - _negated(evidence)) | _negated(evidence) & (said - _negated(text))
+    # a negation the lines make counts only in their sentence closest to this one: "written by
+    # Evan Martin" is not reversed by "not written by hand" in the next sentence
+    words_of = [(len(words & content_words(s)), s) for s in sentences(evidence)]
+    closest = max(words_of, key=lambda ws: ws[0], default=(0, ""))[1]
+    flipped = _negated(text) & (said - _negated(evidence)) | _negated(closest) & (said - _negated(text))
     flipped = {w for w in flipped if w in evidence_words}
     if flipped or ((said & NEGATION) and not (evidence_words & NEGATION)):
         return Verdict(False, score, "says the opposite of its lines (a negation they do not make)")
@@ -194,11 +198,15 @@ def best_evidence(sentence: str, texts: Sequence[str], limit: int = MAX_EVIDENCE
 
 
 def check_against(
-    sentence: str, texts: Sequence[str], threshold: float = 60, max_novel: int | None = MAX_NOVEL
+    sentence: str,
+    texts: Sequence[str],
+    threshold: float = 60,
+    max_novel: int | None = MAX_NOVEL,
+    limit: int = MAX_EVIDENCE,
 ) -> tuple[list[int], Verdict]:
-    """The sentence judged against the few of `texts` that carry it best: picked from many,
-    they may leave out only a few of its words."""
-    chosen = best_evidence(sentence, texts)
+    """The sentence judged against the few (`limit`) of `texts` that carry it best: picked
+    from many, they may leave out only a few of its words."""
+    chosen = best_evidence(sentence, texts, limit)
     if not chosen:
         return [], Verdict(False, 0.0, "none of its lines holds its words")
     return chosen, check(sentence, "\n".join(texts[i] for i in chosen), threshold, max_novel)
