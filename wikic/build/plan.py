@@ -73,7 +73,20 @@ def topic_key(name: str) -> str:
 def claim_text(lines: list[str], start: int, end: int) -> str:
     text = " ".join(line.strip().lstrip("#>-*").strip() for line in lines[start - 1 : end])
     text = " ".join(text.split())
-    return text[:MAX_CLAIM_CHARS].rstrip() + ("…" if len(text) > MAX_CLAIM_CHARS else "")
+    return shorten(text, MAX_CLAIM_CHARS)
+
+
+def shorten(text: str, limit: int) -> str:
+    """At most `limit` characters, cut after a sentence (else a word, marked "…"): never
+    inside a word, where a cut name ("Hoeb") would be a name no line holds."""
+    if len(text) <= limit:
+        return text
+    said = ""
+    for sentence in sentences(text):
+        if len(said) + len(sentence) + 1 > limit:
+            break
+        said = f"{said} {sentence}".strip()
+    return said or text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
 
 
 def _digits(text: str) -> list[str]:
@@ -174,7 +187,7 @@ def _lead(src: SourceInfo) -> list[tuple[str, list[list[int]]]]:
     lead = [n for n, line in enumerate(src.lines, 1) if _is_text(line) and line.strip() != src.title]
     for a, b in notes_of(src.lines, lead[:1]):
         said = sentences(claim_text(src.lines, a, b))[:2]
-        return [(" ".join(said)[:400], [[a, b]])] if said else []
+        return [(shorten(" ".join(said), 400), [[a, b]])] if said else []
     return []
 
 
