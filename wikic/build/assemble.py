@@ -167,9 +167,8 @@ def source_body(
     parts = [f"# {page.title}", "", summary, ""]
     if page.claims:  # the source's lines no topic page carries: listed, so that no fact is lost
         parts += ["## Also in this source", ""]
-        for c in page.claims:
-            text = linker.autolink(c.text, page.slug, linked)
-            parts.append(f"- {text} {Citation(c.source, c.start, c.end).markdown()}")
+        for c in page.claims:  # as they are, unlinked: a source feeds topic pages only through its digest
+            parts.append(f"- {c.text} {Citation(c.source, c.start, c.end).markdown()}")
         parts.append("")
     parts += ["## Topics", ""]
     for tid in page.topics:

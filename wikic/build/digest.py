@@ -288,4 +288,7 @@ def merge_parts(outputs: list[dict[str, Any]]) -> dict[str, Any]:
     """One digest for a source from its parts' digests."""
     summaries = [s for o in outputs for s in (o.get("summary") or [])]
     topics = [t for o in outputs for t in o.get("topics", [])]
-    return {"summary": summaries[:MAX_SUMMARY], "topics": topics}
+    merged: dict[str, Any] = {"summary": summaries[:MAX_SUMMARY], "topics": topics}
+    if any(o.get("fallback") for o in outputs):  # made without the model: it feeds no topic
+        merged["fallback"] = True
+    return merged

@@ -243,15 +243,20 @@ def _from_structure(
     pages: dict[str, PagePlan],
 ) -> None:
     """Names two or more sources mention (candidates.py) join the topics, as new pages or as
-    more notes for the pages the model found, from every source that names them."""
+    more notes for the pages the model found, from the sources whose digest did not name them
+    (where it did, its lines stand: a source's notes do not depend on the other sources)."""
     by_path = {src.path: src for src in sources}
+    fed = {(c.source, cid) for cid, found in claims.items() for c in found}
     kind = "entity" if "entity" in schema.type_names() else schema.type_names()[0]
-    for cand in candidates({src.path: src.lines for src in sources}):
+    named = {src.path: src.lines for src in sources if not src.digest.get("fallback")}
+    for cand in candidates(named):
         cid = clusters.find(cand.name)
         if cid not in names:
             types[cid][kind] += 1
         names[cid][cand.name] += 0
         for path, numbers in sorted(cand.lines.items()):
+            if (path, cid) in fed:
+                continue
             src = by_path[path]
             spans = notes_of(src.lines, numbers)
             found = [Claim(claim_text(src.lines, a, b), path, a, b) for a, b in spans]
