@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import unquote
 
 from wikic.wiki.overlap import STOP, content_words, plain, support
@@ -23,6 +24,7 @@ MAX_NOVEL = 2  # content words a sentence may add to the few lines picked for it
 MAX_EVIDENCE = 2  # lines (or notes) a sentence may draw on
 _ABBREVIATIONS = "e.g i.e etc vs cf al mr mrs ms dr st jr sr prof inc ltd co no fig approx ca esp dept est"
 ABBREVIATIONS = frozenset(_ABBREVIATIONS.split())
+WORD = re.compile(r"\w+")
 BREAK = re.compile(r"[.!?]+[\"'”’)\]]*\s+")
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 NAME = re.compile(r"\b[A-Z][\w'’-]*|\b\w+[A-Z][\w'-]*")
@@ -63,6 +65,7 @@ _OPPOSITES = [
 IRREGULAR = {"kept": "keep", "won": "win", "lost": "lose", "left": "leave", "rose": "rise", "fell": "fall"}
 
 
+@lru_cache(maxsize=262144)
 def _root(word: str) -> str:
     """A word without its inflection, enough to compare "moved" with "move", "kept" with "keep"."""
     word = word.casefold()
@@ -130,7 +133,8 @@ def _names(sentence: str, linked: set[str]) -> set[str]:
 
 
 def _stems(text: str) -> set[str]:
-    return {_root(w) for w in re.findall(r"\w+", text)} | {w.casefold() for w in re.findall(r"\w+", text)}
+    words = set(WORD.findall(text))
+    return {_root(w) for w in words} | {w.casefold() for w in words}
 
 
 def _negated(text: str) -> set[str]:
@@ -144,35 +148,58 @@ def _negated(text: str) -> set[str]:
     return out
 
 
-def check(sentence: str, evidence: str, threshold: float = 60, max_novel: int | None = None) -> Verdict:
-    """Whether `evidence` (the cited lines' text) supports `sentence` (Markdown allowed);
-    with `max_novel`, also at most that many of its content words may be missing from it."""
-    linked = {w.casefold() for m in WIKILINK.finditer(sentence) for w in re.findall(r"\w+", m.group(0))}
-    text = plain(sentence)
-    words = content_words(text)
-    held = content_words(evidence)
-    score = support(words, held)
-    novel = len(words) - round(score * len(words) / 100)
-    missing_numbers = sorted(_numbers(text) - _numbers(evidence))
-    if missing_numbers:
-        return Verdict(False, score, f"says {', '.join(missing_numbers)}, which its lines do not")
-    evidence_words = _stems(evidence)
-    missing_names = sorted(
-        n for n in _names(text, linked) if content_words(n) - held and n.casefold() not in evidence_words
-    )
-    if missing_names:
-        return Verdict(False, score, f"names {', '.join(missing_names)}, which its lines do not")
-    said = _stems(text)
+@dataclass(frozen=True)
+class _Evidence:
+    """What the check needs of a text, computed once per text (lint sees the same lines often)."""
+
+    held: frozenset[str]  # content words
+    words: frozenset[str]  # every word, and its root
+    numbers: frozenset[str]
+    negates: bool  # any negation cue at all
+
+
+@lru_cache(maxsize=65536)
+def _evidence(text: str) -> _Evidence:
+    words = frozenset(_stems(text))
+    negates = bool(words & NEGATION) or "n't" in text or bool(words & {"rather", "instead"})
+    return _Evidence(content_words(text), words, frozenset(_numbers(text)), negates)
+
+
+def _reversed(text: str, said: set[str], words: frozenset[str], evidence: str, ev: _Evidence) -> bool:
+    """A negation one side makes and the other does not, about the same word."""
+    if not (ev.negates or said & NEGATION or said & {"rather", "instead"} or "n't" in text):
+        return False
     # a negation the lines make counts only in their sentence closest to this one: "written by
     # Evan Martin" is not reversed by "not written by hand" in the next sentence
     words_of = [(len(words & content_words(s)), s) for s in sentences(evidence)]
     closest = max(words_of, key=lambda ws: ws[0], default=(0, ""))[1]
     flipped = _negated(text) & (said - _negated(evidence)) | _negated(closest) & (said - _negated(text))
-    flipped = {w for w in flipped if w in evidence_words}
-    if flipped or ((said & NEGATION) and not (evidence_words & NEGATION)):
+    return bool({w for w in flipped if w in ev.words}) or bool(
+        (said & NEGATION) and not (ev.words & NEGATION)
+    )
+
+
+def check(sentence: str, evidence: str, threshold: float = 60, max_novel: int | None = None) -> Verdict:
+    """Whether `evidence` (the cited lines' text) supports `sentence` (Markdown allowed);
+    with `max_novel`, also at most that many of its content words may be missing from it."""
+    linked = {w.casefold() for m in WIKILINK.finditer(sentence) for w in re.findall(r"\w+", m.group(0))}
+    text = plain(sentence)
+    ev = _evidence(evidence)
+    words = content_words(text)
+    score = support(words, ev.held)
+    novel = len(words) - round(score * len(words) / 100)
+    missing_numbers = sorted(_numbers(text) - ev.numbers)
+    if missing_numbers:
+        return Verdict(False, score, f"says {', '.join(missing_numbers)}, which its lines do not")
+    names = _names(text, linked)
+    missing_names = sorted(n for n in names if content_words(n) - ev.held and n.casefold() not in ev.words)
+    if missing_names:
+        return Verdict(False, score, f"names {', '.join(missing_names)}, which its lines do not")
+    said = _stems(text)
+    if _reversed(text, said, words, evidence, ev):
         return Verdict(False, score, "says the opposite of its lines (a negation they do not make)")
-    for word in said - evidence_words:
-        if OPPOSITES.get(word, frozenset()) & evidence_words:
+    for word in said - ev.words:
+        if OPPOSITES.get(word, frozenset()) & ev.words:
             return Verdict(False, score, f'says "{word}" where its lines say the opposite')
     if score < threshold or (max_novel is not None and novel > max_novel):
         return Verdict(False, score, f"its lines hold only {score:.0f}% of its words")
