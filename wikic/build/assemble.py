@@ -10,8 +10,8 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from wikic.wiki.page import WIKILINK, Citation, parse_links, render_front_matter, seal, split_page
 from wikic.build.plan import PagePlan
+from wikic.wiki.page import WIKILINK, Citation, parse_links, render_front_matter, seal, split_page
 
 WORD = re.compile(r"\w+")
 MAX_NGRAM = 6

@@ -12,13 +12,13 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from wikic.build.actions import Action
 from wikic.backends.base import Request
+from wikic.backends.structured import Invalid
+from wikic.build.actions import Action
 from wikic.config import Schema, fingerprint
-from wikic.wiki.page import WIKILINK, clean_title
 from wikic.prompts.loader import Prompts
 from wikic.sources.scan import HEADING, Part, Source, split_parts, text_hash
-from wikic.backends.structured import Invalid
+from wikic.wiki.page import WIKILINK, clean_title
 from wikic.wiki.support import check_against, judge, sentences
 
 VERSION = 2  # of the validated answer: bump when the same answer would validate differently

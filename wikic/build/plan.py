@@ -17,18 +17,15 @@ from rapidfuzz import fuzz, process
 
 from wikic.build.candidates import candidates
 from wikic.build.digest import says_more, supporting_lines
+from wikic.build.notes import chunks, claim_text, is_text, notes_of, shorten
 from wikic.config import Schema
-from wikic.wiki.page import slugify, unique_slug
 from wikic.wiki.overlap import content_words
+from wikic.wiki.page import slugify, unique_slug
 from wikic.wiki.support import check_against, sentences
 
 FUZZY_CUTOFF = 92
 MIN_FACT_WORDS = 3  # content words a line needs to count as stating a fact
 SMALL_MODELS = ("smollm2", "135m", "360m")  # model names known to write unfaithful prose
-MAX_CLAIM_CHARS = 1000
-MAX_SPAN = 3  # lines one note may take: a pronoun's antecedent, a hard-wrapped sentence
-PRONOUN = re.compile(r"(it|its|this|these|that|those|they|their|them|he|she|his|her|such)\b", re.I)
-RUNS_ON = re.compile(r"[^.!?:;]['\")\]]*$")  # a line that ends mid-sentence
 
 
 @dataclass(frozen=True)
@@ -70,25 +67,6 @@ def topic_key(name: str) -> str:
     return " ".join(words)
 
 
-def claim_text(lines: list[str], start: int, end: int) -> str:
-    text = " ".join(line.strip().lstrip("#>-*").strip() for line in lines[start - 1 : end])
-    text = " ".join(text.split())
-    return shorten(text, MAX_CLAIM_CHARS)
-
-
-def shorten(text: str, limit: int) -> str:
-    """At most `limit` characters, cut after a sentence (else a word, marked "…"): never
-    inside a word, where a cut name ("Hoeb") would be a name no line holds."""
-    if len(text) <= limit:
-        return text
-    said = ""
-    for sentence in sentences(text):
-        if len(said) + len(sentence) + 1 > limit:
-            break
-        said = f"{said} {sentence}".strip()
-    return said or text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
-
-
 def _digits(text: str) -> list[str]:
     return re.findall(r"\d+", text)
 
@@ -120,42 +98,6 @@ class _Clusters:
         return cid
 
 
-def _is_text(line: str) -> bool:
-    return bool(line.strip()) and not line.lstrip().startswith("#")
-
-
-def note_span(lines: list[str], n: int) -> tuple[int, int]:
-    """The lines a note at line `n` takes so that it reads alone: the line before when it
-    starts with a pronoun ("This is a form of early cutoff."), and the lines after while its
-    sentence runs on (hard-wrapped text); at most MAX_SPAN lines."""
-    start = end = n
-    if n > 1 and PRONOUN.match(lines[n - 1].strip().lstrip(">-* ")) and _is_text(lines[n - 2]):
-        start = n - 1
-    while (
-        end - start + 1 < MAX_SPAN
-        and end < len(lines)
-        and RUNS_ON.search(lines[end - 1].strip())
-        and _is_text(lines[end])
-        and lines[end].strip()[:1].islower()
-    ):
-        end += 1
-    return start, end
-
-
-def notes_of(lines: list[str], numbers: list[int]) -> list[tuple[int, int]]:
-    """The notes the given lines make: one per text line, each widened by note_span and merged
-    with the one before where they overlap."""
-    spans: list[tuple[int, int]] = []
-    for n in sorted(set(numbers)):
-        if not (1 <= n <= len(lines)) or not _is_text(lines[n - 1]) or (spans and n <= spans[-1][1]):
-            continue
-        a, b = note_span(lines, n)
-        if spans and a <= spans[-1][1]:
-            a = spans.pop()[0]
-        spans.append((a, b))
-    return spans
-
-
 def _claims(name: str, ranges: list[list[int]], src: SourceInfo) -> list[Claim]:
     """The digest's lines for a topic as claims, a note per line. A line that only repeats the
     name (a text file's title line, which digests cached before this check may point at) is no
@@ -176,7 +118,7 @@ def _summary(src: SourceInfo, threshold: int) -> list[tuple[str, list[list[int]]
     raw = src.digest.get("summary") or []
     kept = [(str(s["text"]), s["lines"]) for s in raw if isinstance(s, dict) and s.get("lines")]
     if isinstance(raw, str) and sum(ch.isalpha() for ch in raw) >= 20:
-        numbers = [n for n, line in enumerate(src.lines, 1) if _is_text(line) and line.strip() != src.title]
+        numbers = [n for n, line in enumerate(src.lines, 1) if is_text(line) and line.strip() != src.title]
         picked, verdict = check_against(raw, [src.lines[n - 1] for n in numbers], threshold, limit=3)
         kept = [(raw, [[numbers[i], numbers[i]] for i in picked])] if verdict.ok else []
     return kept or _lead(src)
@@ -184,7 +126,7 @@ def _summary(src: SourceInfo, threshold: int) -> list[tuple[str, list[list[int]]
 
 def _lead(src: SourceInfo) -> list[tuple[str, list[list[int]]]]:
     """The source's own first sentences (after its title), cited to their lines."""
-    lead = [n for n, line in enumerate(src.lines, 1) if _is_text(line) and line.strip() != src.title]
+    lead = [n for n, line in enumerate(src.lines, 1) if is_text(line) and line.strip() != src.title]
     for a, b in notes_of(src.lines, lead[:1]):
         said = sentences(claim_text(src.lines, a, b))[:2]
         return [(shorten(" ".join(said), 400), [[a, b]])] if said else []
@@ -206,7 +148,7 @@ def _mentions(names: list[str], sources: list[SourceInfo]) -> list[Claim]:
     pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in names if n) + r")\b", re.IGNORECASE)
     found = []
     for src in sources:
-        numbers = [n for n, line in enumerate(src.lines, start=1) if pattern.search(line) and _is_text(line)]
+        numbers = [n for n, line in enumerate(src.lines, start=1) if pattern.search(line) and is_text(line)]
         found += [Claim(claim_text(src.lines, a, b), src.path, a, b) for a, b in notes_of(src.lines, numbers)]
     return found
 
@@ -268,7 +210,7 @@ def _from_structure(
         pinned = clusters.by_key.get(topic_key(src.title))
         if pinned is not None and pinned in clusters.pinned:
             cid = pinned
-            numbers = [n for n, line in enumerate(src.lines, start=1) if _is_text(line) and n > 1]
+            numbers = [n for n, line in enumerate(src.lines, start=1) if is_text(line) and n > 1]
             spans = notes_of(src.lines, numbers)
             claims[cid] += [Claim(claim_text(src.lines, a, b), src.path, a, b) for a, b in spans]
             page = pages[f"source:{src.path}"]
@@ -332,22 +274,50 @@ def plan(sources: list[SourceInfo], schema: Schema, sticky: dict[str, str]) -> d
     return pages
 
 
+def _shown(pages: dict[str, PagePlan]) -> dict[tuple[str, int], int]:
+    """How many characters of each source line some topic page already shows as it is: a
+    note cut short shows only its start."""
+    shown: dict[tuple[str, int], int] = {}
+    quoted = [(c.source, c.start, c.end, c.text) for p in pages.values() for c in p.claims]
+    quoted += [
+        (p.sources[0], a, b, t)
+        for p in pages.values()
+        if p.type == "source"
+        for t, r in p.summary_lines
+        for a, b in r
+    ]
+    for source, start, end, text in quoted:
+        size = len(text) - text.endswith("…") if start == end else 1 << 30
+        for n in range(start, end + 1):
+            shown[(source, n)] = max(shown.get((source, n), 0), size)
+    return shown
+
+
 def _other_notes(sources: list[SourceInfo], pages: dict[str, PagePlan]) -> None:
-    """A source page lists the source's lines that no topic page and not its summary carries:
-    every fact of a source is somewhere in the wiki's text."""
-    used: set[tuple[str, int]] = set()
-    for page in pages.values():
-        for c in page.claims:
-            used.update((c.source, n) for n in range(c.start, c.end + 1))
+    """A source page lists what of the source's lines no other page shows: lines no topic page
+    and not its lead carries, and the rest of a line shown cut short. Every fact of a source
+    is somewhere in the wiki's text."""
+    shown = _shown(pages)
     for src in sources:
-        page = pages[f"source:{src.path}"]
-        taken = used | {(src.path, n) for _, ranges in page.summary_lines for a, b in ranges for n in range(a, b + 1)}
-        numbers = [
-            n
-            for n, line in enumerate(src.lines, start=1)
-            if (src.path, n) not in taken and _is_text(line) and len(content_words(line)) >= MIN_FACT_WORDS
-        ]
-        page.claims = [Claim(claim_text(src.lines, a, b), src.path, a, b) for a, b in notes_of(src.lines, numbers)]
+        for text, ranges in pages[f"source:{src.path}"].summary_lines:  # the lead, as it is
+            for a, b in ranges:
+                if a == b and claim_text(src.lines, a, a, limit=1 << 30).startswith(text):
+                    shown[(src.path, a)] = max(shown.get((src.path, a), 0), len(text))
+        whole: list[int] = []
+        rests: list[Claim] = []
+        for n, line in enumerate(src.lines, start=1):
+            if not is_text(line) or len(content_words(line)) < MIN_FACT_WORDS:
+                continue
+            full = claim_text(src.lines, n, n, limit=1 << 30)
+            size = shown.get((src.path, n), 0)
+            if size == 0:
+                whole.append(n)
+            elif size < len(full) and len(content_words(full[size:])) >= MIN_FACT_WORDS:
+                rests += [Claim(t, src.path, n, n) for t in chunks(full[size:].strip())]
+        notes = []
+        for a, b in notes_of(src.lines, whole):
+            notes += [Claim(t, src.path, a, b) for t in chunks(claim_text(src.lines, a, b, limit=1 << 30))]
+        pages[f"source:{src.path}"].claims = sorted(notes + rests, key=lambda c: (c.start, c.end))
 
 
 def _assign_slugs(pages: dict[str, PagePlan], sticky: dict[str, str]) -> None:

@@ -92,7 +92,9 @@ def _supported(text: str, claims: list[str], threshold: int) -> tuple[str, list[
             kept.append(sentence)
             cites.update(i + 1 for i in chosen)
         else:
-            failed.append(f"{verdict.score:.0f}%" if verdict.reason.startswith("its lines") else verdict.reason)
+            failed.append(
+                f"{verdict.score:.0f}%" if verdict.reason.startswith("its lines") else verdict.reason
+            )
     return " ".join(kept), sorted(cites), failed
 
 
