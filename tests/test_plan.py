@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from wikic.build.plan import PagePlan, SourceInfo, plan
-from wikic.config import Schema
+from wikic.config import Schema, WriteConfig
+
+PROSE = Schema(write=WriteConfig(mode="prose"))
 
 
 def source(path: str, title: str, *topics: tuple[str, int]) -> SourceInfo:
@@ -78,7 +80,8 @@ def test_a_title_line_is_no_claim_the_lines_that_say_something_are() -> None:
     digest = {"summary": "", "topics": [{"name": "Cecil Parker", "type": "entity", "lines": [[1, 1]]}]}
     pages = plan([SourceInfo("sources/Cecil_Parker.txt", "Cecil Parker", CECIL, digest)], Schema(), {})
     topic = pages["topic:cecil parker"]
-    assert [(c.start, c.end) for c in topic.claims] == [(3, 3)]
+    # the note carries the rest of its hard-wrapped sentence (line 4), so that it reads alone
+    assert [(c.start, c.end) for c in topic.claims] == [(3, 4)]
     assert topic.claims[0].text.startswith("Cecil Schwabe (3 September 1897")
     # the source page's summary, when the model gave none, is its lead without the title line
     assert pages["source:sources/Cecil_Parker.txt"].summary.startswith("Cecil Schwabe (3 September")
@@ -94,10 +97,11 @@ def test_the_digest_grounds_a_topic_past_its_title_line() -> None:
 
 
 def test_a_summary_the_source_does_not_support_gives_way_to_its_lead() -> None:
+    # (in prose mode: with a model known to be small, a source's page always opens with its lead)
     said = "The document describes how build tools decide what to rebuild, and how they keep it fast."
     digest = {"summary": said, "topics": []}
-    pages = plan([SourceInfo("sources/Cecil_Parker.txt", "Cecil Parker", CECIL, digest)], Schema(), {})
+    pages = plan([SourceInfo("sources/Cecil_Parker.txt", "Cecil Parker", CECIL, digest)], PROSE, {})
     assert pages["source:sources/Cecil_Parker.txt"].summary.startswith("Cecil Schwabe (3 September")
     digest["summary"] = "Cecil Parker was an English character actor with a husky voice, in 91 films."
-    pages = plan([SourceInfo("sources/Cecil_Parker.txt", "Cecil Parker", CECIL, digest)], Schema(), {})
+    pages = plan([SourceInfo("sources/Cecil_Parker.txt", "Cecil Parker", CECIL, digest)], PROSE, {})
     assert pages["source:sources/Cecil_Parker.txt"].summary == digest["summary"]

@@ -84,6 +84,15 @@ class LintConfig(Strict):
     duplicate_threshold: int = Field(default=92, ge=50, le=100)
 
 
+class WriteConfig(Strict):
+    """How topic pages are written from their notes."""
+
+    # prose: the model writes paragraphs, checked sentence by sentence; notes: the page is its
+    # notes' own sentences, no model call; auto: notes for a model known to be small
+    mode: Literal["auto", "prose", "notes"] = "auto"
+    max_notes: int = Field(default=40, ge=1)  # notes written into a page's text; the rest are listed
+
+
 class AskConfig(Strict):
     budget: int = Field(default=6000, ge=256)  # prompt tokens for the prefix + pages
     answer_tokens: int = Field(default=256, ge=16)
@@ -105,6 +114,7 @@ class Schema(Strict):
     min_topic_sources: int = Field(default=1, ge=1)
     sources: SourcesConfig = SourcesConfig()
     lint: LintConfig = LintConfig()
+    write: WriteConfig = WriteConfig()
     ask: AskConfig = AskConfig()
 
     def type_names(self) -> list[str]:

@@ -20,7 +20,7 @@ from wikic.errors import AuthError, BackendError, Timeout, Unavailable, WikicErr
 from wikic.hashing import json_digest
 from wikic.state import ActionRecord, State
 
-STAGE_VERSION = {"digest": 1, "write": 1}
+STAGE_VERSION = {"digest": 2, "write": 2}
 
 INPUT_REASONS = {
     "source": "source changed",

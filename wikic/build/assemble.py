@@ -120,17 +120,29 @@ def _line_ranges(cites: list[Citation]) -> str:
     return ", ".join(c.markdown() for c in cites)
 
 
+def _cites(page: PagePlan, notes: list[int]) -> str:
+    claims = [page.claims[n - 1] for n in sorted(set(notes)) if 1 <= n <= len(page.claims)]
+    return " ".join(Citation(c.source, c.start, c.end).markdown() for c in claims)
+
+
 def topic_body(
-    page: PagePlan, prose: dict[str, Any], linker: Linker, source_slugs: dict[str, str]
+    page: PagePlan, text: dict[str, Any], linker: Linker, source_slugs: dict[str, str]
 ) -> tuple[str, set[str]]:
+    """The page from its composed text (compose.py): each sentence followed by the citation
+    of the lines it draws on; notes beyond write.max_notes listed after it."""
     linked: set[str] = set()
     parts = [f"# {page.title}", ""]
-    for para in prose["paragraphs"]:
-        text = resolve_links(para["text"], linker, linked)
-        text = linker.autolink(text, page.slug, linked)
-        cites = [page.claims[i - 1] for i in para["cites"] if 1 <= i <= len(page.claims)]
-        cite_md = " ".join(Citation(c.source, c.start, c.end).markdown() for c in cites)
-        parts += [f"{text} {cite_md}".rstrip(), ""]
+    for para in text["paragraphs"]:
+        said = []
+        for sentence in para:
+            prose = linker.autolink(resolve_links(sentence["text"], linker, linked), page.slug, linked)
+            said.append(f"{prose} {_cites(page, sentence['notes'])}".rstrip())
+        parts += [" ".join(said), ""]
+    if text.get("more"):
+        parts += [f"## More notes ({len(text['more'])}, listed as they are, not written into the text)", ""]
+        for n in text["more"]:
+            parts.append(f"- {page.claims[n - 1].text} {_cites(page, [n])}")
+        parts.append("")
     parts += ["## Sources", ""]
     by_source: dict[str, list[Citation]] = defaultdict(list)
     for c in page.claims:
@@ -148,10 +160,18 @@ def source_body(
     page: PagePlan, n_lines: int, topic_slugs: dict[str, str], pages: dict[str, PagePlan], linker: Linker
 ) -> tuple[str, set[str]]:
     linked: set[str] = set()
-    summary = page.summary or "No summary was produced for this source."
-    summary = linker.autolink(summary, page.slug, linked)
-    whole = Citation(page.sources[0], 1, max(n_lines, 1)).markdown()
-    parts = [f"# {page.title}", "", f"{summary} {whole}", "", "## Topics", ""]
+    said = []
+    for text, ranges in page.summary_lines:  # each sentence cited to the lines that say it
+        cited = " ".join(Citation(page.sources[0], a, b).markdown() for a, b in ranges if b <= n_lines)
+        said.append(f"{linker.autolink(text, page.slug, linked)} {cited}".rstrip())
+    summary = " ".join(said) or "No summary was produced for this source."
+    parts = [f"# {page.title}", "", summary, ""]
+    if page.claims:  # the source's lines no topic page carries: listed, so that no fact is lost
+        parts += ["## Also in this source", ""]
+        for c in page.claims:  # as they are, unlinked: a source feeds topic pages only through its digest
+            parts.append(f"- {c.text} {Citation(c.source, c.start, c.end).markdown()}")
+        parts.append("")
+    parts += ["## Topics", ""]
     for tid in page.topics:
         slug = topic_slugs.get(tid)
         if slug is None:
@@ -252,7 +272,7 @@ def assemble(
             entries[page.slug].description = first_sentence(page.summary)
         else:
             body, links = topic_body(page, prose[pid], linker, source_slugs)
-            entries[page.slug].description = first_sentence(prose[pid]["paragraphs"][0]["text"])
+            entries[page.slug].description = first_sentence(prose[pid]["paragraphs"][0][0]["text"])
         entries[page.slug].links = links
         bodies[pid] = body
     back: dict[str, list[PageEntry]] = defaultdict(list)

@@ -20,8 +20,11 @@ from wikic.hashing import fingerprint, text_hash
 from wikic.prompts.loader import Prompts
 from wikic.sources.read import HEADING, Part, Source, split_parts
 from wikic.wiki.page import WIKILINK, clean_title
+from wikic.wiki.support import check_against, judge, sentences
 
+VERSION = 2  # of the validated answer: bump when the same answer would validate differently
 MAX_TOPICS = 8
+MAX_SUMMARY = 3  # summary sentences
 MAX_LINES = 12
 MAX_CANDIDATES = 12
 MENTION = 85  # rapidfuzz partial_ratio at which a line mentions a name
@@ -49,7 +52,19 @@ def response_schema(types: list[str]) -> dict[str, Any]:
                     "required": ["name", "type", "lines"],
                 },
             },
-            "summary": {"type": "string", "maxLength": 400},
+            "summary": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": MAX_SUMMARY,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "text": {"type": "string", "maxLength": 300},
+                        "lines": {"type": "array", "items": {"type": "integer"}, "maxItems": 3},
+                    },
+                    "required": ["text", "lines"],
+                },
+            },
         },
         "required": ["topics", "summary"],
     }
@@ -151,7 +166,34 @@ def clean_summary(text: str) -> str:
     return summary if len(summary) <= 400 else summary[:399].rsplit(" ", 1)[0] + "…"
 
 
-def validator(part: Part, lines: list[str], types: list[str]) -> Any:
+def summary_sentences(raw: Any, lines: list[str], part: Part, threshold: float) -> list[dict[str, Any]]:
+    """The model's summary sentences that the shared check supports, each with the few lines
+    of the part that carry it (the model's, where they do; else the best ones)."""
+    items = raw if isinstance(raw, list) else [{"text": str(raw or ""), "lines": []}]
+    numbers = [n for n in range(part.start, part.end + 1) if n <= len(lines) and _is_text(lines[n - 1])]
+    texts = [lines[n - 1] for n in numbers]
+    out: list[dict[str, Any]] = []
+    for item in items[:MAX_SUMMARY]:
+        item = item if isinstance(item, dict) else {"text": str(item), "lines": []}
+        given = [n for n in item.get("lines") or [] if isinstance(n, int) and n in numbers][:3]
+        for sentence in sentences(clean_summary(str(item.get("text") or ""))):
+            if any(s["text"] == sentence for s in out) or sum(ch.isalpha() for ch in sentence) < 12:
+                continue
+            if given and judge(sentence, [lines[n - 1] for n in given], threshold).ok:
+                chosen = given
+            else:
+                picked, verdict = check_against(sentence, texts, threshold, limit=3)
+                chosen = [numbers[i] for i in picked] if verdict.ok else []
+            if chosen:
+                out.append({"text": sentence, "lines": to_ranges(chosen)})
+    return out[:MAX_SUMMARY]
+
+
+def _is_text(line: str) -> bool:
+    return bool(line.strip()) and not HEADING.match(line)
+
+
+def validator(part: Part, lines: list[str], types: list[str], threshold: float = 60) -> Any:
     sections = _sections(lines, part)
 
     def validate(data: Any) -> dict[str, Any]:
@@ -172,7 +214,7 @@ def validator(part: Part, lines: list[str], types: list[str]) -> Any:
             topics.append({"name": name, "type": kind, "lines": to_ranges(numbers)})
         if not topics and data["topics"]:
             raise Invalid("none of the topics is named in the document; use names that appear in its lines")
-        return {"summary": clean_summary(str(data.get("summary") or "")), "topics": topics}
+        return {"summary": summary_sentences(data.get("summary"), lines, part, threshold), "topics": topics}
 
     return validate
 
@@ -181,7 +223,7 @@ def _no_topics(problem: str) -> dict[str, Any]:
     """When the model's topics stay unusable: the source still gets its page (its own
     opening lines for a summary), it just feeds no topic page."""
     return {
-        "summary": "",
+        "summary": [],
         "topics": [],
         "fallback": f"the model's answers stayed unusable {problem}; "
         "the source's page uses its opening lines and feeds no topic",
@@ -231,12 +273,12 @@ def digest_actions(source: Source, schema: Schema, prompts: Prompts, model_fp: s
                 label=f"digest {source.path}{suffix}",
                 inputs={
                     "source": text_hash(f"{part.start}:{part.index}/{len(parts)}\n{part_text}"),
-                    "template": prompts.stage_hash("digest"),
+                    "template": fingerprint([prompts.stage_hash("digest"), VERSION]),
                     "model": model_fp,
                     "schema": schema_fp,
                 },
                 render=render,
-                validate=validator(part, lines, types),
+                validate=validator(part, lines, types, schema.lint.citation_threshold),
                 fallback=_no_topics,
             )
         )
@@ -245,6 +287,9 @@ def digest_actions(source: Source, schema: Schema, prompts: Prompts, model_fp: s
 
 def merge_parts(outputs: list[dict[str, Any]]) -> dict[str, Any]:
     """One digest for a source from its parts' digests."""
-    summaries = [o["summary"] for o in outputs if o.get("summary")]
+    summaries = [s for o in outputs for s in (o.get("summary") or [])]
     topics = [t for o in outputs for t in o.get("topics", [])]
-    return {"summary": " ".join(summaries[:2]), "topics": topics}
+    merged: dict[str, Any] = {"summary": summaries[:MAX_SUMMARY], "topics": topics}
+    if any(o.get("fallback") for o in outputs):  # made without the model: it feeds no topic
+        merged["fallback"] = True
+    return merged

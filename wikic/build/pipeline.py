@@ -13,17 +13,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from wikic import snapshot
 from wikic.backends import Backend, make_backend, model_id
 from wikic.build.actions import Action, Runner, resolve
 from wikic.build.assemble import assemble
+from wikic.build.compose import compose_pages
 from wikic.build.digest import digest_actions, merge_parts
 from wikic.build.plan import PagePlan, SourceInfo, plan
 from wikic.build.publish import append_log, publish
 from wikic.build.report import Progress, Report
 from wikic.build.run import BackendFactory, BuildOptions
-from wikic.build.write import write_action
+from wikic.build.write import write_actions
 from wikic.config import Schema, load_schema
 from wikic.errors import SourceError
 from wikic.fsutil import remove_stale_temps
@@ -175,14 +177,14 @@ class _Build:
                 self.failed_sources.add(path)
         return digests
 
-    def _write(self, pages: dict[str, PagePlan]) -> dict[str, dict[str, object]]:
-        actions = {
-            pid: write_action(p, self.schema, self.prompts, self.model_fp)
-            for pid, p in pages.items()
-            if p.type != "source" and p.claims
-        }
+    def _write(self, pages: dict[str, PagePlan]) -> dict[str, dict[str, Any]]:
+        actions = write_actions(pages, self.schema, self.prompts, self.model_fp)
         self._settle(list(actions.values()))
-        return {pid: a.output for pid, a in actions.items() if a.output is not None}
+        written = {pid: a.output for pid, a in actions.items() if a.output is not None}
+        texts, self.report.page_text = compose_pages(
+            pages, written, set(actions), self.schema.lint.citation_threshold
+        )
+        return texts
 
     def _settle(self, actions: list[Action]) -> None:
         for a in actions:

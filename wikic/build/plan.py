@@ -15,14 +15,17 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
+from wikic.build.candidates import candidates
 from wikic.build.digest import says_more, supporting_lines
+from wikic.build.notes import chunks, claim_text, is_text, notes_of, shorten
 from wikic.config import Schema
-from wikic.wiki.overlap import content_words, support
+from wikic.wiki.overlap import content_words
 from wikic.wiki.page import slugify, unique_slug
+from wikic.wiki.support import check_against, sentences
 
 FUZZY_CUTOFF = 92
-MAX_CLAIMS = 10
-MAX_CLAIM_CHARS = 400
+MIN_FACT_WORDS = 3  # content words a line needs to count as stating a fact
+SMALL_MODELS = ("smollm2", "135m", "360m")  # model names known to write unfaithful prose
 
 
 @dataclass(frozen=True)
@@ -41,9 +44,11 @@ class PagePlan:
     slug: str = ""
     aliases: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
-    claims: list[Claim] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)  # source pages: the lines no other page carries
     summary: str = ""
     topics: list[str] = field(default_factory=list)  # source pages: the topic page ids it feeds
+    in_text: int = 0  # topic pages: the first this many claims are written into the text, the rest listed
+    summary_lines: list[tuple[str, list[list[int]]]] = field(default_factory=list)  # source pages
 
 
 @dataclass
@@ -60,12 +65,6 @@ def topic_key(name: str) -> str:
     key = re.sub(r"^(the|a|an) ", "", key)
     words = [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in key.split()]
     return " ".join(words)
-
-
-def claim_text(lines: list[str], start: int, end: int) -> str:
-    text = " ".join(line.strip().lstrip("#>-*").strip() for line in lines[start - 1 : end])
-    text = " ".join(text.split())
-    return text[:MAX_CLAIM_CHARS].rstrip() + ("…" if len(text) > MAX_CLAIM_CHARS else "")
 
 
 def _digits(text: str) -> list[str]:
@@ -100,31 +99,48 @@ class _Clusters:
 
 
 def _claims(name: str, ranges: list[list[int]], src: SourceInfo) -> list[Claim]:
-    """The digest's lines for a topic as claims. A line that only repeats the name (a text
-    file's title line, which digests cached before this check may point at) is no claim;
-    when nothing else is left, the source's lines that name the topic are."""
-    found = [Claim(claim_text(src.lines, a, b), src.path, a, b) for a, b in ranges]
+    """The digest's lines for a topic as claims, a note per line. A line that only repeats the
+    name (a text file's title line, which digests cached before this check may point at) is no
+    claim; when nothing else is left, the source's lines that name the topic are."""
+    numbers = [n for a, b in ranges for n in range(a, b + 1)]
+    found = [Claim(claim_text(src.lines, a, b), src.path, a, b) for a, b in notes_of(src.lines, numbers)]
     found = [c for c in found if says_more(c.text, name)]
     if not found:
-        lines = supporting_lines(name, src.lines)
-        found = [Claim(claim_text(src.lines, n, n), src.path, n, n) for n in lines]
+        spans = notes_of(src.lines, supporting_lines(name, src.lines))
+        found = [Claim(claim_text(src.lines, a, b), src.path, a, b) for a, b in spans]
     return found
 
 
-def _summary(src: SourceInfo, threshold: int) -> str:
-    """The digest's summary; when the model gave none worth the name, or one the source does
-    not support (as lint's bad-citation measures it), the source's own lead (after its title)."""
-    summary = str(src.digest.get("summary") or "")
-    if sum(ch.isalpha() for ch in summary) >= 20 and (
-        support(summary, content_words(" ".join(src.lines))) >= threshold
-    ):
-        return summary
-    text = " ".join(
-        line.strip()
-        for line in src.lines
-        if line.strip() and not line.lstrip().startswith("#") and line.strip() != src.title
-    )
-    return " ".join(re.split(r"(?<=[.!?])\s+", text)[:2])[:400]
+def _summary(src: SourceInfo, threshold: int) -> list[tuple[str, list[list[int]]]]:
+    """The digest's summary sentences with the lines that support them; a summary cached as
+    plain text is checked against the whole source's best lines. When none is left, the
+    source's own lead (after its title), cited to its lines."""
+    raw = src.digest.get("summary") or []
+    kept = [(str(s["text"]), s["lines"]) for s in raw if isinstance(s, dict) and s.get("lines")]
+    if isinstance(raw, str) and sum(ch.isalpha() for ch in raw) >= 20:
+        numbers = [n for n, line in enumerate(src.lines, 1) if is_text(line) and line.strip() != src.title]
+        picked, verdict = check_against(raw, [src.lines[n - 1] for n in numbers], threshold, limit=3)
+        kept = [(raw, [[numbers[i], numbers[i]] for i in picked])] if verdict.ok else []
+    return kept or _lead(src)
+
+
+def _lead(src: SourceInfo) -> list[tuple[str, list[list[int]]]]:
+    """The source's own first sentences (after its title), cited to their lines."""
+    lead = [n for n, line in enumerate(src.lines, 1) if is_text(line) and line.strip() != src.title]
+    for a, b in notes_of(src.lines, lead[:1]):
+        said = sentences(claim_text(src.lines, a, b))[:2]
+        return [(shorten(" ".join(said), 400), [[a, b]])] if said else []
+    return []
+
+
+def write_mode(schema: Schema) -> str:
+    """prose or notes, for every topic page of this build (and source summaries: in notes mode
+    a source's page opens with its own lead, not the model's summary)."""
+    if schema.write.mode != "auto":
+        return schema.write.mode
+    name = schema.model.name.casefold()
+    small = schema.model.backend == "llama" and any(tag in name for tag in SMALL_MODELS)
+    return "notes" if small else "prose"
 
 
 def _mentions(names: list[str], sources: list[SourceInfo]) -> list[Claim]:
@@ -132,39 +148,89 @@ def _mentions(names: list[str], sources: list[SourceInfo]) -> list[Claim]:
     pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in names if n) + r")\b", re.IGNORECASE)
     found = []
     for src in sources:
-        for n, line in enumerate(src.lines, start=1):
-            if pattern.search(line) and not line.lstrip().startswith("#"):
-                found.append(Claim(claim_text(src.lines, n, n), src.path, n, n))
+        numbers = [n for n, line in enumerate(src.lines, start=1) if pattern.search(line) and is_text(line)]
+        found += [Claim(claim_text(src.lines, a, b), src.path, a, b) for a, b in notes_of(src.lines, numbers)]
     return found
 
 
-def _pick_claims(claims: list[Claim]) -> list[Claim]:
-    """Deduplicated, and round-robin over sources so every source is heard."""
+def _pick_claims(claims: list[Claim], in_text: int) -> list[Claim]:
+    """Deduplicated; the first `in_text` picked round-robin over sources, so that every source
+    is heard in the text, then the rest; each group in source order."""
     seen: set[str] = set()
+    lines: set[tuple[str, int]] = set()
     by_source: dict[str, list[Claim]] = defaultdict(list)
-    for c in sorted(claims, key=lambda c: (c.source, c.start, c.end)):
-        if c.text and c.text not in seen:
+    for c in sorted(claims, key=lambda c: (c.source, c.start, -c.end)):
+        if c.text and c.text not in seen and (c.source, c.start) not in lines:
             seen.add(c.text)
+            lines.update((c.source, n) for n in range(c.start, c.end + 1))
             by_source[c.source].append(c)
     picked: list[Claim] = []
     queues = [by_source[s] for s in sorted(by_source)]
-    while len(picked) < MAX_CLAIMS and any(queues):
+    while len(picked) < in_text and any(queues):
         for q in queues:
-            if q and len(picked) < MAX_CLAIMS:
+            if q and len(picked) < in_text:
                 picked.append(q.pop(0))
-    return sorted(picked, key=lambda c: (c.source, c.start, c.end))
+    rest = [c for q in queues for c in q]
+    order = lambda c: (c.source, c.start, c.end)  # noqa: E731
+    return sorted(picked, key=order) + sorted(rest, key=order)
+
+
+def _from_structure(
+    sources: list[SourceInfo],
+    schema: Schema,
+    clusters: _Clusters,
+    names: dict[str, Counter[str]],
+    types: dict[str, Counter[str]],
+    claims: dict[str, list[Claim]],
+    pages: dict[str, PagePlan],
+) -> None:
+    """Names two or more sources mention (candidates.py) join the topics, as new pages or as
+    more notes for the pages the model found, from the sources whose digest did not name them
+    (where it did, its lines stand: a source's notes do not depend on the other sources)."""
+    by_path = {src.path: src for src in sources}
+    fed = {(c.source, cid) for cid, found in claims.items() for c in found}
+    kind = "entity" if "entity" in schema.type_names() else schema.type_names()[0]
+    named = {src.path: src.lines for src in sources if not src.digest.get("fallback")}
+    for cand in candidates(named):
+        cid = clusters.find(cand.name)
+        if cid not in names:
+            types[cid][kind] += 1
+        names[cid][cand.name] += 0
+        for path, numbers in sorted(cand.lines.items()):
+            if (path, cid) in fed:
+                continue
+            src = by_path[path]
+            spans = notes_of(src.lines, numbers)
+            found = [Claim(claim_text(src.lines, a, b), path, a, b) for a, b in spans]
+            claims[cid] += [c for c in found if says_more(c.text, cand.name)]
+            page = pages[f"source:{path}"]
+            if f"topic:{cid}" not in page.topics:
+                page.topics.append(f"topic:{cid}")
+    for src in sources:  # a source titled like a pinned topic is about it: all its lines are notes
+        pinned = clusters.by_key.get(topic_key(src.title))
+        if pinned is not None and pinned in clusters.pinned:
+            cid = pinned
+            numbers = [n for n, line in enumerate(src.lines, start=1) if is_text(line) and n > 1]
+            spans = notes_of(src.lines, numbers)
+            claims[cid] += [Claim(claim_text(src.lines, a, b), src.path, a, b) for a, b in spans]
+            page = pages[f"source:{src.path}"]
+            if f"topic:{cid}" not in page.topics:
+                page.topics.append(f"topic:{cid}")
 
 
 def plan(sources: list[SourceInfo], schema: Schema, sticky: dict[str, str]) -> dict[str, PagePlan]:
     """The page set, keyed by page id, with slugs kept from earlier builds where possible."""
     clusters = _Clusters(schema)
+    mode = write_mode(schema)
     names: dict[str, Counter[str]] = defaultdict(Counter)
     types: dict[str, Counter[str]] = defaultdict(Counter)
     claims: dict[str, list[Claim]] = defaultdict(list)
     pages: dict[str, PagePlan] = {}
     for src in sorted(sources, key=lambda s: s.path):
-        summary = _summary(src, schema.lint.citation_threshold)
+        said = _summary(src, schema.lint.citation_threshold) if mode == "prose" else _lead(src)
+        summary = " ".join(text for text, _ in said)
         page = PagePlan(f"source:{src.path}", src.title, "source", sources=[src.path], summary=summary)
+        page.summary_lines = said
         pages[page.id] = page
         for topic in src.digest.get("topics", []):
             cid = clusters.find(topic["name"])
@@ -173,6 +239,7 @@ def plan(sources: list[SourceInfo], schema: Schema, sticky: dict[str, str]) -> d
             claims[cid] += _claims(topic["name"], topic["lines"], src)
             if f"topic:{cid}" not in page.topics:
                 page.topics.append(f"topic:{cid}")
+    _from_structure(sources, schema, clusters, names, types, claims, pages)
     for cid, topic in clusters.pinned.items():
         names[cid][topic.name] += 0
         types[cid][topic.type] += 1000
@@ -195,13 +262,62 @@ def plan(sources: list[SourceInfo], schema: Schema, sticky: dict[str, str]) -> d
         folded = {title.casefold()} | {a.casefold() for a in aliases}
         aliases += sorted({n for n in names[cid] if n.casefold() not in folded})
         kind = types[cid].most_common(1)[0][0] if types[cid] else schema.type_names()[0]
+        picked = _pick_claims(claims[cid], schema.write.max_notes)
         pages[f"topic:{cid}"] = PagePlan(
-            f"topic:{cid}", title, kind, aliases=aliases, sources=feeding, claims=_pick_claims(claims[cid])
+            f"topic:{cid}", title, kind, aliases=aliases, sources=feeding, claims=picked
         )
+        pages[f"topic:{cid}"].in_text = min(len(picked), schema.write.max_notes)
     for page in pages.values():
         page.topics = [t for t in page.topics if t in pages]
+    _other_notes(sources, pages)
     _assign_slugs(pages, sticky)
     return pages
+
+
+def _shown(pages: dict[str, PagePlan]) -> dict[tuple[str, int], int]:
+    """How many characters of each source line some topic page already shows as it is: a
+    note cut short shows only its start."""
+    shown: dict[tuple[str, int], int] = {}
+    quoted = [(c.source, c.start, c.end, c.text) for p in pages.values() for c in p.claims]
+    quoted += [
+        (p.sources[0], a, b, t)
+        for p in pages.values()
+        if p.type == "source"
+        for t, r in p.summary_lines
+        for a, b in r
+    ]
+    for source, start, end, text in quoted:
+        size = len(text) - text.endswith("…") if start == end else 1 << 30
+        for n in range(start, end + 1):
+            shown[(source, n)] = max(shown.get((source, n), 0), size)
+    return shown
+
+
+def _other_notes(sources: list[SourceInfo], pages: dict[str, PagePlan]) -> None:
+    """A source page lists what of the source's lines no other page shows: lines no topic page
+    and not its lead carries, and the rest of a line shown cut short. Every fact of a source
+    is somewhere in the wiki's text."""
+    shown = _shown(pages)
+    for src in sources:
+        for text, ranges in pages[f"source:{src.path}"].summary_lines:  # the lead, as it is
+            for a, b in ranges:
+                if a == b and claim_text(src.lines, a, a, limit=1 << 30).startswith(text):
+                    shown[(src.path, a)] = max(shown.get((src.path, a), 0), len(text))
+        whole: list[int] = []
+        rests: list[Claim] = []
+        for n, line in enumerate(src.lines, start=1):
+            if not is_text(line) or len(content_words(line)) < MIN_FACT_WORDS:
+                continue
+            full = claim_text(src.lines, n, n, limit=1 << 30)
+            size = shown.get((src.path, n), 0)
+            if size == 0:
+                whole.append(n)
+            elif size < len(full) and len(content_words(full[size:])) >= MIN_FACT_WORDS:
+                rests += [Claim(t, src.path, n, n) for t in chunks(full[size:].strip())]
+        notes = []
+        for a, b in notes_of(src.lines, whole):
+            notes += [Claim(t, src.path, a, b) for t in chunks(claim_text(src.lines, a, b, limit=1 << 30))]
+        pages[f"source:{src.path}"].claims = sorted(notes + rests, key=lambda c: (c.start, c.end))
 
 
 def _assign_slugs(pages: dict[str, PagePlan], sticky: dict[str, str]) -> None:

@@ -29,6 +29,7 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     explain: list[dict[str, str]] = field(default_factory=list)
     would_run: list[dict[str, Any]] = field(default_factory=list)
+    page_text: dict[str, Any] = field(default_factory=dict)  # notes kept/total, pages by mode (compose.py)
     seconds: float = 0.0
     dry_run: bool = False
     nothing_to_do: bool = False  # the stat check found every input and output as the last build left them
@@ -88,6 +89,7 @@ class Report:
         }
         if self.lint is not None:
             data["lint"] = self.lint
+        data.update(self.page_text)
         if self.explain:
             data["explain"] = self.explain
         if self.dry_run:

@@ -1,5 +1,6 @@
 """The write stage: one model action per topic page, turning the page's notes
-(its claims) into short paragraphs, each citing the notes it uses."""
+(its claims) into short paragraphs, each sentence checked against the notes it uses
+(in notes mode, for a small model, there is none: see compose.py)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ from rapidfuzz import fuzz
 from wikic.backends.base import Request
 from wikic.backends.structured import Invalid
 from wikic.build.actions import Action
-from wikic.build.plan import PagePlan
+from wikic.build.plan import PagePlan, write_mode
 from wikic.config import Schema
 from wikic.hashing import fingerprint
 from wikic.prompts.loader import Prompts
-from wikic.wiki.overlap import content_words, support
+from wikic.wiki.support import MAX_NOVEL, check_against, sentences
 
+VERSION = 2  # of the validated answer: bump when the same answer would validate differently
 MAX_PARAGRAPHS = 4
+MAX_NOTE_CHARS = 400  # a note as the model sees it
 MAX_PARAGRAPH_CHARS = 600
 CITE_KEEP = 50  # rapidfuzz token_set_ratio: a cited note this close is plausibly used
 CITE_ADD = 70  # ...and an uncited note this close is certainly used
@@ -78,9 +81,27 @@ def _bare(text: str, title: str) -> bool:
     return sum(ch.isalpha() for ch in text) < 3 or words == re.sub(r"[\W_]+", " ", title).casefold().split()
 
 
+def _supported(text: str, claims: list[str], threshold: int) -> tuple[str, list[int], list[str]]:
+    """The paragraph's sentences that the shared check supports against the notes that carry
+    them; the notes they use; and why the others failed."""
+    kept: list[str] = []
+    cites: set[int] = set()
+    failed: list[str] = []
+    for sentence in sentences(text):
+        chosen, verdict = check_against(sentence, claims, threshold, MAX_NOVEL)
+        if verdict.ok:
+            kept.append(sentence)
+            cites.update(i + 1 for i in chosen)
+        else:
+            failed.append(
+                f"{verdict.score:.0f}%" if verdict.reason.startswith("its lines") else verdict.reason
+            )
+    return " ".join(kept), sorted(cites), failed
+
+
 def validator(claims: list[str], title: str = "", threshold: int = 0) -> Any:
-    """Paragraphs with text, citing the notes they use; one whose cited notes hold fewer than
-    `threshold`% of its words (lint's bad-citation measure) says what no note says: dropped."""
+    """Paragraphs with text, citing the notes they use. Each sentence is judged by the shared
+    check against the notes that carry it best; one its notes do not support is dropped."""
 
     def validate(data: Any) -> dict[str, Any]:
         if not isinstance(data, dict) or not isinstance(data.get("paragraphs"), list):
@@ -92,16 +113,20 @@ def validator(claims: list[str], title: str = "", threshold: int = 0) -> Any:
             text = clean_prose(str(item.get("text") or ""))
             if _bare(text, title):
                 continue
-            cites = check_cites(text, item.get("cites") or [], claims)
-            score = support(text, content_words(" ".join(claims[c - 1] for c in cites)))
-            if score < threshold:
-                unsupported.append(f"{score:.0f}%")
+            if threshold <= 0:
+                paragraphs.append({"text": text, "cites": check_cites(text, item.get("cites") or [], claims)})
                 continue
-            paragraphs.append({"text": text, "cites": cites})
+            kept, cites, failed = _supported(text, claims, threshold)
+            unsupported += failed
+            if kept and not _bare(kept, title):
+                paragraphs.append({"text": kept, "cites": cites})
         if unsupported and not paragraphs:
+            scores = [u for u in unsupported if u.endswith("%")] or ["0%"]
+            other = [u for u in unsupported if not u.endswith("%")]
             raise Invalid(
-                f"the notes hold only {', '.join(unsupported)} of the paragraphs' words; "
+                f"the notes hold only {', '.join(scores)} of the paragraphs' words; "
                 "write only what the notes say, in their words"
+                + (f" (a sentence {other[0]})" if other else "")
             )
         if not paragraphs:
             raise Invalid("no paragraph had text")
@@ -110,8 +135,21 @@ def validator(claims: list[str], title: str = "", threshold: int = 0) -> Any:
     return validate
 
 
+def write_actions(
+    pages: dict[str, PagePlan], schema: Schema, prompts: Prompts, model_fp: str
+) -> dict[str, Action]:
+    """The model actions of this build's topic pages: none in notes mode."""
+    if write_mode(schema) == "notes":
+        return {}
+    return {
+        pid: write_action(p, schema, prompts, model_fp)
+        for pid, p in pages.items()
+        if p.type != "source" and p.claims
+    }
+
+
 def write_action(page: PagePlan, schema: Schema, prompts: Prompts, model_fp: str) -> Action:
-    claims = [c.text for c in page.claims]
+    claims = [c.text[:MAX_NOTE_CHARS] for c in page.claims[: page.in_text or len(page.claims)]]
     described = {t.name: t.description for t in schema.page_types}
 
     def render() -> Request:
@@ -136,7 +174,7 @@ def write_action(page: PagePlan, schema: Schema, prompts: Prompts, model_fp: str
         label=f"write {page.type}: {page.title}",
         inputs={
             "claims": fingerprint([page.title, page.type, claims]),
-            "template": prompts.stage_hash("write"),
+            "template": fingerprint([prompts.stage_hash("write"), VERSION]),
             "model": model_fp,
             "rules": fingerprint(schema.rules),
             "schema": fingerprint([schema.title, schema.scope, described.get(page.type, "")]),

@@ -8,11 +8,12 @@ from collections.abc import Iterator
 
 from wikic.lint.context import Context, Finding
 from wikic.wiki.blocks import Block
-from wikic.wiki.overlap import content_words, plain, support
+from wikic.wiki.overlap import content_words, plain
 from wikic.wiki.page import Citation, Page
+from wikic.wiki.support import cited_sentences, judge
 
 MIN_WORDS = 4  # a paragraph shorter than this is not a claim
-MIN_CONTENT = 3  # support is only judged on paragraphs with this many content words
+MIN_CONTENT = 3  # support is only judged on sentences with this many content words
 
 
 # --- stale-page ------------------------------------------------------------------
@@ -142,22 +143,47 @@ def _check_block(ctx: Context, page: Page, block: Block, prose: bool) -> Iterato
             )
         else:
             valid.append(ref.citation)
-    if not (prose and valid):
-        return
-    words = content_words(plain(block.text))
-    if len(words) < MIN_CONTENT:
-        return
-    evidence = frozenset().union(*(ctx.sources.cited_words(c) for c in valid))
-    score = support(words, evidence)
-    if score < ctx.schema.lint.citation_threshold:
+    if prose and valid:
+        yield from _unsupported(ctx, page, block, valid)
+
+
+def _cited_lines(ctx: Context, cites: list[Citation]) -> list[str]:
+    lines: list[str] = []
+    for cite in cites:
+        text = ctx.sources.get(cite.source)
+        if not isinstance(text, str):
+            lines += text.lines[cite.start - 1 : cite.end]
+    return lines
+
+
+def _unsupported(ctx: Context, page: Page, block: Block, valid: list[Citation]) -> Iterator[Finding]:
+    """Each sentence judged against the lines cited after it (the shared check); a sentence
+    after the paragraph's last citation against all of them."""
+    threshold = ctx.schema.lint.citation_threshold
+    said = cited_sentences(block.text)
+    for sentence, cites in said:
+        if len(content_words(plain(sentence))) < MIN_CONTENT:
+            continue
+        cites = [c for c in cites if c in valid] or valid
+        verdict = judge(sentence, _cited_lines(ctx, cites), threshold)
+        if verdict.ok:
+            continue
+        if verdict.reason.startswith("its lines hold only"):
+            unit = "this paragraph's words" if len(said) == 1 else f'the words of "{_snippet(sentence)}"'
+            why = f"the cited lines contain only {verdict.score:.0f}% of {unit}"
+        else:
+            why = f'"{_snippet(sentence)}" {verdict.reason}'
         yield Finding(
             "bad-citation",
             page.rel,
             block.line,
-            f"the cited lines contain only {score:.0f}% of this paragraph's words "
-            f"(lint.citation_threshold is {ctx.schema.lint.citation_threshold}); "
-            "cite the lines that say it",
+            f"{why} (lint.citation_threshold is {threshold}); cite the lines that say it",
         )
+
+
+def _snippet(sentence: str, limit: int = 60) -> str:
+    text = plain(sentence)
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def bad_citation(ctx: Context) -> Iterator[Finding]:

@@ -1,0 +1,65 @@
+"""Topics from structure, measured on an evaluation set: the share of gold answer entities
+(questions.jsonl `answer`) that have a page whose title or alias is the answer, from code
+alone (no model): source pages only, then with the named things two or more sources write
+(wikic/build/candidates.py). yes/no answers and numbers are left out.
+
+    python bench/entity_pages.py --data /work/shared/eval/musique [--data ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from qa_score import normalise  # noqa: E402
+
+from wikic.build.plan import SourceInfo, plan  # noqa: E402
+from wikic.config import Schema  # noqa: E402
+
+
+def entities(data: Path) -> list[str]:
+    answers = [
+        json.loads(line)["answer"] for line in (data / "questions.jsonl").read_text().splitlines() if line
+    ]
+    return [
+        a
+        for a in answers
+        if normalise(a) not in ("yes", "no") and not normalise(a).replace(" ", "").isdigit()
+    ]
+
+
+def titles(data: Path, structure: bool) -> tuple[set[str], int]:
+    sources = []
+    for path in sorted((data / "sources").glob("*.txt")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        sources.append(
+            SourceInfo(f"sources/{path.name}", lines[0].strip(), lines, {"summary": [], "topics": []})
+        )
+    if not structure:
+        return {normalise(s.title) for s in sources}, 0
+    pages = plan(sources, Schema(), {})
+    names = {normalise(n) for p in pages.values() for n in [p.title, *p.aliases]}
+    return names, sum(p.type != "source" for p in pages.values())
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", type=Path, action="append", required=True)
+    args = p.parse_args()
+    for data in args.data:
+        gold = entities(data)
+        for structure in (False, True):
+            names, topics = titles(data, structure)
+            hit = sum(normalise(a) in names for a in gold)
+            label = "source pages + names in 2+ sources" if structure else "source pages only"
+            extra = f", {topics} topic pages" if structure else ""
+            share = f"{hit}/{len(gold)} answer entities have a page ({100 * hit / len(gold):.0f}%{extra})"
+            print(f"{data.name}: {label}: {share}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""Topics from structure: which capitalised words count as names two sources share."""
+
+from __future__ import annotations
+
+from wikic.build.candidates import candidates
+
+
+def names(sources: dict[str, str]) -> list[str]:
+    return [c.name for c in candidates({k: v.splitlines() for k, v in sources.items()})]
+
+
+def test_names_written_mid_sentence_in_two_sources_are_candidates_with_their_lines() -> None:
+    found = candidates(
+        {
+            "a.txt": ["Notes", "", "We met Alice Moreau today.", "Nothing else."],
+            "b.txt": ["More notes", "", "The plan came from Alice Moreau and Bob."],
+        }
+    )
+    assert [(c.name, c.lines) for c in found] == [("Alice Moreau", {"a.txt": [3], "b.txt": [3]})]
+
+
+def test_sentence_openers_demonyms_and_numbered_names_are_not() -> None:
+    assert (
+        names(
+            {
+                "a.txt": "A\n\nFact one is here.\nAmerican bands play.",
+                "b.txt": "B\n\nFact two.\nAn American band.",
+            }
+        )
+        == []
+    )
+    assert (
+        names({"a.txt": "A\n\nIt is about Topic 1 here.", "b.txt": "B\n\nIt is about Topic 2 there."}) == []
+    )
+
+
+def test_a_word_that_only_opens_sentences_counts_when_it_titles_a_source_and_is_never_lowercase() -> None:
+    sources = {"bazel.md": "# Bazel\n\nBazel is a build tool.", "other.md": "# Other\n\nBazel hashes inputs."}
+    assert names(sources) == ["Bazel"]
+    sources["make.md"] = "# Make\n\nMake is old."
+    sources["x.md"] = "# X\n\nMake rebuilds. You call make in each folder."
+    assert "Make" not in names(sources)

@@ -1,0 +1,112 @@
+"""Topics from structure (no model): a named thing, written capitalised in running text
+(a person, a product, a place, a system), that two or more sources mention gets a page
+even when the model's digests missed it, grounded to the lines that name it.
+
+A name counts where it is written capitalised past the first word of a sentence (or as a
+run of capitalised words), so that "Make is" at a sentence start is no evidence of a name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from wikic.wiki.overlap import STOP
+
+MIN_SOURCES = 2
+MAX_WORDS = 4
+MAX_LINES_PER_SOURCE = 6  # lines naming it, per source, that become notes
+# A capitalised word, optionally followed by more (joined by a space or "of"/"de"/"la"...).
+NAME = re.compile(
+    r"\b[A-Z][\w&-]*\w(?:\s+(?:(?:of|de|la|du|von|van|der|the)\s+)?[A-Z][\w&-]*\w)*(?:\s+\d+\b)?"
+)
+LOWER = re.compile(r"\b[a-z][\w-]*\b")
+SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|[\"“(]\s*)$")
+_NOT_NAMES = """i january february march april may june july august september october november december
+monday tuesday wednesday thursday friday saturday sunday mr mrs ms dr st however although though
+there here when while after before during yes no ok note notes see also without many most some few
+first second third last next new old today yesterday tomorrow because unlike like we our us
+president national international general eps"""
+NOT_NAMES = frozenset(_NOT_NAMES.split())
+
+
+@dataclass
+class Candidate:
+    name: str
+    lines: dict[str, list[int]] = field(default_factory=dict)  # source path -> line numbers naming it
+
+
+def _clean(name: str) -> str:
+    words = name.split()
+    while words and words[0].casefold() in STOP | NOT_NAMES:
+        words = words[1:]
+    return " ".join(words[:MAX_WORDS])
+
+
+def names_in_line(line: str) -> tuple[set[str], set[str]]:
+    """The names a line writes: (those written as names, mid-sentence or multi-word; those
+    only at a sentence start, which count only if written as a name elsewhere)."""
+    text = line.strip().lstrip("#>-*0123456789. ")
+    sure: set[str] = set()
+    maybe: set[str] = set()
+    for m in NAME.finditer(text):
+        name = _clean(re.sub(r"['’]s\b", "", m.group(0)))
+        if not name or len(name) < 3 or name.casefold() in NOT_NAMES or name.isdigit() or _adjective(name):
+            continue
+        starts = bool(SENTENCE_START.search(text[: m.start()])) and m.group(0).startswith(name)
+        (maybe if starts and " " not in name else sure).add(name)
+    return sure, maybe
+
+
+def candidates(sources: dict[str, list[str]], min_sources: int = MIN_SOURCES) -> list[Candidate]:
+    """Names mentioned in `min_sources` or more sources, with the lines that name them; a
+    single word only where it is not always part of a longer name."""
+    sure: set[str] = set()
+    maybes: set[str] = set()
+    lower: set[str] = set()
+    headings: set[str] = set()
+    seen: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for path, lines in sources.items():
+        for n, line in enumerate(lines, start=1):
+            if line.lstrip().startswith("#"):
+                headings.add(line.strip("# \t").casefold())
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            lower.update(LOWER.findall(line))
+            named, maybe = names_in_line(line)
+            sure |= named
+            maybes |= maybe
+            for name in named | maybe:
+                if len(seen[name][path]) < MAX_LINES_PER_SOURCE:
+                    seen[name][path].append(n)
+    # "Bazel is" only ever opens sentences: a name too where it is never written "bazel" and
+    # titles a source or a section (a sentence-opening "Fact" or "Despite" does not)
+    titles = {_title(lines) for lines in sources.values()} | headings
+    sure |= {name for name in maybes if name.casefold() not in lower and name.casefold() in titles}
+    found = [Candidate(name, dict(seen[name])) for name in sorted(sure) if len(seen[name]) >= min_sources]
+    longer = [c.name for c in found if " " in c.name]
+    return [
+        c for c in found if " " in c.name or not any(_inside(c.name, o, c.lines, sources) for o in longer)
+    ]
+
+
+def _adjective(name: str) -> bool:
+    """ "American", "Norwegian", "English": a word about a name, not one."""
+    return " " not in name and name.casefold().endswith(("ian", "ish", "ese", "ican"))
+
+
+def _title(lines: list[str]) -> str:
+    first = next((line for line in lines if line.strip()), "")
+    return first.strip("# \t").casefold()
+
+
+def _inside(word: str, name: str, where: dict[str, list[int]], sources: dict[str, list[str]]) -> bool:
+    """Whether every line naming `word` names it only as part of `name` ("Martin" in "Evan Martin")."""
+    if word not in name.split():
+        return False
+    return all(
+        not re.search(rf"\b{re.escape(word)}\b", sources[path][n - 1].replace(name, ""))
+        for path, numbers in where.items()
+        for n in numbers
+    )

@@ -1,0 +1,162 @@
+"""A topic page's text from its notes and the model's prose (no model call): faithful
+before fluent, and no note lost.
+
+In prose mode the model's sentences that the shared check supports are kept, each cited
+to the few notes it draws on; every note no kept sentence uses follows as itself. In notes
+mode (a small model, or prose that mostly failed the check) the page is its notes' own
+sentences, deduplicated, grouped by source. Either way the page opens with the note that
+best defines its topic, and notes beyond write.max_notes are listed under "More notes".
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from wikic.build.plan import PagePlan
+from wikic.wiki.overlap import content_words, plain
+from wikic.wiki.support import MAX_NOVEL, check_against, sentences
+
+DEFINING_VERB = re.compile(
+    r"(?:is|are|was|were|means|refers|stops|describes|lets|makes|lists|gives|has|have)\b", re.I
+)
+PRONOUN = re.compile(r"(it|its|this|these|that|those|they|he|she|such)\b", re.I)
+DUPLICATE = 95  # rapidfuzz token_set_ratio at which two notes say the same thing
+
+
+def _names(page: PagePlan) -> list[str]:
+    names = [page.title, *page.aliases]
+    stripped = [re.sub(r"^(the|a|an)\s+", "", n, flags=re.I) for n in names]
+    return sorted({n.casefold() for n in names + stripped if n}, key=len, reverse=True)
+
+
+def defines(text: str, page: PagePlan) -> int:
+    """How plainly a sentence introduces the page's subject: 3 "X is/stops ...", 2 opens with
+    X, 1 names X early, 0 otherwise, -1 makes no sense alone (opens with a pronoun)."""
+    words = plain(text).strip()
+    if PRONOUN.match(words):
+        return -1
+    folded = re.sub(r"^(the|a|an)\s+", "", words.casefold())
+    for name in _names(page):
+        if folded.startswith(name):
+            rest = words[len(words) - len(folded) + len(name) :].lstrip(" ,")
+            return 3 if DEFINING_VERB.match(re.sub(r"^\([^)]*\)\s*", "", rest)) else 2
+    head = folded[:80]
+    return 1 if any(re.search(rf"\b{re.escape(n)}\b", head) for n in _names(page)) else 0
+
+
+def definer(page: PagePlan, indexes: list[int]) -> int | None:
+    """The note (an index into page.claims) that best defines the topic: the plainest
+    definition, early in its source, with the longest defining clause."""
+    scored = [
+        (defines(page.claims[i].text, page), -page.claims[i].start, len(page.claims[i].text), -i)
+        for i in indexes
+    ]
+    best = max(scored, default=None)
+    return -best[3] if best and best[0] > 0 else None
+
+
+def _same(a: str, b: str) -> bool:
+    """Near-duplicates: "Section 5" and "Section 59" are not."""
+    return re.findall(r"\d+", a) == re.findall(r"\d+", b) and fuzz.token_set_ratio(a, b) >= DUPLICATE
+
+
+def _dedupe(page: PagePlan, indexes: list[int]) -> list[list[int]]:
+    """Notes grouped with their near-duplicates: the first of each group is shown, all cited."""
+    groups: list[list[int]] = []
+    for i in indexes:
+        text = page.claims[i].text
+        same = next((g for g in groups if _same(text, page.claims[g[0]].text)), None)
+        if same is not None and len(content_words(text)) <= len(content_words(page.claims[same[0]].text)):
+            same.append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+def _note_sentence(page: PagePlan, group: list[int]) -> dict[str, Any]:
+    return {"text": page.claims[group[0]].text, "notes": [i + 1 for i in group]}
+
+
+def notes_paragraphs(page: PagePlan, indexes: list[int]) -> list[list[dict[str, Any]]]:
+    """The notes as paragraphs, one per source in the order given, duplicates folded."""
+    paragraphs: dict[str, list[dict[str, Any]]] = {}
+    for group in _dedupe(page, indexes):
+        paragraphs.setdefault(page.claims[group[0]].source, []).append(_note_sentence(page, group))
+    return list(paragraphs.values())
+
+
+def _prose(
+    page: PagePlan, output: dict[str, Any], threshold: float
+) -> tuple[list[list[dict[str, Any]]], int]:
+    """The model's sentences the check supports, each citing the notes it draws on; and how
+    many sentences there were."""
+    texts = [c.text for c in page.claims[: page.in_text]]
+    paragraphs, total = [], 0
+    for para in output.get("paragraphs", []):
+        kept = []
+        for sentence in sentences(str(para.get("text") or "")):
+            if len(content_words(plain(sentence))) < 2:
+                continue
+            total += 1
+            chosen, verdict = check_against(sentence, texts, threshold, MAX_NOVEL)
+            if verdict.ok:
+                kept.append({"text": sentence, "notes": [i + 1 for i in chosen]})
+        if kept:
+            paragraphs.append(kept)
+    return paragraphs, total
+
+
+def compose(page: PagePlan, output: dict[str, Any] | None, threshold: float) -> dict[str, Any]:
+    """The page's text: {"mode", "paragraphs": [[{"text", "notes"}]], "more": [note numbers],
+    "kept", "total"}; `output` is the model's validated answer, or None in notes mode."""
+    in_text = list(range(min(page.in_text or len(page.claims), len(page.claims))))
+    mode, paragraphs = "notes", list[list[dict[str, Any]]]()
+    if output is not None and not output.get("fallback"):
+        paragraphs, total = _prose(page, output, threshold)
+        kept = sum(len(p) for p in paragraphs)
+        mode = "prose" if kept and kept * 2 >= total else "notes"
+        paragraphs = paragraphs if mode == "prose" else []
+    used = {n - 1 for p in paragraphs for s in p for n in s["notes"]}
+    first = definer(page, in_text)
+    rest = [i for i in in_text if i not in used and i != first]
+    if first is not None and mode == "notes":
+        rest.insert(0, first)  # the page opens with it, in its source's paragraph
+    elif first is not None and defines(paragraphs[0][0]["text"], page) < 3:
+        # the definition opens the page; prose that only restates it goes
+        paragraphs = [[x for x in p if set(x["notes"]) != {first + 1}] for p in paragraphs]
+        paragraphs = [[_note_sentence(page, [first])]] + [p for p in paragraphs if p]
+    elif first is not None and first not in used:
+        rest.insert(0, first)
+    paragraphs += notes_paragraphs(page, rest)
+    more = [i + 1 for i in range(len(in_text), len(page.claims))]
+    shown = {n for p in paragraphs for s in p for n in s["notes"]} | set(more)
+    return {
+        "mode": mode,
+        "fallback": bool(output and output.get("fallback")),
+        "paragraphs": paragraphs,
+        "more": more,
+        "kept": len(shown),
+        "total": len(page.claims),
+    }
+
+
+def compose_pages(
+    pages: dict[str, PagePlan], written: dict[str, Any], asked: set[str], threshold: float
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """Every topic page's text, and the build report's figures: notes kept / total, and the
+    pages by mode. A page the model was asked to write and failed is left out (kept as it is)."""
+    out: dict[str, dict[str, Any]] = {}
+    modes: Counter[str] = Counter()
+    kept = total = 0
+    for pid, page in pages.items():
+        if page.type == "source" or not page.claims or (pid in asked and pid not in written):
+            continue
+        out[pid] = composed = compose(page, written.get(pid), threshold)
+        modes["fallback" if composed["fallback"] else composed["mode"]] += 1
+        kept += composed["kept"]
+        total += composed["total"]
+    return out, {"notes": {"kept": kept, "total": total}, "pages_by_mode": dict(sorted(modes.items()))}

@@ -1,0 +1,79 @@
+"""What a note is: a source's line (or the few lines it needs to read alone) as text,
+cleaned of Markdown markers and cut after a sentence when long. Shared by the plan (topic
+notes) and the source pages (the lines no topic page shows)."""
+
+from __future__ import annotations
+
+import re
+
+from wikic.wiki.support import sentences
+
+MAX_CLAIM_CHARS = 1000
+MAX_SPAN = 3  # lines one note may take: a pronoun's antecedent, a hard-wrapped sentence
+PRONOUN = re.compile(r"(it|its|this|these|that|those|they|their|them|he|she|his|her|such)\b", re.I)
+RUNS_ON = re.compile(r"[^.!?:;]['\")\]]*$")  # a line that ends mid-sentence
+
+
+def claim_text(lines: list[str], start: int, end: int, limit: int = MAX_CLAIM_CHARS) -> str:
+    text = " ".join(line.strip().lstrip("#>-*").strip() for line in lines[start - 1 : end])
+    text = " ".join(text.split())
+    return shorten(text, limit)
+
+
+def shorten(text: str, limit: int) -> str:
+    """At most `limit` characters, cut after a sentence (else a word, marked "…"): never
+    inside a word, where a cut name ("Hoeb") would be a name no line holds."""
+    if len(text) <= limit:
+        return text
+    said = ""
+    for sentence in sentences(text):
+        if len(said) + len(sentence) + 1 > limit:
+            break
+        said = f"{said} {sentence}".strip()
+    return said or text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+
+
+def is_text(line: str) -> bool:
+    return bool(line.strip()) and not line.lstrip().startswith("#")
+
+
+def note_span(lines: list[str], n: int) -> tuple[int, int]:
+    """The lines a note at line `n` takes so that it reads alone: the line before when it
+    starts with a pronoun ("This is a form of early cutoff."), and the lines after while its
+    sentence runs on (hard-wrapped text); at most MAX_SPAN lines."""
+    start = end = n
+    if n > 1 and PRONOUN.match(lines[n - 1].strip().lstrip(">-* ")) and is_text(lines[n - 2]):
+        start = n - 1
+    while (
+        end - start + 1 < MAX_SPAN
+        and end < len(lines)
+        and RUNS_ON.search(lines[end - 1].strip())
+        and is_text(lines[end])
+        and lines[end].strip()[:1].islower()
+    ):
+        end += 1
+    return start, end
+
+
+def notes_of(lines: list[str], numbers: list[int]) -> list[tuple[int, int]]:
+    """The notes the given lines make: one per text line, each widened by note_span and merged
+    with the one before where they overlap."""
+    spans: list[tuple[int, int]] = []
+    for n in sorted(set(numbers)):
+        if not (1 <= n <= len(lines)) or not is_text(lines[n - 1]) or (spans and n <= spans[-1][1]):
+            continue
+        a, b = note_span(lines, n)
+        if spans and a <= spans[-1][1]:
+            a = spans.pop()[0]
+        spans.append((a, b))
+    return spans
+
+
+def chunks(text: str, limit: int = MAX_CLAIM_CHARS) -> list[str]:
+    """A long text as pieces of whole sentences (or words), each at most about `limit`."""
+    out: list[str] = []
+    while text:
+        piece = shorten(text, limit).rstrip("…")
+        out.append(piece)
+        text = text[len(piece) :].strip()
+    return out
