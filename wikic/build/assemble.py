@@ -241,49 +241,59 @@ def render_index(title: str, scope: str, entries: list[PageEntry], type_order: l
     return "\n".join(lines).rstrip() + "\n"
 
 
-def assemble(
-    pages: dict[str, PagePlan],
-    prose: dict[str, dict[str, Any]],
-    foreign: dict[str, str],
-    line_counts: dict[str, int],
-    title: str,
-    scope: str,
-    type_order: list[str],
-    kept: dict[str, PagePlan] | None = None,
-) -> dict[str, str]:
-    """Every planned page's file text, and index.md, keyed by path inside wiki/.
+@dataclass
+class Assembly:
+    """What assemble renders: `pages` (topic pages need their `prose`); `foreign`, the
+    slugs of pages the build does not own (answers, hand-made) with their text; `kept`,
+    planned pages left as they are this time (their write failed): their files are among
+    `foreign`, and source pages still list them; the index's title, scope and type order."""
 
-    `pages` are the pages to render (topic pages need their prose); `foreign`
-    maps the slugs of pages the build does not own (answers, hand-made) to their text;
-    `kept` are planned pages left as they are this time (their write failed): their
-    files are among `foreign`, and source pages still list them.
-    """
-    entries = {p.slug: PageEntry(p.slug, p.title, p.type, p.aliases) for p in pages.values()}
-    for slug, text in foreign.items():
+    pages: dict[str, PagePlan]
+    prose: dict[str, dict[str, Any]]
+    foreign: dict[str, str]
+    line_counts: dict[str, int]
+    title: str
+    scope: str
+    type_order: list[str]
+    kept: dict[str, PagePlan] = field(default_factory=dict)
+
+
+def assemble(job: Assembly) -> dict[str, str]:
+    """Every planned page's file text, and index.md, keyed by path inside wiki/."""
+    entries = {p.slug: PageEntry(p.slug, p.title, p.type, p.aliases) for p in job.pages.values()}
+    for slug, text in job.foreign.items():
         entries[slug] = foreign_entry(slug, text)
-    linker = Linker(list(entries.values()))
-    source_slugs = {p.sources[0]: p.slug for p in pages.values() if p.type == "source"}
-    planned = {**{pid: p for pid, p in (kept or {}).items() if p.slug in foreign}, **pages}
-    topic_slugs = {pid: p.slug for pid, p in planned.items() if p.type != "source"}
-    bodies: dict[str, str] = {}
-    for pid, page in sorted(pages.items()):
-        if page.type == "source":
-            body, links = source_body(page, line_counts.get(page.sources[0], 1), topic_slugs, planned, linker)
-            entries[page.slug].description = first_sentence(page.summary)
-        else:
-            body, links = topic_body(page, prose[pid], linker, source_slugs)
-            entries[page.slug].description = first_sentence(prose[pid]["paragraphs"][0][0]["text"])
-        entries[page.slug].links = links
-        bodies[pid] = body
+    bodies = _bodies(job, entries)
     back: dict[str, list[PageEntry]] = defaultdict(list)
     for e in entries.values():
         for target in e.links:
             if target != e.slug:
                 back[target].append(e)
     out: dict[str, str] = {}
-    for pid, page in pages.items():
+    for pid, page in job.pages.items():
         mine = entries[page.slug].links
         extra = sorted((e for e in back[page.slug] if e.slug not in mine), key=lambda e: e.slug)
         out[f"{page.slug}.md"] = seal(front_matter(page) + "\n" + with_backlinks(bodies[pid], extra))
-    out["index.md"] = seal(render_index(title, scope, list(entries.values()), type_order))
+    out["index.md"] = seal(render_index(job.title, job.scope, list(entries.values()), job.type_order))
     return out
+
+
+def _bodies(job: Assembly, entries: dict[str, PageEntry]) -> dict[str, str]:
+    """Each page's body with its links resolved; fills in the entries' descriptions and links."""
+    linker = Linker(list(entries.values()))
+    pages = job.pages
+    source_slugs = {p.sources[0]: p.slug for p in pages.values() if p.type == "source"}
+    planned = {**{pid: p for pid, p in job.kept.items() if p.slug in job.foreign}, **pages}
+    topic_slugs = {pid: p.slug for pid, p in planned.items() if p.type != "source"}
+    bodies: dict[str, str] = {}
+    for pid, page in sorted(pages.items()):
+        if page.type == "source":
+            lines = job.line_counts.get(page.sources[0], 1)
+            body, links = source_body(page, lines, topic_slugs, planned, linker)
+            entries[page.slug].description = first_sentence(page.summary)
+        else:
+            body, links = topic_body(page, job.prose[pid], linker, source_slugs)
+            entries[page.slug].description = first_sentence(job.prose[pid]["paragraphs"][0][0]["text"])
+        entries[page.slug].links = links
+        bodies[pid] = body
+    return bodies

@@ -8,6 +8,7 @@ the source itself, so every claim is verifiable by construction.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -231,58 +232,65 @@ def _no_topics(problem: str) -> dict[str, Any]:
 
 
 def digest_actions(source: Source, schema: Schema, prompts: Prompts, model_fp: str) -> list[Action]:
-    lines = source.lines
-    parts = split_parts(lines, schema.sources.part_lines)
-    types = schema.type_names()
-    schema_fp = fingerprint(
-        [
-            schema.title,
-            schema.scope,
-            [t.model_dump() for t in schema.page_types],
-            [t.name for t in schema.topics],
-        ]
+    """One digest action per part of the source (one part unless it is long)."""
+    digester = _Digester(
+        source, schema, prompts, model_fp, split_parts(source.lines, schema.sources.part_lines)
     )
-    actions = []
-    for part in parts:
+    return [digester.action(part) for part in digester.parts]
+
+
+@dataclass
+class _Digester:
+    """What every part's digest action of one source shares."""
+
+    source: Source
+    schema: Schema
+    prompts: Prompts
+    model_fp: str
+    parts: list[Part]
+
+    def schema_fp(self) -> str:
+        schema = self.schema
+        kinds = [t.model_dump() for t in schema.page_types]
+        return fingerprint([schema.title, schema.scope, kinds, [t.name for t in schema.topics]])
+
+    def action(self, part: Part) -> Action:
+        source, schema, lines = self.source, self.schema, self.source.lines
         numbered = [(n, lines[n - 1]) for n in range(part.start, part.end + 1) if n <= len(lines)]
-        suffix = "" if len(parts) == 1 else f"#{part.index + 1}"
-
-        def render(part: Part = part, numbered: list[tuple[int, str]] = numbered) -> Request:
-            messages = prompts.render(
-                "digest",
-                title=schema.title,
-                scope=schema.scope,
-                types=types,
-                page_types=schema.page_types,
-                candidates=candidates(lines, part),
-                max_topics=MAX_TOPICS,
-                path=source.path,
-                part_index=part.index,
-                part_count=len(parts),
-                lines=numbered,
-            )
-            return Request(
-                messages, response_schema(types), schema.model.max_tokens, schema.model.temperature
-            )
-
+        suffix = "" if len(self.parts) == 1 else f"#{part.index + 1}"
         part_text = "\n".join(line for _, line in numbered)
-        actions.append(
-            Action(
-                id=f"digest:{source.path}{suffix}",
-                stage="digest",
-                label=f"digest {source.path}{suffix}",
-                inputs={
-                    "source": text_hash(f"{part.start}:{part.index}/{len(parts)}\n{part_text}"),
-                    "template": fingerprint([prompts.stage_hash("digest"), VERSION]),
-                    "model": model_fp,
-                    "schema": schema_fp,
-                },
-                render=render,
-                validate=validator(part, lines, types, schema.lint.citation_threshold),
-                fallback=_no_topics,
-            )
+        types = schema.type_names()
+        return Action(
+            id=f"digest:{source.path}{suffix}",
+            stage="digest",
+            label=f"digest {source.path}{suffix}",
+            inputs={
+                "source": text_hash(f"{part.start}:{part.index}/{len(self.parts)}\n{part_text}"),
+                "template": fingerprint([self.prompts.stage_hash("digest"), VERSION]),
+                "model": self.model_fp,
+                "schema": self.schema_fp(),
+            },
+            render=lambda: self.request(part, numbered),
+            validate=validator(part, lines, types, schema.lint.citation_threshold),
+            fallback=_no_topics,
         )
-    return actions
+
+    def request(self, part: Part, numbered: list[tuple[int, str]]) -> Request:
+        schema, types = self.schema, self.schema.type_names()
+        messages = self.prompts.render(
+            "digest",
+            title=schema.title,
+            scope=schema.scope,
+            types=types,
+            page_types=schema.page_types,
+            candidates=candidates(self.source.lines, part),
+            max_topics=MAX_TOPICS,
+            path=self.source.path,
+            part_index=part.index,
+            part_count=len(self.parts),
+            lines=numbered,
+        )
+        return Request(messages, response_schema(types), schema.model.max_tokens, schema.model.temperature)
 
 
 def merge_parts(outputs: list[dict[str, Any]]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 from wikic import snapshot
 from wikic.backends import Backend, make_backend, model_id
 from wikic.build.actions import Action, Runner, resolve
-from wikic.build.assemble import assemble
+from wikic.build.assemble import Assembly, assemble
 from wikic.build.compose import compose_pages
 from wikic.build.digest import digest_actions, merge_parts
 from wikic.build.plan import PagePlan, SourceInfo, plan
@@ -132,7 +132,7 @@ class _Build:
         keep = {f"wiki/{p.slug}.md" for pid, p in pages.items() if pid not in available}
         keep |= self._kept_for_failed_sources(set(f"{p.slug}.md" for p in available.values()))
         kept = {pid: p for pid, p in pages.items() if pid not in available}
-        outputs = assemble(
+        job = Assembly(
             available,
             prose,
             self._foreign(available, keep),
@@ -142,6 +142,7 @@ class _Build:
             [*self.schema.type_names(), "source", "answer"],
             kept,
         )
+        outputs = assemble(job)
         self._explain_outputs(outputs)
         publish(root, outputs, keep, self.state, report, force=self.opts.force)
         for rel in report.conflicts:

@@ -175,56 +175,80 @@ def _pick_claims(claims: list[Claim], in_text: int) -> list[Claim]:
     return sorted(picked, key=order) + sorted(rest, key=order)
 
 
+@dataclass
+class _Topics:
+    """Topics as the digests and the structure find them, by cluster id: the names they go
+    by (with counts), the page types proposed for them, and their notes."""
+
+    names: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    types: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    claims: dict[str, list[Claim]] = field(default_factory=lambda: defaultdict(list))
+
+
+def _feeds(page: PagePlan, cid: str) -> None:
+    if f"topic:{cid}" not in page.topics:
+        page.topics.append(f"topic:{cid}")
+
+
 def _from_structure(
     sources: list[SourceInfo],
     schema: Schema,
     clusters: _Clusters,
-    names: dict[str, Counter[str]],
-    types: dict[str, Counter[str]],
-    claims: dict[str, list[Claim]],
+    found: _Topics,
     pages: dict[str, PagePlan],
 ) -> None:
     """Names two or more sources mention (candidates.py) join the topics, as new pages or as
     more notes for the pages the model found, from the sources whose digest did not name them
     (where it did, its lines stand: a source's notes do not depend on the other sources)."""
     by_path = {src.path: src for src in sources}
-    fed = {(c.source, cid) for cid, found in claims.items() for c in found}
+    fed = {(c.source, cid) for cid, notes in found.claims.items() for c in notes}
     kind = "entity" if "entity" in schema.type_names() else schema.type_names()[0]
     named = {src.path: src.lines for src in sources if not src.digest.get("fallback")}
     for cand in candidates(named):
         cid = clusters.find(cand.name)
-        if cid not in names:
-            types[cid][kind] += 1
-        names[cid][cand.name] += 0
+        if cid not in found.names:
+            found.types[cid][kind] += 1
+        found.names[cid][cand.name] += 0
         for path, numbers in sorted(cand.lines.items()):
             if (path, cid) in fed:
                 continue
             src = by_path[path]
             spans = notes_of(src.lines, numbers)
-            found = [Claim(claim_text(src.lines, a, b), path, a, b) for a, b in spans]
-            claims[cid] += [c for c in found if says_more(c.text, cand.name)]
-            page = pages[f"source:{path}"]
-            if f"topic:{cid}" not in page.topics:
-                page.topics.append(f"topic:{cid}")
+            notes = [Claim(claim_text(src.lines, a, b), path, a, b) for a, b in spans]
+            found.claims[cid] += [c for c in notes if says_more(c.text, cand.name)]
+            _feeds(pages[f"source:{path}"], cid)
     for src in sources:  # a source titled like a pinned topic is about it: all its lines are notes
         pinned = clusters.by_key.get(topic_key(src.title))
         if pinned is not None and pinned in clusters.pinned:
-            cid = pinned
             numbers = [n for n, line in enumerate(src.lines, start=1) if is_text(line) and n > 1]
             spans = notes_of(src.lines, numbers)
-            claims[cid] += [Claim(claim_text(src.lines, a, b), src.path, a, b) for a, b in spans]
-            page = pages[f"source:{src.path}"]
-            if f"topic:{cid}" not in page.topics:
-                page.topics.append(f"topic:{cid}")
+            found.claims[pinned] += [Claim(claim_text(src.lines, a, b), src.path, a, b) for a, b in spans]
+            _feeds(pages[f"source:{src.path}"], pinned)
 
 
 def plan(sources: list[SourceInfo], schema: Schema, sticky: dict[str, str]) -> dict[str, PagePlan]:
     """The page set, keyed by page id, with slugs kept from earlier builds where possible."""
     clusters = _Clusters(schema)
+    found = _Topics()
+    pages = _source_pages(sources, schema, clusters, found)
+    _from_structure(sources, schema, clusters, found, pages)
+    for cid, topic in clusters.pinned.items():
+        found.names[cid][topic.name] += 0
+        found.types[cid][topic.type] += 1000
+        found.claims[cid] += _mentions([topic.name, *topic.aliases], sources)
+    pages.update(_topic_pages(sources, schema, clusters, found))
+    for page in pages.values():
+        page.topics = [t for t in page.topics if t in pages]
+    _other_notes(sources, pages)
+    _assign_slugs(pages, sticky)
+    return pages
+
+
+def _source_pages(
+    sources: list[SourceInfo], schema: Schema, clusters: _Clusters, found: _Topics
+) -> dict[str, PagePlan]:
+    """One page per source, with its summary; the topics its digest names go into `found`."""
     mode = write_mode(schema)
-    names: dict[str, Counter[str]] = defaultdict(Counter)
-    types: dict[str, Counter[str]] = defaultdict(Counter)
-    claims: dict[str, list[Claim]] = defaultdict(list)
     pages: dict[str, PagePlan] = {}
     for src in sorted(sources, key=lambda s: s.path):
         said = _summary(src, schema.lint.citation_threshold) if mode == "prose" else _lead(src)
@@ -234,43 +258,43 @@ def plan(sources: list[SourceInfo], schema: Schema, sticky: dict[str, str]) -> d
         pages[page.id] = page
         for topic in src.digest.get("topics", []):
             cid = clusters.find(topic["name"])
-            names[cid][topic["name"]] += 1
-            types[cid][topic["type"]] += 1
-            claims[cid] += _claims(topic["name"], topic["lines"], src)
-            if f"topic:{cid}" not in page.topics:
-                page.topics.append(f"topic:{cid}")
-    _from_structure(sources, schema, clusters, names, types, claims, pages)
-    for cid, topic in clusters.pinned.items():
-        names[cid][topic.name] += 0
-        types[cid][topic.type] += 1000
-        claims[cid] += _mentions([topic.name, *topic.aliases], sources)
+            found.names[cid][topic["name"]] += 1
+            found.types[cid][topic["type"]] += 1
+            found.claims[cid] += _claims(topic["name"], topic["lines"], src)
+            _feeds(page, cid)
+    return pages
+
+
+def _topic_pages(
+    sources: list[SourceInfo], schema: Schema, clusters: _Clusters, found: _Topics
+) -> dict[str, PagePlan]:
+    """A page per topic fed by enough sources (or pinned in schema.yaml), titled by its most
+    used name (a source titled like it names it best), its notes picked for the text."""
     # A source about a topic names it best: "Canon law" (the article), not "The Canon Law".
     by_title: dict[str, str] = {}
     for src in sorted(sources, key=lambda s: s.path):
         by_title.setdefault(topic_key(src.title), src.title)
-    for cid in sorted(names):
-        feeding = sorted({c.source for c in claims[cid]})
+    pages: dict[str, PagePlan] = {}
+    for cid in sorted(found.names):
+        names, claims = found.names[cid], found.claims[cid]
+        feeding = sorted({c.source for c in claims})
         if cid not in clusters.pinned and len(feeding) < schema.min_topic_sources:
             continue
         if cid in clusters.pinned:
             pinned = clusters.pinned[cid]
             title, aliases = pinned.name, list(pinned.aliases)
         else:
-            title = sorted(names[cid].items(), key=lambda kv: (-kv[1], len(kv[0]), kv[0]))[0][0]
+            title = sorted(names.items(), key=lambda kv: (-kv[1], len(kv[0]), kv[0]))[0][0]
             title = by_title.get(topic_key(title), title)
             aliases = []
         folded = {title.casefold()} | {a.casefold() for a in aliases}
-        aliases += sorted({n for n in names[cid] if n.casefold() not in folded})
-        kind = types[cid].most_common(1)[0][0] if types[cid] else schema.type_names()[0]
-        picked = _pick_claims(claims[cid], schema.write.max_notes)
-        pages[f"topic:{cid}"] = PagePlan(
-            f"topic:{cid}", title, kind, aliases=aliases, sources=feeding, claims=picked
-        )
-        pages[f"topic:{cid}"].in_text = min(len(picked), schema.write.max_notes)
-    for page in pages.values():
-        page.topics = [t for t in page.topics if t in pages]
-    _other_notes(sources, pages)
-    _assign_slugs(pages, sticky)
+        aliases += sorted({n for n in names if n.casefold() not in folded})
+        types = found.types[cid]
+        kind = types.most_common(1)[0][0] if types else schema.type_names()[0]
+        picked = _pick_claims(claims, schema.write.max_notes)
+        page = PagePlan(f"topic:{cid}", title, kind, aliases=aliases, sources=feeding, claims=picked)
+        page.in_text = min(len(picked), schema.write.max_notes)
+        pages[page.id] = page
     return pages
 
 
