@@ -28,7 +28,8 @@ from wikic.fsutil import TMP_MARK
 from wikic.lock import ProjectLock
 from wikic.project import Project
 from wikic.state import State
-from wikic.watch import Coalescer, Rebuild, Watcher, WatchOptions, is_temp_name, relevant
+from wikic.watch.changes import Coalescer, is_temp_name, relevant
+from wikic.watch.watcher import Rebuild, Watcher, WatchOptions
 from wikic.wiki.page import split_page
 
 DEBOUNCE_MS = 300

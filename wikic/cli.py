@@ -17,7 +17,7 @@ from wikic.errors import WikicError
 
 if TYPE_CHECKING:  # not at run time: each command imports what it runs
     from wikic.build.report import Report
-    from wikic.watch import Rebuild
+    from wikic.watch.watcher import Rebuild
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -244,7 +244,7 @@ def watch(
     def run() -> int:
         from wikic.build.report import Progress
         from wikic.build.run import BuildOptions
-        from wikic.watch import Watcher, WatchOptions
+        from wikic.watch.watcher import Watcher, WatchOptions
 
         project = obj.project()
         opts = WatchOptions(
