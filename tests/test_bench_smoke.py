@@ -19,7 +19,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 # Scripts smoked in this file, and those whose own test runs them end to end.
-SMOKED = {"build_scaling.py", "parallel.py", "lint_scale.py", "watch_latency.py", "ask_latency.py"}
+SMOKED = {
+    "build_scaling.py",
+    "parallel.py",
+    "lint_scale.py",
+    "watch_latency.py",
+    "ask_latency.py",
+    "support_check.py",
+    "page_quality.py",
+    "entity_pages.py",
+}
 ELSEWHERE = {"eval_qa.py": "test_eval_qa.py"}
 
 
@@ -108,3 +117,20 @@ def test_every_bench_script_has_a_smoke_run() -> None:
         assert f'"{script}"' in (ROOT / "tests" / test).read_text(encoding="utf-8")
     imported = set().union(*(_imports(p) for p in scripts | helpers))
     assert {p.stem for p in helpers} <= imported, "a helper no script imports: smoke it, or remove it"
+
+
+def test_support_check() -> None:
+    out = bench("support_check.py").stdout
+    assert "precision" in out and "recall" in out
+
+
+def test_page_quality() -> None:
+    out = bench("page_quality.py", ".", "--json").stdout  # this repository's committed sample
+    figures = json.loads(out)
+    assert figures["notes_kept_pct"] == 100.0 and figures["sentences"] > 0
+
+
+def test_entity_pages() -> None:
+    data = ROOT.parent / "shared" / "eval" / "hotpotqa"
+    out = bench("entity_pages.py", "--data", str(data)).stdout
+    assert "answer entities have a page" in out
