@@ -233,9 +233,9 @@ def _no_topics(problem: str) -> dict[str, Any]:
 
 def digest_actions(source: Source, schema: Schema, prompts: Prompts, model_fp: str) -> list[Action]:
     """One digest action per part of the source (one part unless it is long)."""
-    digester = _Digester(
-        source, schema, prompts, model_fp, split_parts(source.lines, schema.sources.part_lines)
-    )
+    lines = source.lines  # a new list at each use: one list for every part's action to share
+    parts = split_parts(lines, schema.sources.part_lines)
+    digester = _Digester(source, lines, schema, prompts, model_fp, parts)
     return [digester.action(part) for part in digester.parts]
 
 
@@ -244,6 +244,7 @@ class _Digester:
     """What every part's digest action of one source shares."""
 
     source: Source
+    lines: list[str]
     schema: Schema
     prompts: Prompts
     model_fp: str
@@ -255,7 +256,7 @@ class _Digester:
         return fingerprint([schema.title, schema.scope, kinds, [t.name for t in schema.topics]])
 
     def action(self, part: Part) -> Action:
-        source, schema, lines = self.source, self.schema, self.source.lines
+        source, schema, lines = self.source, self.schema, self.lines
         numbered = [(n, lines[n - 1]) for n in range(part.start, part.end + 1) if n <= len(lines)]
         suffix = "" if len(self.parts) == 1 else f"#{part.index + 1}"
         part_text = "\n".join(line for _, line in numbered)
@@ -283,7 +284,7 @@ class _Digester:
             scope=schema.scope,
             types=types,
             page_types=schema.page_types,
-            candidates=candidates(self.source.lines, part),
+            candidates=candidates(self.lines, part),
             max_topics=MAX_TOPICS,
             path=self.source.path,
             part_index=part.index,
