@@ -285,6 +285,13 @@ def _say(text: str) -> None:
 @click.option(
     "--no-wait", is_flag=True, help="--save: fail at once if another wikic process holds the project."
 )
+@click.option(
+    "--quote",
+    is_flag=True,
+    default=None,
+    help="Answer with the most relevant sentences of the pages themselves, each cited; no model call "
+    "(schema.yaml: ask.mode: quote).",
+)
 @click.pass_obj
 def ask(
     obj: Ctx,
@@ -294,6 +301,7 @@ def ask(
     no_cache: bool,
     stale_ok: bool,
     no_wait: bool,
+    quote: bool | None,
 ) -> None:
     """Answer QUESTION from the compiled wiki, citing its pages as [[Page]].
 
@@ -315,6 +323,7 @@ def ask(
             stale_ok=stale_ok,
             wait=not no_wait,
             on_wait=lambda text: click.echo(text, err=True),
+            quote=quote or None,
         )
         on_text = None if as_json else (lambda piece: click.echo(piece, nl=False))
         result = run_ask(project, " ".join(question), opts, on_text)
@@ -339,7 +348,13 @@ def _ask_notes(result: Any) -> list[str]:
         notes.append(
             "dropped citations (no such page in the context): " + ", ".join(result.dropped_citations)
         )
-    if not result.answer_cached:
+    for sentence in result.unsupported:
+        notes.append(f"UNSUPPORTED (no page shown says this): {sentence}")
+    if result.sources_shown:
+        notes.append("source lines shown: " + ", ".join(result.sources_shown))
+    if result.mode == "quote":
+        notes.append("(quoted from the pages: no model was asked)")
+    elif not result.answer_cached:
         prefix = "restored" if result.prefix_cached else "evaluated"
         notes.append(
             f"prefix: {result.prefix_tokens} tokens ({prefix}), question: {result.question_tokens} "

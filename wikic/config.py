@@ -97,6 +97,7 @@ class AskConfig(Strict):
     budget: int = Field(default=6000, ge=256)  # prompt tokens for the prefix + pages
     answer_tokens: int = Field(default=256, ge=16)
     cache_bytes: int = Field(default=2_000_000_000, ge=0)  # total size of saved prefix states
+    mode: Literal["answer", "quote"] = "answer"  # quote: the pages' own sentences, no model call
 
 
 class Schema(Strict):

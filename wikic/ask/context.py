@@ -1,27 +1,28 @@
 """What `ask` shows the model: the wiki's pages read from disk (page.Page, their
-plain text), the byte-stable prefix (instructions, index.md, then every page in a fixed order), and, when the
-wiki is over the token budget, the pages most relevant to the question after it."""
+plain text), the byte-stable prefix (instructions, index.md, then every page in a fixed
+order), and, when the wiki is over the token budget, the sentences most relevant to the
+question after it (select.py), with the source lines they cite where room is left."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from rapidfuzz import fuzz
-
-from wikic.ask.rank import BM25
+from wikic.ask.passages import Sentence
+from wikic.ask.select import group, pack, rank
 from wikic.errors import UsageError
 from wikic.prompts.loader import Prompts
-from wikic.wiki.page import COMMENT, Page, parse_links, plain_links, split_page
+from wikic.wiki.page import COMMENT, Citation, Page, plain_links, split_page
 
 BOOKKEEPING = {"index", "log"}
-INDEX_SHARE = 0.4  # of the prompt budget, at most, for the instructions and index.md when pages are chosen
+# The index (titles only, compact) goes in the prefix of an over-budget wiki only while it takes at
+# most this share of the budget: every token of it is a token less for the question's evidence, and
+# selection brings the opening sentence of each page it picks, which is what an index line says.
+INDEX_SHARE = 0.25
 TYPE_ORDER = {"source": 1, "answer": 2}  # topic pages first, then sources, then answers
-FUZZY_CUTOFF = 80  # title/alias similarity (0-100) that counts as naming the page
-NEIGHBOUR_WEIGHT = 0.5  # a page linked to or from a relevant page inherits this share of its score
-MIN_SHARE = 0.3  # pages scoring below this share of the best page are noise, not worth their tokens
-PAGE_MARGIN = 2  # tokens: a page costed alone may tokenise a little differently beside others
+MARGIN = 4  # tokens: sentences costed alone may tokenise a little differently beside others
+SOURCE_LINES = 6  # at most this many lines of one citation are shown
 
 Counter = Callable[[str], int]
 
@@ -50,8 +51,10 @@ class Context:
     system: str
     user: str
     in_prefix: list[Page]
-    selected: list[Page]  # over budget: pages chosen for this question, in `user`
+    selected: list[Page]  # over budget: pages whose sentences were chosen for this question, in `user`
     mode: str = "whole"  # the whole wiki in the prefix, or "selected": index.md there, chosen pages after
+    sentences: list[Sentence] = field(default_factory=list)  # "selected": the sentences shown, best first
+    sources_shown: list[str] = field(default_factory=list)  # source lines shown, "sources/x.md:3-4"
 
     @property
     def pages(self) -> list[Page]:
@@ -73,6 +76,31 @@ class AskWiki:
     scope: str
     index: str
     pages: list[Page]
+    root: Path | None = None  # the project, for the source lines pages cite; None: none shown
+
+
+def compact_index(index: str) -> str:
+    """index.md as one line of titles per section: "Concepts: HNSW, FAISS"."""
+    out: list[tuple[str, list[str]]] = []
+    for line in index.splitlines():
+        if line.startswith("## "):
+            out.append((line[3:].strip(), []))
+        elif line.startswith("- ") and out:
+            out[-1][1].append(line[2:].split(" — ", 1)[0].strip())
+    return "\n".join(f"{section}: {', '.join(titles)}" for section, titles in out if titles)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """Source lines shown to the model: `file` project-relative, `lines` as "3-4"."""
+
+    file: str
+    lines: str
+    text: str
+
+    @property
+    def ref(self) -> str:
+        return f"{self.file}:{self.lines}"
 
 
 class ContextBuilder:
@@ -81,9 +109,15 @@ class ContextBuilder:
     def __init__(self, wiki: AskWiki, count: Counter, limit: int) -> None:
         self.prompts, self.title, self.scope = wiki.prompts, wiki.title, wiki.scope
         self.index, self.pages, self.count, self.limit = wiki.index, wiki.pages, count, limit
+        self.root = wiki.root
 
     def render(
-        self, question: str, prefix_pages: list[Page], extra: list[Page], index: str | None = None
+        self,
+        question: str,
+        prefix_pages: list[Page],
+        extra: list[dict[str, str]],
+        index: str | None = None,
+        sources: list[Shown] | None = None,
     ) -> tuple[str, str]:
         system, user = self.prompts.render(
             "ask",
@@ -91,20 +125,33 @@ class ContextBuilder:
             scope=self.scope,
             index=self.index if index is None else index,
             pages=[template_page(p) for p in prefix_pages],
-            extra_pages=[template_page(p) for p in extra],
+            extra_pages=extra,
+            sources=[{"file": s.file, "lines": s.lines, "text": s.text} for s in sources or []],
             question=question,
         )
         return system["content"], user["content"]
 
     def build(self, question: str) -> Context:
-        """The whole wiki in the prefix when it fits; else index.md there and chosen pages after."""
+        """The whole wiki in the prefix when it fits; else the prefix without pages and the
+        question's sentences after it, then the source lines they cite as room allows."""
         system, user = self.render(question, self.pages, [])
         if self.count(system) + self.count(user) <= self.limit:
             return Context(system, user, list(self.pages), [])
-        system, index = self._index_prefix(question)
+        system, index = self.index_prefix(question)
         room = self.limit - self.count(system)
-        chosen = self._fit(question, rank_pages(question, self.pages), room, index)
-        user = self.render(question, [], chosen, index)[1]
+        empty = self.count(self.render(question, [], [], index)[1])
+        chosen = pack(rank(question, self.pages), self.count, room - empty - MARGIN, self._header)
+        extra = self._extra(chosen)
+        used = self.count(self.render(question, [], extra, index)[1])
+        sources = self._sources(chosen, room - used - MARGIN)
+        user = self.render(question, [], extra, index, sources)[1]
+        while (sources or chosen) and self.count(user) > room:
+            if sources:
+                sources.pop()
+            else:
+                chosen.pop()
+                extra = self._extra(chosen)
+            user = self.render(question, [], extra, index, sources)[1]
         need = self.count(system) + self.count(user)
         if need > self.limit:
             raise UsageError(
@@ -112,62 +159,56 @@ class ContextBuilder:
                 f"{self.limit} that ask.budget and the model's context allow; shorten the question "
                 "or raise ask.budget (and model.context) in schema.yaml"
             )
-        return Context(system, user, [], chosen, "selected")
+        pages = list({s.page.slug: s.page for s in chosen}.values())
+        return Context(system, user, [], pages, "selected", chosen, [s.ref for s in sources])
 
-    def _index_prefix(self, question: str) -> tuple[str, str]:
-        """The instructions and index.md, cut from the end to at most INDEX_SHARE of the budget:
-        the pages chosen for the question need room after it. The cut does not depend on the
-        question, so the prefix stays byte-stable (and cached) across questions."""
-        index = self.index
-        titles_only = "\n".join(line.split(" — ", 1)[0] for line in index.splitlines())
-        while True:
-            system, _ = self.render(question, [], [], index)
-            if self.count(system) <= self.limit * INDEX_SHARE or "\n" not in index:
-                return system, index
-            if index != titles_only and len(titles_only) < len(index):
-                index = titles_only  # first drop the descriptions, keeping every title
-                continue
-            lines = index.splitlines()
-            index = "\n".join(lines[: max(1, len(lines) * 3 // 4)])
+    def _header(self, page: Page) -> str:
+        return f'<page title="{page.title}">\n</page>\n\n'
 
-    def _fit(self, question: str, ranked: list[Page], room: int, index: str) -> list[Page]:
-        """Greedy by rank, costing each page alone; the final message is counted whole to be sure."""
-        empty = self.count(self.render(question, [], [], index)[1])
-        used, chosen = empty, []
-        for page in ranked:
-            cost = self.count(self.render(question, [], [page], index)[1]) - empty + PAGE_MARGIN
-            if used + cost <= room:
-                chosen.append(page)
-                used += cost
-        while chosen and self.count(self.render(question, [], chosen, index)[1]) > room:
-            chosen.pop()
-        return chosen
+    def _extra(self, chosen: list[Sentence]) -> list[dict[str, str]]:
+        return [{"title": page.title, "text": text} for page, text in group(chosen)]
 
+    def index_prefix(self, question: str) -> tuple[str, str]:
+        """The instructions, and the index as titles only while it takes at most INDEX_SHARE of
+        the budget. This does not depend on the question, so the prefix stays byte-stable
+        (and cached) across questions."""
+        titles = compact_index(self.index)
+        index = titles if self.count(titles) <= self.limit * INDEX_SHARE else ""
+        return self.render(question, [], [], index)[0], index
 
-def rank_pages(question: str, pages: list[Page]) -> list[Page]:
-    """Pages that bear on the question, best first: BM25 over title, aliases and text,
-    a bonus for a page the question names (fuzzily), and a share for linked neighbours.
-    Pages far below the best are left out even when the budget has room: every one
-    of them is paid for again by each question (they follow the cached prefix)."""
-    if not pages:
-        return []
-    docs = [" ".join([p.title, *p.aliases, p.title, p.plain]) for p in pages]
-    base = BM25(docs).scores(question)
-    top = max(base) or 1.0
-    q = question.casefold()
-    for i, page in enumerate(pages):
-        names = [n for n in (page.title, *page.aliases) if len(n) >= 3]
-        similarity = max((fuzz.partial_ratio(n.casefold(), q) for n in names), default=0.0)
-        if similarity >= FUZZY_CUTOFF:
-            base[i] += top * similarity / 100
-    scores = list(base)
-    by_slug = {p.slug: i for i, p in enumerate(pages)}
-    for i, page in enumerate(pages):
-        for target in {link.target for link in parse_links(page.body)}:
-            j = by_slug.get(target)
-            if j is not None and j != i:
-                scores[j] = max(scores[j], base[i] * NEIGHBOUR_WEIGHT)
-                scores[i] = max(scores[i], base[j] * NEIGHBOUR_WEIGHT)
-    best = max(scores)
-    order = sorted(range(len(pages)), key=lambda i: (-scores[i], pages[i].slug))
-    return [pages[i] for i in order if scores[i] > 0 and scores[i] >= best * MIN_SHARE]
+    def _sources(self, chosen: list[Sentence], room: int) -> list[Shown]:
+        """The lines the chosen sentences cite, best sentence first, while they fit the room."""
+        out: list[Shown] = []
+        seen: set[Citation] = set()
+        used = self.count(self.render("", [], [], "", [])[1]) if room > 0 else 0
+        base = used
+        for s in chosen:
+            for cite in s.cites:
+                shown = None if cite in seen else self._read(cite)
+                seen.add(cite)
+                if shown is None:
+                    continue
+                cost = self.count(self.render("", [], [], "", [shown])[1]) - base + 1
+                if used - base + cost <= room:
+                    out.append(shown)
+                    used += cost
+        return out
+
+    def _read(self, cite: Citation) -> Shown | None:
+        """A citation's lines (at most SOURCE_LINES) from sources/, or None when unreadable."""
+        if self.root is None:
+            return None
+        sources = (self.root / "sources").resolve()
+        path = (self.root / cite.source).resolve()
+        if not path.is_relative_to(sources):
+            return None  # a page cannot make ask read outside sources/
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            return None
+        end = min(cite.end, cite.start + SOURCE_LINES - 1, len(lines))
+        if cite.start < 1 or end < cite.start:
+            return None
+        text = "\n".join(lines[cite.start - 1 : end]).strip()
+        span = f"{cite.start}" if end == cite.start else f"{cite.start}-{end}"
+        return Shown(cite.source, span, text) if text else None

@@ -17,6 +17,9 @@ from typing import Any
 
 from wikic.ask.answers import Citations, check_citations, save_answer
 from wikic.ask.context import AskWiki, Context, ContextBuilder, load_pages, read_index
+from wikic.ask.passages import line_ref
+from wikic.ask.select import rank
+from wikic.ask.support import QUOTE_SENTENCES, quote_answer, unsupported
 from wikic.backends import Backend, Request, make_backend, model_id
 from wikic.backends.base import PrefixCaching, stream_or_complete
 from wikic.config import Schema, load_schema
@@ -28,7 +31,7 @@ from wikic.prompts.loader import Prompts
 from wikic.state import Meta, State
 from wikic.wiki.page import Page
 
-ANSWER_VERSION = 2  # bump when answers for the same inputs would differ
+ANSWER_VERSION = 3  # bump when answers for the same inputs would differ
 BYTES_PER_TOKEN = 3  # estimate for backends without a local tokenizer: English runs ~4, so a margin
 ESTIMATE_OVERHEAD = 64  # tokens a chat API may add around two messages
 SAVED_MARK = Meta.ASK_SAVED  # the build's "clean" mark, as it is with a just-saved answer
@@ -44,6 +47,7 @@ class AskOptions:
     stale_ok: bool = False  # answer from a wiki older than its sources
     wait: bool = True  # --save: wait for another wikic process to release the project
     on_wait: Callable[[str], None] | None = None
+    quote: bool | None = None  # answer with the pages' own sentences, no model; None: schema's ask.mode
 
 
 @dataclass
@@ -60,7 +64,9 @@ class AskResult:
     cached_tokens: int = 0  # API backends: the provider's cached prompt tokens
     tokens_estimated: bool = False  # token counts are estimates (no local tokenizer)
     answer_cached: bool = False
-    mode: str = "whole"  # whole wiki in the prefix, or "selected" pages after index.md
+    mode: str = "whole"  # whole wiki in the prefix, "selected" sentences after it, or "quote"
+    sources_shown: list[str] = field(default_factory=list)  # source lines in the context, sources/x.md:3-4
+    unsupported: list[str] = field(default_factory=list)  # answer sentences the context does not support
     context_pages: int = 0
     state_bytes: int = 0  # llama: size of the prefix state saved by this call
     model: str = ""
@@ -110,11 +116,14 @@ def ask(
     try:
         current = check_wiki(project, schema, mid, state, opts.stale_ok)
         pages, index = load_pages(project.wiki_dir), read_index(project.wiki_dir)
-        shown = AskWiki(Prompts(project.root), schema.title, schema.scope, index, pages)
+        shown = AskWiki(Prompts(project.root), schema.title, schema.scope, index, pages, project.root)
         wiki = _Wiki(project, schema, shown)
         key = answer_key(question, wiki.index, wiki.pages, wiki.prompts, schema, mid)
-        stored = state.cached(key) if opts.use_cache else None
-        if stored is not None:
+        quoting = schema.ask.mode == "quote" if opts.quote is None else opts.quote
+        stored = state.cached(key) if opts.use_cache and not quoting else None
+        if quoting:
+            result = _quote(wiki, question, on_text)
+        elif stored is not None:
             result = _from_store(question, stored, on_text)
         else:
             factory = backend_factory or (lambda s: make_backend(s.model, project.root))
@@ -201,6 +210,8 @@ STORED = (
     "mode",
     "context_pages",
     "tokens_estimated",
+    "sources_shown",
+    "unsupported",
 )
 
 
@@ -226,6 +237,23 @@ def _ask_model(wiki: _Wiki, question: str, backend: Backend, on_text: OnText | N
     result.dropped_citations = citations.dropped
     result.cited_by_mention = citations.by_mention
     result.mode, result.context_pages = ctx.mode, len(ctx.pages)
+    result.sources_shown = ctx.sources_shown
+    result.unsupported = unsupported(result.answer, ctx.system + "\n" + ctx.user, question)
+    return result
+
+
+def _quote(wiki: _Wiki, question: str, on_text: OnText | None) -> AskResult:
+    """The pages' own most relevant sentences, each cited: no model, nothing generated."""
+    ranking = rank(question, wiki.pages)
+    chosen = ranking.ranked[:QUOTE_SENTENCES]
+    text = quote_answer(chosen) or "The wiki has no sentence that bears on this question."
+    if on_text:
+        on_text(text)
+    pages = list({s.page.slug: s.page for s in chosen}.values())
+    result = AskResult(question, text, mode="quote", context_pages=len(pages))
+    result.pages = [p.rel for p in pages]
+    result.sources_shown = list(dict.fromkeys(line_ref(c) for s in chosen for c in s.cites))
+    result.seconds = {"prefix": 0.0, "first_token": 0.0}
     return result
 
 

@@ -1,0 +1,171 @@
+"""Choosing what of an over-budget wiki a question is shown: its pages ranked (BM25,
+names, links), their sentences ranked within that, a second hop to the pages the
+best pages link to (the bridge entities of multi-hop questions), and the packing
+of whole sentences into the room, evidence first."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rapidfuzz import fuzz
+
+from wikic.ask.passages import Sentence, page_links, sentences
+from wikic.ask.rank import BM25
+from wikic.wiki.page import Page
+
+FUZZY_CUTOFF = 80  # title/alias similarity (0-100) that counts as naming the page
+PAGE_WEIGHT = 0.6  # a sentence's score: its own BM25 share plus this much of its page's share
+HOP_FROM = 2  # the best pages whose links are followed for the second hop
+HOP_PAGES = 4  # bridge pages at most: each one shows its opening and its best sentences
+HOP_SENTENCES = 3  # sentences a bridge page is given before the rest of the room is filled
+MAX_MISSES = 40  # sentences in a row that do not fit: the room is as full as it gets
+HOP_SHARE = 0.35  # of the room, at most, kept for bridge pages before the first hop fills it
+
+Counter = Callable[[str], int]
+
+
+@dataclass
+class Ranking:
+    """A question's sentences best first, and the bridge pages of its second hop."""
+
+    ranked: list[Sentence]
+    bridges: list[Page] = field(default_factory=list)
+    bridge_sentences: list[Sentence] = field(default_factory=list)
+
+
+def page_scores(question: str, pages: list[Page]) -> list[float]:
+    """BM25 over title, aliases and text, plus a bonus for a page the question names (fuzzily)."""
+    if not pages:
+        return []
+    docs = [" ".join([p.title, *p.aliases, p.title, p.plain]) for p in pages]
+    base = BM25(docs).scores(question)
+    top = max(base) or 1.0
+    for i, page in enumerate(pages):
+        similarity = named(question, page)
+        if similarity >= FUZZY_CUTOFF:
+            base[i] += top * similarity / 100
+    return base
+
+
+def named(question: str, page: Page) -> float:
+    """How closely the question names the page (0-100), by its title or an alias."""
+    q = question.casefold()
+    names = [n for n in (page.title, *page.aliases) if len(n) >= 3]
+    return max((fuzz.partial_ratio(n.casefold(), q) for n in names), default=0.0)
+
+
+def rank(question: str, pages: list[Page]) -> Ranking:
+    """Every sentence that bears on the question, best first; the pages linked from the
+    best pages that the question does not name are its bridges."""
+    scores = page_scores(question, pages)
+    if not pages or max(scores) <= 0:
+        return Ranking([])
+    top_page = max(scores)
+    units = [s for p in pages for s in sentences(p)]
+    if not units:
+        return Ranking([])
+    own = BM25([" ".join([s.page.title, *s.page.aliases, s.text]) for s in units]).scores(question)
+    top_own = max(own) or 1.0
+    share = {p.slug: scores[i] / top_page for i, p in enumerate(pages)}
+    score = [own[i] / top_own + PAGE_WEIGHT * share[s.page.slug] for i, s in enumerate(units)]
+    order = sorted(range(len(units)), key=lambda i: (-score[i], units[i].page.slug, units[i].order))
+    ranked = [units[i] for i in order if score[i] > 0]
+    bridges = _bridges(question, pages, scores)
+    by_page: dict[str, list[int]] = {}
+    for i, s in enumerate(units):
+        by_page.setdefault(s.page.slug, []).append(i)
+    hop = []
+    for page in bridges:
+        idx = by_page.get(page.slug, [])
+        best = sorted(idx, key=lambda i: (-own[i], units[i].order))
+        opening = idx[:1]  # the defining sentence a page opens with names the entity
+        hop += [units[i] for i in dict.fromkeys(opening + best[: HOP_SENTENCES - 1])]
+    return Ranking(ranked, bridges, hop)
+
+
+def _bridges(question: str, pages: list[Page], scores: list[float]) -> list[Page]:
+    """Pages the best pages link to, in their order, that the question does not name."""
+    by_slug = {p.slug: p for p in pages}
+    best = sorted((i for i in range(len(pages)) if scores[i] > 0), key=lambda i: -scores[i])[:HOP_FROM]
+    seen = {pages[i].slug for i in best}
+    out = []
+    for i in best:
+        for slug in page_links(pages[i]):
+            page = by_slug.get(slug)
+            if page is None or slug in seen or named(question, page) >= FUZZY_CUTOFF:
+                continue
+            seen.add(slug)
+            out.append(page)
+    return out[:HOP_PAGES]
+
+
+class Packer:
+    """Whole sentences into a room of tokens: each costed by its text, its page's title
+    markup when it is the page's first; the caller checks the rendered total."""
+
+    def __init__(self, count: Counter, room: int, header: Callable[[Page], str]) -> None:
+        self.count, self.room, self.header = count, room, header
+        self.used = 0
+        self.chosen: dict[tuple[str, int], Sentence] = {}
+        self.pages: set[str] = set()
+        self._counts: dict[str, int] = {}
+
+    def _count(self, text: str) -> int:
+        if text not in self._counts:
+            self._counts[text] = self.count(text)
+        return self._counts[text]
+
+    def cost(self, s: Sentence) -> int:
+        head = 0 if s.page.slug in self.pages else self._count(self.header(s.page))
+        return self._count(s.text) + 1 + head  # + 1: the space or line break before it
+
+    def add(self, s: Sentence, limit: int | None = None) -> bool:
+        if s.key in self.chosen:
+            return False
+        cost = self.cost(s)
+        if self.used + cost > (self.room if limit is None else limit):
+            return False
+        self.chosen[s.key] = s
+        self.pages.add(s.page.slug)
+        self.used += cost
+        return True
+
+    def fill(self, candidates: list[Sentence], limit: int | None = None) -> None:
+        misses = 0
+        for s in candidates:
+            if self.used >= (self.room if limit is None else limit) or misses >= MAX_MISSES:
+                return
+            misses = 0 if self.add(s, limit) or s.key in self.chosen else misses + 1
+
+
+def pack(ranking: Ranking, count: Counter, room: int, header: Callable[[Page], str]) -> list[Sentence]:
+    """Evidence first: the best sentences, then room for the bridge pages (at most HOP_SHARE),
+    then the rest of the ranking. Returns the chosen sentences best first."""
+    packer = Packer(count, room, header)
+    reserve = int(room * HOP_SHARE) if ranking.bridge_sentences else 0
+    packer.fill(ranking.ranked, room - reserve)
+    packer.fill(ranking.bridge_sentences)
+    packer.fill(ranking.ranked)
+    rank_of = {s.key: i for i, s in enumerate(ranking.ranked)}
+    late = len(rank_of)
+    return sorted(packer.chosen.values(), key=lambda s: rank_of.get(s.key, late))
+
+
+def group(chosen: list[Sentence]) -> list[tuple[Page, str]]:
+    """The chosen sentences by page (best page first), in page order within it; a new
+    line where a paragraph or list item ends."""
+    pages: dict[str, list[Sentence]] = {}
+    for s in chosen:
+        pages.setdefault(s.page.slug, []).append(s)
+    out = []
+    for items in pages.values():
+        items.sort(key=lambda s: s.order)
+        text, last = "", None
+        for s in items:
+            if last is not None:
+                text += " " if s.block == last else "\n"
+            text += s.text
+            last = s.block
+        out.append((items[0].page, text))
+    return out
