@@ -109,6 +109,7 @@ class Packer:
         self.used = 0
         self.chosen: dict[tuple[str, int], Sentence] = {}
         self.pages: set[str] = set()
+        self.texts: set[str] = set()  # a source page repeats its topic pages' sentences: show each once
         self._counts: dict[str, int] = {}
 
     def _count(self, text: str) -> int:
@@ -121,12 +122,13 @@ class Packer:
         return self._count(s.text) + 1 + head  # + 1: the space or line break before it
 
     def add(self, s: Sentence, limit: int | None = None) -> bool:
-        if s.key in self.chosen:
+        if s.key in self.chosen or s.text in self.texts:
             return False
         cost = self.cost(s)
         if self.used + cost > (self.room if limit is None else limit):
             return False
         self.chosen[s.key] = s
+        self.texts.add(s.text)
         self.pages.add(s.page.slug)
         self.used += cost
         return True
@@ -136,7 +138,7 @@ class Packer:
         for s in candidates:
             if self.used >= (self.room if limit is None else limit) or misses >= MAX_MISSES:
                 return
-            misses = 0 if self.add(s, limit) or s.key in self.chosen else misses + 1
+            misses = 0 if self.add(s, limit) or s.text in self.texts else misses + 1
 
 
 def pack(ranking: Ranking, count: Counter, room: int, header: Callable[[Page], str]) -> list[Sentence]:
