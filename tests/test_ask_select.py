@@ -160,3 +160,25 @@ def test_quote_answers_with_the_pages_own_sentences_and_no_model(tmp_path: Path)
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)
     assert report["mode"] == "quote" and "okapi" in report["answer"].splitlines()[0].casefold()
+
+
+def test_sentence_level_citations_stay_with_their_sentence() -> None:
+    """Pages that cite after every sentence (issue 12's format) and pages that cite a paragraph once."""
+    from wikic.wiki.page import split_page
+
+    body = (
+        "---\ntitle: Early cutoff\n---\n\n# Early cutoff\n\n"
+        "Early cutoff stops a rebuild early. [e.md:3](../sources/e.md#L3) "
+        "[[ninja|Ninja]] implements it with restat rules [e.md:8](../sources/e.md#L8). "
+        "Shake supports it. Bazel does too. [e.md:9](../sources/e.md#L9) [e.md:10](../sources/e.md#L10)\n\n"
+        "## Sources\n\n- [[e-source|Early cutoff]]: [e.md:3](../sources/e.md#L3)\n"
+    )
+    found = sentences(split_page(body, "wiki/early-cutoff.md"))
+    assert [s.text for s in found] == [
+        "Early cutoff stops a rebuild early.",
+        "Ninja implements it with restat rules.",
+        "Shake supports it.",
+        "Bazel does too.",
+    ]
+    assert [[c.start for c in s.cites] for s in found] == [[3], [8], [9, 10], [9, 10]]
+    assert found[1].links == ["ninja"]

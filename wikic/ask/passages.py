@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from wikic.wiki.page import (
     BOOKKEEPING_SECTIONS,
+    CITATION,
     CITATION_MD,
     COMMENT,
     LINKED_FROM,
@@ -23,8 +24,9 @@ from wikic.wiki.page import (
 
 # a sentence ends at . ! or ? (a citation may follow) before a space and a capital, digit,
 # quote, bracket or bold mark; "e.g. x" stays whole, "vectors.md:7" has no space after its dot
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[*A-Z0-9])")
-ONLY_CITATIONS = re.compile(rf"(?:{CITATION_MD.pattern})+\s*")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[*A-Z0-9\x00])")
+HIDDEN = re.compile(r"\x00(\d+)\x00")  # a citation held out of the way while a paragraph is split
+LEADING_HIDDEN = re.compile(r"(?:\x00\d+\x00\s*)+")
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
 
 
@@ -90,15 +92,29 @@ def _blocks(body: str) -> list[str]:
     return out
 
 
-def _split(page: Page, section: str, para: str, block: int, start: int) -> list[Sentence]:
+def split_cited(para: str) -> list[str]:
+    """A paragraph's sentences, each with the citations written after it: in "One. [a.md:3](..)
+    Two." the citation ends the first sentence, not starts the second."""
+    cites: list[str] = []
+
+    def hide(m: re.Match[str]) -> str:
+        cites.append(m.group(0))
+        return f"\x00{len(cites) - 1}\x00"
+
     pieces: list[str] = []
-    for piece in SENTENCE_END.split(para):
-        if pieces and ONLY_CITATIONS.fullmatch(piece):
-            pieces[-1] += " " + piece  # "... search. [x.md:7](...)": the citation belongs to it
-        else:
+    for piece in SENTENCE_END.split(CITATION.sub(hide, para)):
+        lead = LEADING_HIDDEN.match(piece)
+        if lead and pieces:
+            pieces[-1] += " " + lead.group(0).strip()
+            piece = piece[lead.end() :]
+        if piece.strip():
             pieces.append(piece)
+    return [HIDDEN.sub(lambda m: cites[int(m.group(1))], p) for p in pieces]
+
+
+def _split(page: Page, section: str, para: str, block: int, start: int) -> list[Sentence]:
     out: list[Sentence] = []
-    for raw in pieces:
+    for raw in split_cited(para):
         text = " ".join(plain_links(CITATION_MD.sub("", raw)).split())
         if not re.search(r"\w", text):
             continue

@@ -3,14 +3,16 @@ shown, and `--quote` answers: the most relevant sentences of the pages themselve
 each cited, with no generated text.
 
 The check is content-word support: a sentence is supported when most of its
-content words occur in the context. `supports` is the seam where the shared
-sentence-support check of the pages (wikic/wiki/support.py, issue 12) takes over
-once it lands; everything else here calls only `supports`.
+content words occur in the context. `supports(sentence, texts)` is the seam where
+the shared sentence-support check of the pages (wikic/wiki/support.py, issue 12:
+its `check_against(sentence, texts)`) takes over once it lands; everything else
+here calls only `supports`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from wikic.ask.passages import SENTENCE_END, Sentence, line_ref
 from wikic.ask.rank import words
@@ -27,12 +29,13 @@ def content_words(text: str) -> set[str]:
     return {w for w in words(text) if len(w) >= MIN_WORD_LEN}
 
 
-def supports(sentence: str, context: set[str]) -> bool:
-    """The seam: is `sentence` supported by a context given as its content words?"""
+def supports(sentence: str, texts: Sequence[str]) -> bool:
+    """The seam: is `sentence` supported by `texts` (the lines the model was shown)?"""
     claimed = content_words(sentence)
     if len(claimed) < MIN_WORDS:
         return True
-    return len(claimed & context) >= SUPPORT_SHARE * len(claimed)
+    held = set().union(*(content_words(t) for t in texts)) if texts else set()
+    return len(claimed & held) >= SUPPORT_SHARE * len(claimed)
 
 
 def answer_sentences(answer: str) -> list[str]:
@@ -44,8 +47,8 @@ def answer_sentences(answer: str) -> list[str]:
 def unsupported(answer: str, context: str, question: str = "") -> list[str]:
     """The answer's sentences the context does not support. The question's own words count
     as context: restating the question invents nothing."""
-    known = content_words(context) | content_words(question)
-    return [s for s in answer_sentences(answer) if not supports(ANSWER_PREFIX.sub("", s), known)]
+    texts = [line for line in context.splitlines() if line.strip()] + [question]
+    return [s for s in answer_sentences(answer) if not supports(ANSWER_PREFIX.sub("", s), texts)]
 
 
 def quote_answer(chosen: list[Sentence], limit: int = QUOTE_SENTENCES) -> str:
