@@ -152,15 +152,17 @@ class ContextBuilder:
                 chosen.pop()
                 extra = self._extra(chosen)
             user = self.render(question, [], extra, index, sources)[1]
-        need = self.count(system) + self.count(user)
+        self._check(self.count(system) + self.count(user))
+        pages = list({s.page.slug: s.page for s in chosen}.values())
+        return Context(system, user, [], pages, "selected", chosen, [s.ref for s in sources])
+
+    def _check(self, need: int) -> None:
         if need > self.limit:
             raise UsageError(
                 f"the question with the wiki's instructions and index takes {need} tokens, more than the "
                 f"{self.limit} that ask.budget and the model's context allow; shorten the question "
                 "or raise ask.budget (and model.context) in schema.yaml"
             )
-        pages = list({s.page.slug: s.page for s in chosen}.values())
-        return Context(system, user, [], pages, "selected", chosen, [s.ref for s in sources])
 
     def _header(self, page: Page) -> str:
         return f'<page title="{page.title}">\n</page>\n\n'

@@ -22,9 +22,13 @@ from wikic.wiki.page import (
     plain_links,
 )
 
-# a sentence ends at . ! or ? (a citation may follow) before a space and a capital, digit,
-# quote, bracket or bold mark; "e.g. x" stays whole, "vectors.md:7" has no space after its dot
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[*A-Z0-9\x00])")
+# a sentence ends at . ! or ? before a space and a capital, digit, quote, bracket, bold mark or
+# citation; "e.g. x" stays whole, "vectors.md:7" has no space after its dot, and an initial
+# ("George W. Jenkins", "U.S. Navy") or a title ("Dr. Who") ends no sentence
+SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bNo\.)"
+    r"\s+(?=[\"'(\[*A-Z0-9\x00])"
+)
 HIDDEN = re.compile(r"\x00(\d+)\x00")  # a citation held out of the way while a paragraph is split
 LEADING_HIDDEN = re.compile(r"(?:\x00\d+\x00\s*)+")
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
