@@ -119,7 +119,7 @@ def split_cited(para: str) -> list[str]:
 def _split(page: Page, section: str, para: str, block: int, start: int) -> list[Sentence]:
     out: list[Sentence] = []
     for raw in split_cited(para):
-        text = " ".join(plain_links(CITATION_MD.sub("", raw)).split())
+        text = " ".join(plain_links(CITATION_MD.sub("", raw)).replace("**", "").split())
         if not re.search(r"\w", text):
             continue
         cites = [c for c, _ in parse_citations(raw)]

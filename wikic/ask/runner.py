@@ -19,7 +19,7 @@ from wikic.ask.answers import Citations, check_citations, save_answer
 from wikic.ask.context import AskWiki, Context, ContextBuilder, load_pages, read_index
 from wikic.ask.passages import line_ref
 from wikic.ask.select import rank
-from wikic.ask.support import QUOTE_SENTENCES, quote_answer, unsupported
+from wikic.ask.support import quote_answer, quoted, unsupported
 from wikic.backends import Backend, Request, make_backend, model_id
 from wikic.backends.base import PrefixCaching, stream_or_complete
 from wikic.config import Schema, load_schema
@@ -245,7 +245,7 @@ def _ask_model(wiki: _Wiki, question: str, backend: Backend, on_text: OnText | N
 def _quote(wiki: _Wiki, question: str, on_text: OnText | None) -> AskResult:
     """The pages' own most relevant sentences, each cited: no model, nothing generated."""
     ranking = rank(question, wiki.pages)
-    chosen = ranking.ranked[:QUOTE_SENTENCES]
+    chosen = quoted(ranking.ranked)
     text = quote_answer(chosen) or "The wiki has no sentence that bears on this question."
     if on_text:
         on_text(text)

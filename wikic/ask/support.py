@@ -51,11 +51,23 @@ def unsupported(answer: str, context: str, question: str = "") -> list[str]:
     return [s for s in answer_sentences(answer) if not supports(ANSWER_PREFIX.sub("", s), texts)]
 
 
-def quote_answer(chosen: list[Sentence], limit: int = QUOTE_SENTENCES) -> str:
-    """The best of the chosen sentences, as the pages say them, each citing its page and
-    the source lines it cites."""
+def quoted(ranked: list[Sentence], limit: int = QUOTE_SENTENCES) -> list[Sentence]:
+    """The best `limit` sentences, each text once (a source page repeats its topic pages' sentences)."""
+    out: list[Sentence] = []
+    said: set[str] = set()
+    for s in ranked:
+        if len(out) == limit:
+            break
+        if s.text not in said:
+            said.add(s.text)
+            out.append(s)
+    return out
+
+
+def quote_answer(chosen: list[Sentence]) -> str:
+    """Sentences as the pages say them, each citing its page and the source lines it cites."""
     lines = []
-    for s in chosen[:limit]:
+    for s in chosen:
         sources = ", ".join(line_ref(c) for c in s.cites)
         cite = f"[[{s.page.title}]]" + (f" ({sources})" if sources else "")
         lines.append(f"- {s.text} {cite}")
