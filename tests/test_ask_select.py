@@ -79,6 +79,7 @@ def test_a_two_hop_question_gets_the_page_linked_from_the_best_page(tmp_path: Pa
     pages = shown_pages(request.messages[1]["content"])
     assert "Moonfall Harbor" in pages and "Edda Kvist" in pages  # the bridge, not named in the question
     assert "Tromsvik" in pages["Edda Kvist"]
+    assert list(pages)[:2] == ["Moonfall Harbor", "Edda Kvist"]  # the chain in order, the bridge second
 
 
 def test_packing_fits_the_budget_and_never_cuts_a_sentence(tmp_path: Path) -> None:

@@ -149,9 +149,10 @@ def pack(ranking: Ranking, count: Counter, room: int, header: Callable[[Page], s
     packer.fill(ranking.ranked, room - reserve)
     packer.fill(ranking.bridge_sentences)
     packer.fill(ranking.ranked)
-    rank_of = {s.key: i for i, s in enumerate(ranking.ranked)}
-    late = len(rank_of)
-    return sorted(packer.chosen.values(), key=lambda s: rank_of.get(s.key, late))
+    rank_of: dict[tuple[str, int], float] = {s.key: i for i, s in enumerate(ranking.ranked)}
+    # a bridge page stands right after the best sentence's page, not last: the model reads the
+    # chain in order, and small models read the middle of a prompt worst
+    return sorted(packer.chosen.values(), key=lambda s: rank_of.get(s.key, 0.5))
 
 
 def group(chosen: list[Sentence]) -> list[tuple[Page, str]]:
