@@ -141,10 +141,11 @@ def line_ref(cite: Citation) -> str:
 
 
 def page_links(page: Page) -> list[str]:
-    """The slugs a page links to in its own text (not the backlinks the build lists)."""
-    body = LINKED_FROM.sub("", COMMENT.sub("", page.body))
+    """The slugs a page links to from its sentences (not from its Sources, Topics or
+    Linked from lists: those name files and pages, not the entities it speaks of)."""
     seen: dict[str, None] = {}
-    for link in parse_links(body):
-        if link.target:
-            seen.setdefault(link.target, None)
+    for s in sentences(page):
+        for target in s.links:
+            if target:
+                seen.setdefault(target, None)
     return list(seen)

@@ -18,7 +18,7 @@ FUZZY_CUTOFF = 80  # title/alias similarity (0-100) that counts as naming the pa
 PAGE_WEIGHT = 0.6  # a sentence's score: its own BM25 share plus this much of its page's share
 HOP_FROM = 2  # the best pages whose links are followed for the second hop
 HOP_PAGES = 4  # bridge pages at most: each one shows its opening and its best sentences
-HOP_SENTENCES = 3  # sentences a bridge page is given before the rest of the room is filled
+HOP_SENTENCES = 3  # a bridge page is given its first 2 sentences and its best 2 (these may overlap)
 MAX_MISSES = 40  # sentences in a row that do not fit: the room is as full as it gets
 HOP_SHARE = 0.35  # of the room, at most, kept for bridge pages before the first hop fills it
 
@@ -79,16 +79,18 @@ def rank(question: str, pages: list[Page]) -> Ranking:
     for page in bridges:
         idx = by_page.get(page.slug, [])
         best = sorted(idx, key=lambda i: (-own[i], units[i].order))
-        opening = idx[:1]  # the defining sentence a page opens with names the entity
+        opening = idx[: HOP_SENTENCES - 1]  # a page opens with what defines the entity
         hop += [units[i] for i in dict.fromkeys(opening + best[: HOP_SENTENCES - 1])]
     return Ranking(ranked, bridges, hop)
 
 
 def _bridges(question: str, pages: list[Page], scores: list[float]) -> list[Page]:
-    """Pages the best pages link to, in their order, that the question does not name."""
+    """Pages the best pages link to, in their order, that the question does not name. One
+    of the best pages may be a bridge itself: the director's page ranks high because it
+    names the film, yet what the question needs there is what it says of the director."""
     by_slug = {p.slug: p for p in pages}
     best = sorted((i for i in range(len(pages)) if scores[i] > 0), key=lambda i: -scores[i])[:HOP_FROM]
-    seen = {pages[i].slug for i in best}
+    seen = {pages[best[0]].slug} if best else set()
     out = []
     for i in best:
         for slug in page_links(pages[i]):
@@ -152,6 +154,8 @@ def pack(ranking: Ranking, count: Counter, room: int, header: Callable[[Page], s
     rank_of: dict[tuple[str, int], float] = {s.key: i for i, s in enumerate(ranking.ranked)}
     # a bridge page stands right after the best sentence's page, not last: the model reads the
     # chain in order, and small models read the middle of a prompt worst
+    for s in ranking.bridge_sentences:
+        rank_of[s.key] = 0.5
     return sorted(packer.chosen.values(), key=lambda s: rank_of.get(s.key, 0.5))
 
 
