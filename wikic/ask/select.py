@@ -20,7 +20,7 @@ HOP_FROM = 2  # the best pages whose links are followed for the second hop
 HOP_PAGES = 4  # bridge pages at most: each one shows its opening and its best sentences
 HOP_SENTENCES = 3  # a bridge page is given its first 2 sentences and its best 2 (these may overlap)
 MAX_MISSES = 40  # sentences in a row that do not fit: the room is as full as it gets
-HOP_SHARE = 0.35  # of the room, at most, kept for bridge pages before the first hop fills it
+HOP_SHARE = 0.15  # of the room, at most, kept for bridge pages (bench/README: 0.35 cost hotpotqa recall)
 
 Counter = Callable[[str], int]
 
