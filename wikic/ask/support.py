@@ -2,11 +2,8 @@
 shown, and `--quote` answers: the most relevant sentences of the pages themselves,
 each cited, with no generated text.
 
-The check is content-word support: a sentence is supported when most of its
-content words occur in the context. `supports(sentence, texts)` is the seam where
-the shared sentence-support check of the pages (wikic/wiki/support.py, issue 12:
-its `check_against(sentence, texts)`) takes over once it lands; everything else
-here calls only `supports`.
+An answer sentence is held to the pages' own support check (wikic/wiki/support.py,
+shared with the build and lint) against the lines the model was shown.
 """
 
 from __future__ import annotations
@@ -17,8 +14,8 @@ from collections.abc import Sequence
 from wikic.ask.passages import SENTENCE_END, Sentence, line_ref
 from wikic.ask.rank import words
 from wikic.wiki.page import CITATION_MD, plain_links
+from wikic.wiki.support import check_against
 
-SUPPORT_SHARE = 0.7  # of a sentence's content words that the context must hold
 MIN_WORDS = 2  # a sentence with fewer content words ("I don't know.") claims nothing to check
 MIN_WORD_LEN = 3
 QUOTE_SENTENCES = 5  # at most this many sentences in a --quote answer
@@ -30,12 +27,13 @@ def content_words(text: str) -> set[str]:
 
 
 def supports(sentence: str, texts: Sequence[str]) -> bool:
-    """The seam: is `sentence` supported by `texts` (the lines the model was shown)?"""
-    claimed = content_words(sentence)
-    if len(claimed) < MIN_WORDS:
+    """Is `sentence` supported by `texts` (the lines the model was shown)? The pages' own
+    check (wiki/support.py), so an answer is held to what a page sentence is held to: the
+    few lines that carry it best must hold its content words, numbers and names, and no
+    negation or opposite it adds."""
+    if len(content_words(sentence)) < MIN_WORDS:
         return True
-    held = set().union(*(content_words(t) for t in texts)) if texts else set()
-    return len(claimed & held) >= SUPPORT_SHARE * len(claimed)
+    return check_against(sentence, list(texts))[1].ok
 
 
 def answer_sentences(answer: str) -> list[str]:
