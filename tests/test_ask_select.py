@@ -13,9 +13,10 @@ from projects import make_project, run_build
 from test_ask import Recording, asking, cli_ask, large_notes
 
 from wikic.ask.context import load_pages
-from wikic.ask.passages import SENTENCE_END, sentences
+from wikic.ask.passages import sentences
 from wikic.ask.runner import estimate_tokens
 from wikic.project import Project
+from wikic.wiki import support
 
 TOWNS = [
     "Alder",
@@ -97,7 +98,7 @@ def test_packing_fits_the_budget_and_never_cuts_a_sentence(tmp_path: Path) -> No
         assert pages, budget
         for title, text in pages.items():
             for line in text.splitlines():
-                for piece in SENTENCE_END.split(line):
+                for piece in support.sentences(line):
                     assert piece in whole[title], (budget, title, piece)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from wikic.wiki import support
 from wikic.wiki.page import (
     BOOKKEEPING_SECTIONS,
     CITATION,
@@ -22,13 +23,6 @@ from wikic.wiki.page import (
     plain_links,
 )
 
-# a sentence ends at . ! or ? before a space and a capital, digit, quote, bracket, bold mark or
-# citation; "e.g. x" stays whole, "vectors.md:7" has no space after its dot, and an initial
-# ("George W. Jenkins", "U.S. Navy") or a title ("Dr. Who") ends no sentence
-SENTENCE_END = re.compile(
-    r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bNo\.)"
-    r"\s+(?=[\"'(\[*A-Z0-9\x00])"
-)
 HIDDEN = re.compile(r"\x00(\d+)\x00")  # a citation held out of the way while a paragraph is split
 LEADING_HIDDEN = re.compile(r"(?:\x00\d+\x00\s*)+")
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
@@ -106,7 +100,7 @@ def split_cited(para: str) -> list[str]:
         return f"\x00{len(cites) - 1}\x00"
 
     pieces: list[str] = []
-    for piece in SENTENCE_END.split(CITATION.sub(hide, para)):
+    for piece in support.sentences(CITATION.sub(hide, para)):
         lead = LEADING_HIDDEN.match(piece)
         if lead and pieces:
             pieces[-1] += " " + lead.group(0).strip()

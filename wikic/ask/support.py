@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from wikic.ask.passages import SENTENCE_END, Sentence, line_ref
+from wikic.ask.passages import Sentence, line_ref
 from wikic.ask.rank import words
 from wikic.wiki.page import CITATION_MD, plain_links
-from wikic.wiki.support import check_against
+from wikic.wiki.support import check_against, sentences
 
 MIN_WORDS = 2  # a sentence with fewer content words ("I don't know.") claims nothing to check
 MIN_WORD_LEN = 3
@@ -39,7 +39,7 @@ def supports(sentence: str, texts: Sequence[str]) -> bool:
 def answer_sentences(answer: str) -> list[str]:
     """The answer's sentences as a reader sees them: link markup and citations removed."""
     text = " ".join(plain_links(CITATION_MD.sub("", answer)).split())
-    return [s.strip() for s in SENTENCE_END.split(text) if s.strip()]
+    return sentences(text)
 
 
 def unsupported(answer: str, context: str, question: str = "") -> list[str]:

@@ -25,6 +25,7 @@ MAX_EVIDENCE = 2  # lines (or notes) a sentence may draw on
 _ABBREVIATIONS = "e.g i.e etc vs cf al mr mrs ms dr st jr sr prof inc ltd co no fig approx ca esp dept est"
 ABBREVIATIONS = frozenset(_ABBREVIATIONS.split())
 WORD = re.compile(r"\w+")
+INITIALS = re.compile(r"(?:[a-z]\.)+[a-z]")
 BREAK = re.compile(r"[.!?]+[\"'”’)\]]*\s+")
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 NAME = re.compile(r"\b[A-Z][\w'’-]*|\b\w+[A-Z][\w'-]*")
@@ -96,8 +97,11 @@ def _is_break(text: str, end: int, after: int) -> bool:
     token = word.group(1).rstrip(".").casefold() if word else ""
     if token in ABBREVIATIONS or (len(token) == 1 and token.isalpha()):  # "e.g.", "J. R. R."
         return False
+    if INITIALS.fullmatch(token):  # "U.S. Navy"
+        return False
     nxt = text[after : after + 1]
-    return bool(nxt) and (nxt.isupper() or nxt.isdigit() or nxt in "\"'“‘([")
+    # a capital, a digit, a quote or bracket, bold (**), or a citation held out of the way (\x00)
+    return bool(nxt) and (nxt.isupper() or nxt.isdigit() or nxt in "\"'“‘([*\x00")
 
 
 def sentences(text: str) -> list[str]:
