@@ -3,7 +3,7 @@
 alone (no model): source pages only, then with the named things two or more sources write
 (wikic/build/candidates.py). yes/no answers and numbers are left out.
 
-    python bench/entity_pages.py --data /work/shared/eval/musique [--data ...]
+    python bench/entity_pages.py --data ../shared/eval/musique [--data ...]
 """
 
 from __future__ import annotations

@@ -2,13 +2,13 @@
 question three ways with the same model and budgets (closed book, RAG over the raw
 sources, `wikic ask` over the compiled wiki) and score them.
 
-    python bench/eval_qa.py --data /work/shared/eval/musique --out /tmp/eval-musique \\
+    python bench/eval_qa.py --data ../shared/eval/musique --out /tmp/eval-musique \\
         [--model llama:smollm2 | openai:NAME | scripted:NAME | path/to/model.gguf] \\
         [--limit N] [--seed S] [--budget 600] [--answer-tokens 24] [--project DIR] \\
         [--ways closed_book,rag,wikic]
 
 The data folder holds `sources/*.txt` and `questions.jsonl` (id, question, answers,
-evidence, type; see /work/shared/eval/README.md). Only the question text reaches
+evidence, type; see ../shared/eval/README.md). Only the question text reaches
 the systems under test; the other fields are used for scoring. --limit N keeps the
 first N questions (after a shuffle with --seed) and compiles only their evidence
 documents plus a proportional sample of the other documents as distractors.

@@ -85,18 +85,6 @@ class _Wiki:
     schema: Schema
     shown: AskWiki
 
-    @property
-    def prompts(self) -> Prompts:
-        return self.shown.prompts
-
-    @property
-    def index(self) -> str:
-        return self.shown.index
-
-    @property
-    def pages(self) -> list[Page]:
-        return self.shown.pages
-
 
 def ask(
     project: Project,
@@ -118,7 +106,7 @@ def ask(
         pages, index = load_pages(project.wiki_dir), read_index(project.wiki_dir)
         shown = AskWiki(Prompts(project.root), schema.title, schema.scope, index, pages, project.root)
         wiki = _Wiki(project, schema, shown)
-        key = answer_key(question, wiki.index, wiki.pages, wiki.prompts, schema, mid)
+        key = answer_key(question, wiki.shown.index, wiki.shown.pages, wiki.shown.prompts, schema, mid)
         quoting = schema.ask.mode == "quote" if opts.quote is None else opts.quote
         stored = state.cached(key) if opts.use_cache and not quoting else None
         if quoting:
@@ -142,9 +130,9 @@ def _save(wiki: _Wiki, state: State, result: AskResult, opts: AskOptions, curren
     """File the answer under the project lock; a wiki current before stays current for ask."""
     project = wiki.project
     with ProjectLock(project.lock_path, wait=opts.wait, on_wait=opts.on_wait):
-        cited = [p for p in wiki.pages if p.rel in result.pages]
+        cited = [p for p in wiki.shown.pages if p.rel in result.pages]
         citations = Citations(cited, result.dropped_citations, result.cited_by_mention)
-        saved = save_answer(project, result.question, result.answer, citations, wiki.pages)
+        saved = save_answer(project, result.question, result.answer, citations, wiki.shown.pages)
         if current:
             state.set_meta(SAVED_MARK, wiki_mark(project, wiki.schema, result.model))
     return saved
@@ -232,7 +220,7 @@ def _ask_model(wiki: _Wiki, question: str, backend: Backend, on_text: OnText | N
         result, ctx = _ask_prefix_cached(wiki, question, backend, on_text)
     else:
         result, ctx = _ask_api(wiki, question, backend, on_text)
-    citations = check_citations(result.answer, ctx.pages, wiki.pages)
+    citations = check_citations(result.answer, ctx.pages, wiki.shown.pages)
     result.pages = [p.rel for p in citations.cited]
     result.dropped_citations = citations.dropped
     result.cited_by_mention = citations.by_mention
@@ -244,7 +232,7 @@ def _ask_model(wiki: _Wiki, question: str, backend: Backend, on_text: OnText | N
 
 def _quote(wiki: _Wiki, question: str, on_text: OnText | None) -> AskResult:
     """The pages' own most relevant sentences, each cited: no model, nothing generated."""
-    ranking = rank(question, wiki.pages)
+    ranking = rank(question, wiki.shown.pages)
     chosen = quoted(ranking.ranked)
     text = quote_answer(chosen) or "The wiki has no sentence that bears on this question."
     if on_text:
