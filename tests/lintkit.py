@@ -10,7 +10,7 @@ from typing import Any
 from click.testing import CliRunner, Result
 from projects import make_project, run_build
 
-from wikic.cli import cli
+from wikic.cli.main import cli
 from wikic.config import load_schema
 from wikic.lint.fix import index_text
 from wikic.project import Project, init_project

@@ -18,7 +18,7 @@ from wikic.ask.answers import stale_answers
 from wikic.ask.runner import AskOptions, ask, estimate_tokens
 from wikic.backends.base import Completion, PrefixAnswer, PrefixCaching, Request
 from wikic.backends.scripted import ScriptedBackend
-from wikic.cli import cli
+from wikic.cli.main import cli
 from wikic.config import ModelConfig
 from wikic.lock import ProjectLock
 from wikic.project import Project

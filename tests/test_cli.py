@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from projects import make_project
 
 from wikic import __version__
-from wikic.cli import cli
+from wikic.cli.main import cli
 
 
 def invoke(*args: str, cwd: Path | None = None):  # type: ignore[no-untyped-def]
@@ -134,7 +134,7 @@ def test_noop_build_imports_no_model_library(tmp_path: Path) -> None:
     invoke("-C", str(tmp_path), "build")
     code = (
         "import sys\n"
-        "from wikic.cli import cli\n"
+        "from wikic.cli.main import cli\n"
         f"try:\n    cli(['-C', {str(tmp_path)!r}, 'build', '-q'])\n"
         "except SystemExit as e:\n    assert e.code == 0, e.code\n"
         "print(sorted(m for m in ('openai', 'llama_cpp', 'httpx') if m in sys.modules))\n"

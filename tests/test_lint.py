@@ -80,7 +80,7 @@ def test_unknown_rule_in_schema_is_a_configuration_error(tmp_path: Path) -> None
 def test_no_project_exits_2(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from wikic.cli import cli
+    from wikic.cli.main import cli
 
     result = CliRunner().invoke(cli, ["-C", str(tmp_path), "lint", "--format", "json"])
     assert result.exit_code == 2 and json.loads(result.stdout)["exit_code"] == 2

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from projects import make_project, run_build
 
 from wikic.build.run import build
-from wikic.cli import cli
+from wikic.cli.main import cli
 from wikic.lint.runner import build_summary
 from wikic.project import Project
 from wikic.prompts import PACKAGE_DIR as PACKAGE_PROMPTS
@@ -70,7 +70,7 @@ def test_noop_build_imports_neither_pydantic_nor_jinja2_nor_rapidfuzz(tmp_path: 
     project = built(tmp_path)
     code = (
         "import sys\n"
-        "from wikic.cli import cli\n"
+        "from wikic.cli.main import cli\n"
         f"try:\n    cli(['-C', {str(project.root)!r}, 'build', '-q'])\n"
         "except SystemExit as e:\n    assert e.code == 0, e.code\n"
         "heavy = ('pydantic', 'jinja2', 'rapidfuzz', 'yaml', 'wikic.build.pipeline')\n"

@@ -1,0 +1,1 @@
+"""The command line (`wikic.cli.main`), one module per command family."""

@@ -1,0 +1,43 @@
+"""The command line: the `wikic` group and its commands, one module per family.
+The cli package is the only place that imports click."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from wikic import __version__
+from wikic.cli.ask import ask
+from wikic.cli.build import build, init, watch
+from wikic.cli.common import CONTEXT, Ctx
+from wikic.cli.lint import lint
+
+
+@click.group(context_settings=CONTEXT)
+@click.version_option(__version__, "-V", "--version", prog_name="wikic")
+@click.option(
+    "-C",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run as if started in DIR (like git -C).",
+)
+@click.pass_context
+def cli(ctx: click.Context, directory: Path | None) -> None:
+    """wikic compiles the documents in sources/ into an interlinked Markdown wiki in
+    wiki/, as schema.yaml describes, and rebuilds only what an edit affects.
+
+    \b
+    Start:   wikic init notes && cd notes && cp ~/papers/*.md sources/
+    Build:   wikic build            (again: nothing to do)
+    Why:     wikic build --explain
+    """
+    ctx.obj = Ctx(directory)
+
+
+for command in (init, build, watch, ask, lint):
+    cli.add_command(command)
+
+
+def main() -> None:
+    cli(prog_name="wikic")
