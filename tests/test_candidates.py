@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wikic.build.candidates import candidates
+from wikic.build.candidates import candidates, is_topic_name
 
 
 def names(sources: dict[str, str]) -> list[str]:
@@ -40,3 +40,11 @@ def test_a_word_that_only_opens_sentences_counts_when_it_titles_a_source_and_is_
     sources["make.md"] = "# Make\n\nMake is old."
     sources["x.md"] = "# X\n\nMake rebuilds. You call make in each folder."
     assert "Make" not in names(sources)
+
+
+def test_a_number_a_dated_phrase_a_legal_suffix_or_a_sentence_titles_no_page() -> None:
+    refused = ["1", "2018", "Inc", "In 1995", "It has the second largest number of users, after English"]
+    refused += ["3: On August 7, 2018, Kobach appeared headed for victory"]
+    assert not any(is_topic_name(name) for name in refused)
+    kept = ["On the Sublime", "1917 (film)", "2018 Kansas gubernatorial election", "HNSW", "Apple Inc", "Go"]
+    assert all(is_topic_name(name) for name in kept)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from projects import make_project, run_build
 
+from wikic.build.notes import notes_of
 from wikic.wiki.page import WIKILINK, split_page
 from wikic.wiki.support import cited_sentences
 
@@ -173,3 +174,46 @@ def test_a_person_named_in_three_plain_text_sources_gets_a_page_fed_by_all_three
         assert f"[{source}:" in page.body.split("## Sources")[0]
     assert (project.wiki_dir / "postgresql.md").exists()  # two sources name it
     assert "[[alice-moreau|Alice Moreau]]" in (project.wiki_dir / "index.md").read_text()
+
+
+def test_a_note_that_points_back_carries_the_line_before_it() -> None:
+    lines = [
+        "# Early cutoff",
+        "",
+        "Ninja implements early cutoff with restat rules.",
+        "Bazel gets it from content hashing: an action whose inputs hash the same is not run again.",
+        "Many tools combine both: they trust unchanged timestamps and hash the others.",
+        "Ninja's restat and a stat cache are examples of this combination.",
+        "",
+        "Without early cutoff, editing a header can rebuild everything that includes it.",
+        "With it, the rebuild stops at the first step whose output is the same.",
+        "Timestamps are cheap to read, but a clock skew can make them lie.",
+    ]
+    assert notes_of(lines, [4]) == [(3, 4)]  # "it" is early cutoff, named on the line before
+    assert notes_of(lines, [6]) == [(5, 6)]  # "this combination" is the line before's
+    assert notes_of(lines, [9]) == [(8, 9)]  # "With it"
+    assert notes_of(lines, [8]) == [(8, 8)]  # a blank line before: nothing to carry
+    assert notes_of(lines, [3, 10]) == [(3, 3), (10, 10)]  # "them" is named in its own sentence
+
+
+HASHING = {
+    "cutoff.md": "# Early cutoff\n\nEarly cutoff stops a rebuild when an intermediate result is unchanged.\n"
+    "Bazel gets early cutoff from **content hashing**: an action whose inputs hash the same is not run "
+    "again.\n",
+    "hashing.md": "# Change detection\n\n## Content hashing\n\n"
+    "Bazel and Shake hash the content of each input, which is slower but exact.\n",
+}
+
+
+def test_the_note_in_the_topics_own_section_opens_its_page(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", HASHING)
+    (project.schema_path).write_text(project.schema_path.read_text() + "write:\n  mode: notes\n")
+    report, _ = run_build(project)
+    assert report.ok, report.errors
+    text = body(project.root, "content-hashing.md")
+    # the note under "## Content hashing" defines the page, not the one that merely names it
+    assert WIKILINK.sub(lambda m: m.group(3) or m.group(1), text.split("\n\n")[1]).startswith(
+        "Bazel and Shake hash the content"
+    ), text
+    index = (project.wiki_dir / "index.md").read_text()
+    assert "[[content-hashing|Content hashing]] — Bazel and Shake hash the content" in index

@@ -27,14 +27,34 @@ _NOT_NAMES = """i january february march april may june july august september oc
 monday tuesday wednesday thursday friday saturday sunday mr mrs ms dr st however although though
 there here when while after before during yes no ok note notes see also without many most some few
 first second third last next new old today yesterday tomorrow because unlike like we our us
-president national international general eps"""
+president national international general eps inc ltd llc corp plc gmbh jr sr"""
 NOT_NAMES = frozenset(_NOT_NAMES.split())
+MAX_TOPIC_WORDS = 8
+_POINTING = "it its he she his her they their them this these those we our you"
+POINTING = frozenset(_POINTING.split())
+ENUMERATED = re.compile(r"^\d+\s*[:.)]\s")  # "3: On August 7, 2018, Kobach appeared ..."
+DATED = re.compile(r"^(?:in|on|at|by|from|since|during|after|before|until)\s+\d", re.I)  # "In 1995"
 
 
 @dataclass
 class Candidate:
     name: str
     lines: dict[str, list[int]] = field(default_factory=dict)  # source path -> line numbers naming it
+
+
+def is_topic_name(name: str) -> bool:
+    """Whether a name the model proposes can title a page: not a number or a year ("2018"),
+    not a dated phrase ("In 1995"), a legal suffix ("Inc") or a sentence ("It has the second
+    largest number of users ..."); a small model proposes all of these."""
+    words = name.split()
+    named = [w for w in re.findall(r"[^\W\d_][\w'’-]*", name) if w.casefold() not in STOP | NOT_NAMES]
+    return bool(
+        named
+        and len(words) <= MAX_TOPIC_WORDS
+        and words[0].casefold() not in POINTING
+        and not ENUMERATED.match(name)
+        and not DATED.match(name)
+    )
 
 
 def _clean(name: str) -> str:

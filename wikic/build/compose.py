@@ -16,7 +16,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from wikic.build.plan import PagePlan
+from wikic.build.plan import Claim, PagePlan
 from wikic.wiki.overlap import content_words, plain
 from wikic.wiki.support import MAX_NOVEL, check_against, sentences
 
@@ -48,13 +48,23 @@ def defines(text: str, page: PagePlan) -> int:
     return 1 if any(re.search(rf"\b{re.escape(n)}\b", head) for n in _names(page)) else 0
 
 
+def _under_own_heading(claim: Claim, page: PagePlan) -> bool:
+    """A note in a section headed with the page's name ("## Content hashing") is about it."""
+    section = re.sub(r"^(the|a|an)\s+", "", plain(claim.section).strip().casefold())
+    return bool(section) and section in _names(page)
+
+
 def definer(page: PagePlan, indexes: list[int]) -> int | None:
     """The note (an index into page.claims) that best defines the topic: the plainest
-    definition, early in its source, with the longest defining clause."""
-    scored = [
-        (defines(page.claims[i].text, page), -page.claims[i].start, len(page.claims[i].text), -i)
-        for i in indexes
-    ]
+    definition (a note under a heading naming the topic counts as opening with it), early in
+    its source, with the longest defining clause."""
+    scored = []
+    for i in indexes:
+        claim = page.claims[i]
+        score = defines(claim.text, page)
+        if score in (0, 1) and _under_own_heading(claim, page):
+            score = 2
+        scored.append((score, -claim.start, len(claim.text), -i))
     best = max(scored, default=None)
     return -best[3] if best and best[0] > 0 else None
 

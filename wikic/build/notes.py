@@ -11,6 +11,9 @@ from wikic.wiki.support import sentences
 MAX_CLAIM_CHARS = 1000
 MAX_SPAN = 3  # lines one note may take: a pronoun's antecedent, a hard-wrapped sentence
 PRONOUN = re.compile(r"(it|its|this|these|that|those|they|their|them|he|she|his|her|such)\b", re.I)
+# A word that points back at something the line before named: "Bazel gets it from content
+# hashing", "examples of this combination", "With it, the rebuild stops".
+POINTS_BACK = re.compile(r"\bit\b|\b(?:this|these|those|such)\s+[a-z]", re.I)
 RUNS_ON = re.compile(r"[^.!?:;]['\")\]]*$")  # a line that ends mid-sentence
 
 
@@ -37,12 +40,28 @@ def is_text(line: str) -> bool:
     return bool(line.strip()) and not line.lstrip().startswith("#")
 
 
+def needs_line_before(line: str) -> bool:
+    """Whether a line's first sentence leans on the line before it: it opens with a pronoun
+    ("This is a form of early cutoff.") or points back at something not named in it."""
+    text = line.strip().lstrip(">-* ")
+    first = (sentences(text) or [text])[0]
+    return bool(PRONOUN.match(text) or POINTS_BACK.search(first))
+
+
+def section_of(lines: list[str], n: int) -> str:
+    """The heading over line `n` ("" above the first heading)."""
+    for line in reversed(lines[: n - 1]):
+        if line.lstrip().startswith("#"):
+            return line.strip().lstrip("#").strip()
+    return ""
+
+
 def note_span(lines: list[str], n: int) -> tuple[int, int]:
-    """The lines a note at line `n` takes so that it reads alone: the line before when it
-    starts with a pronoun ("This is a form of early cutoff."), and the lines after while its
-    sentence runs on (hard-wrapped text); at most MAX_SPAN lines."""
+    """The lines a note at line `n` takes so that it reads alone: the line before (in the same
+    paragraph) when it leans on it, and the lines after while its sentence runs on
+    (hard-wrapped text); at most MAX_SPAN lines."""
     start = end = n
-    if n > 1 and PRONOUN.match(lines[n - 1].strip().lstrip(">-* ")) and is_text(lines[n - 2]):
+    if n > 1 and needs_line_before(lines[n - 1]) and is_text(lines[n - 2]):
         start = n - 1
     while (
         end - start + 1 < MAX_SPAN

@@ -15,9 +15,9 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from wikic.build.candidates import candidates
+from wikic.build.candidates import candidates, is_topic_name
 from wikic.build.digest import says_more, supporting_lines
-from wikic.build.notes import chunks, claim_text, is_text, notes_of, shorten
+from wikic.build.notes import chunks, claim_text, is_text, notes_of, section_of, shorten
 from wikic.config import Schema
 from wikic.wiki.overlap import content_words
 from wikic.wiki.page import slugify, unique_slug
@@ -34,6 +34,11 @@ class Claim:
     source: str
     start: int
     end: int
+    section: str = ""  # the heading over its lines: a note under "## Content hashing" defines it
+
+
+def _claim(lines: list[str], path: str, a: int, b: int) -> Claim:
+    return Claim(claim_text(lines, a, b), path, a, b, section_of(lines, a))
 
 
 @dataclass
@@ -103,11 +108,11 @@ def _claims(name: str, ranges: list[list[int]], src: SourceInfo) -> list[Claim]:
     name (a text file's title line, which digests cached before this check may point at) is no
     claim; when nothing else is left, the source's lines that name the topic are."""
     numbers = [n for a, b in ranges for n in range(a, b + 1)]
-    found = [Claim(claim_text(src.lines, a, b), src.path, a, b) for a, b in notes_of(src.lines, numbers)]
+    found = [_claim(src.lines, src.path, a, b) for a, b in notes_of(src.lines, numbers)]
     found = [c for c in found if says_more(c.text, name)]
     if not found:
         spans = notes_of(src.lines, supporting_lines(name, src.lines))
-        found = [Claim(claim_text(src.lines, a, b), src.path, a, b) for a, b in spans]
+        found = [_claim(src.lines, src.path, a, b) for a, b in spans]
     return found
 
 
@@ -149,7 +154,7 @@ def _mentions(names: list[str], sources: list[SourceInfo]) -> list[Claim]:
     found = []
     for src in sources:
         numbers = [n for n, line in enumerate(src.lines, start=1) if pattern.search(line) and is_text(line)]
-        found += [Claim(claim_text(src.lines, a, b), src.path, a, b) for a, b in notes_of(src.lines, numbers)]
+        found += [_claim(src.lines, src.path, a, b) for a, b in notes_of(src.lines, numbers)]
     return found
 
 
@@ -214,7 +219,7 @@ def _from_structure(
                 continue
             src = by_path[path]
             spans = notes_of(src.lines, numbers)
-            notes = [Claim(claim_text(src.lines, a, b), path, a, b) for a, b in spans]
+            notes = [_claim(src.lines, path, a, b) for a, b in spans]
             found.claims[cid] += [c for c in notes if says_more(c.text, cand.name)]
             _feeds(pages[f"source:{path}"], cid)
     for src in sources:  # a source titled like a pinned topic is about it: all its lines are notes
@@ -222,7 +227,7 @@ def _from_structure(
         if pinned is not None and pinned in clusters.pinned:
             numbers = [n for n, line in enumerate(src.lines, start=1) if is_text(line) and n > 1]
             spans = notes_of(src.lines, numbers)
-            found.claims[pinned] += [Claim(claim_text(src.lines, a, b), src.path, a, b) for a, b in spans]
+            found.claims[pinned] += [_claim(src.lines, src.path, a, b) for a, b in spans]
             _feeds(pages[f"source:{src.path}"], pinned)
 
 
@@ -257,6 +262,8 @@ def _source_pages(
         page.summary_lines = said
         pages[page.id] = page
         for topic in src.digest.get("topics", []):
+            if not is_topic_name(topic["name"]):
+                continue  # its lines stay on the source's page
             cid = clusters.find(topic["name"])
             found.names[cid][topic["name"]] += 1
             found.types[cid][topic["type"]] += 1
