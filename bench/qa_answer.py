@@ -149,6 +149,12 @@ class Model:
             return int(min(ask_cfg.budget, room))
         return int(min(ask_cfg.budget, self.schema.model.context - ask_cfg.answer_tokens - ESTIMATE_OVERHEAD))
 
+    def context_room(self) -> int:
+        """The prompt tokens the model's context leaves after the answer, whatever the budget."""
+        if self.local is not None and self._tokens is not None:
+            return int(self.local.llama.n_ctx() - self.schema.ask.answer_tokens - self._tokens.overhead() - 1)
+        return int(self.schema.model.context - self.schema.ask.answer_tokens - ESTIMATE_OVERHEAD)
+
     def prompt_tokens(self, system: str, user: str) -> int:
         """Tokens of the whole prompt as the model sees it (chat template included)."""
         if self._tokens is not None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wikic.ask.passages import Sentence
-from wikic.ask.select import group, pack, rank
+from wikic.ask.select import Corpus, group, pack, rank
 from wikic.errors import UsageError
 from wikic.prompts.loader import Prompts
 from wikic.wiki.page import COMMENT, Citation, Page, plain_links, split_page
@@ -23,6 +23,7 @@ INDEX_SHARE = 0.25
 TYPE_ORDER = {"source": 1, "answer": 2}  # topic pages first, then sources, then answers
 MARGIN = 4  # tokens: sentences costed alone may tokenise a little differently beside others
 SOURCE_LINES = 6  # at most this many lines of one citation are shown
+CHARS_PER_TOKEN = 8  # more than any tokenizer's average on prose (about 4): a safe cut for the fit check
 
 Counter = Callable[[str], int]
 
@@ -110,6 +111,8 @@ class ContextBuilder:
         self.prompts, self.title, self.scope = wiki.prompts, wiki.title, wiki.scope
         self.index, self.pages, self.count, self.limit = wiki.index, wiki.pages, count, limit
         self.root = wiki.root
+        self._fits: bool | None = None  # whether the whole wiki fits: the same for every question
+        self._corpus: Corpus | None = None
 
     def render(
         self,
@@ -135,12 +138,14 @@ class ContextBuilder:
         """The whole wiki in the prefix when it fits; else the prefix without pages and the
         question's sentences after it, then the source lines they cite as room allows."""
         system, user = self.render(question, self.pages, [])
-        if self.count(system) + self.count(user) <= self.limit:
+        if self._whole_fits(system) and self.count(system) + self.count(user) <= self.limit:
             return Context(system, user, list(self.pages), [])
         system, index = self.index_prefix(question)
         room = self.limit - self.count(system)
         empty = self.count(self.render(question, [], [], index)[1])
-        chosen = pack(rank(question, self.pages), self.count, room - empty - MARGIN, self._header)
+        self._corpus = self._corpus or Corpus(self.pages)
+        ranking = rank(question, self.pages, self._corpus)
+        chosen = pack(ranking, self.count, room - empty - MARGIN, self._header)
         extra = self._extra(chosen)
         used = self.count(self.render(question, [], extra, index)[1])
         sources = self._sources(chosen, room - used - MARGIN)
@@ -155,6 +160,14 @@ class ContextBuilder:
         self._check(self.count(system) + self.count(user))
         pages = list({s.page.slug: s.page for s in chosen}.values())
         return Context(system, user, [], pages, "selected", chosen, [s.ref for s in sources])
+
+    def _whole_fits(self, system: str) -> bool:
+        """Whether the prefix with every page can fit, decided once: no tokenizer needs the
+        whole of a large wiki to see that its first CHARS_PER_TOKEN x limit characters
+        already take more than the limit."""
+        if self._fits is None:
+            self._fits = self.count(system[: self.limit * CHARS_PER_TOKEN]) <= self.limit
+        return self._fits
 
     def _check(self, need: int) -> None:
         if need > self.limit:

@@ -34,12 +34,22 @@ class Ranking:
     bridge_sentences: list[Sentence] = field(default_factory=list)
 
 
-def page_scores(question: str, pages: list[Page]) -> list[float]:
+class Corpus:
+    """What ranking needs of a wiki, whatever the question: the pages' BM25 and their
+    sentences' BM25. Built once per wiki and kept for every question asked of it."""
+
+    def __init__(self, pages: list[Page]) -> None:
+        self.pages = pages
+        self.page_bm25 = BM25([" ".join([p.title, *p.aliases, p.title, p.plain]) for p in pages])
+        self.units = [s for p in pages for s in sentences(p)]
+        self.unit_bm25 = BM25([" ".join([s.page.title, *s.page.aliases, s.text]) for s in self.units])
+
+
+def page_scores(question: str, pages: list[Page], corpus: Corpus | None = None) -> list[float]:
     """BM25 over title, aliases and text, plus a bonus for a page the question names (fuzzily)."""
     if not pages:
         return []
-    docs = [" ".join([p.title, *p.aliases, p.title, p.plain]) for p in pages]
-    base = BM25(docs).scores(question)
+    base = (corpus or Corpus(pages)).page_bm25.scores(question)
     top = max(base) or 1.0
     for i, page in enumerate(pages):
         similarity = named(question, page)
@@ -55,17 +65,19 @@ def named(question: str, page: Page) -> float:
     return max((fuzz.partial_ratio(n.casefold(), q) for n in names), default=0.0)
 
 
-def rank(question: str, pages: list[Page]) -> Ranking:
+def rank(question: str, pages: list[Page], corpus: Corpus | None = None) -> Ranking:
     """Every sentence that bears on the question, best first; the pages linked from the
-    best pages that the question does not name are its bridges."""
-    scores = page_scores(question, pages)
+    best pages that the question does not name are its bridges. `corpus`: the pages' own,
+    when several questions are asked of one wiki."""
+    corpus = corpus if corpus is not None and corpus.pages is pages else Corpus(pages)
+    scores = page_scores(question, pages, corpus)
     if not pages or max(scores) <= 0:
         return Ranking([])
     top_page = max(scores)
-    units = [s for p in pages for s in sentences(p)]
+    units = corpus.units
     if not units:
         return Ranking([])
-    own = BM25([" ".join([s.page.title, *s.page.aliases, s.text]) for s in units]).scores(question)
+    own = corpus.unit_bm25.scores(question)
     top_own = max(own) or 1.0
     share = {p.slug: scores[i] / top_page for i, p in enumerate(pages)}
     score = [own[i] / top_own + PAGE_WEIGHT * share[s.page.slug] for i, s in enumerate(units)]

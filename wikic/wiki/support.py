@@ -27,6 +27,8 @@ ABBREVIATIONS = frozenset(_ABBREVIATIONS.split())
 WORD = re.compile(r"\w+")
 INITIALS = re.compile(r"(?:[a-z]\.)+[a-z]")
 BREAK = re.compile(r"[.!?]+[\"'”’)\]]*\s+")
+LAST_WORD = re.compile(r"([\w.]+)[.!?]*$")
+WORD_WINDOW = 80  # characters before a stop that hold the word it ends
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 NAME = re.compile(r"\b[A-Z][\w'’-]*|\b\w+[A-Z][\w'-]*")
 _NEGATION = "not no never none nobody nothing neither nor without cannot"
@@ -93,7 +95,9 @@ OPPOSITES = _opposites()
 
 def _is_break(text: str, end: int, after: int) -> bool:
     """Whether the punctuation ending at `end` (the next sentence at `after`) ends a sentence."""
-    word = re.search(r"([\w.]+)[.!?]*$", text[:end])
+    # the word before the stop, from a short window: searching all of text[:end] made long
+    # paragraphs quadratic
+    word = LAST_WORD.search(text, max(0, end - WORD_WINDOW), end)
     token = word.group(1).rstrip(".").casefold() if word else ""
     if token in ABBREVIATIONS or (len(token) == 1 and token.isalpha()):  # "e.g.", "J. R. R."
         return False
