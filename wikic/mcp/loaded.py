@@ -8,7 +8,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rapidfuzz import process
 
@@ -20,14 +20,14 @@ from wikic.ask.select import PageRanker
 from wikic.errors import PageError, ProjectError
 from wikic.project import Project
 from wikic.wiki.blocks import LinkRef
-from wikic.wiki.page import Page
+from wikic.wiki.page import Page, parse_links
 from wikic.wiki.read import INDEX, Wiki, read_wiki
 
 # A full stat walk of wiki/ takes ~0.2 s at 10,000 pages, more than a search may take. Every call
 # stats wiki/ and index.md (what a build's atomic renames, a new page or a deleted one change); an
 # edit written in place into an existing page, which neither shows, is seen by the full walk that
 # runs when the last one is older than this.
-RECHECK_SECONDS = 2.0
+RECHECK_SECONDS = 5.0
 SNIPPET_CHARS = 240
 BACKLINKS = "linked from"  # the section assemble writes, casefolded as Block.section is
 NOT_BUILT = "the wiki has not been built yet (no wiki/index.md); run `wikic build` first"
@@ -47,7 +47,7 @@ class Loaded:
     wiki: Wiki
     pages: list[Page]
     ranker: PageRanker
-    _folded: dict[str, str] = field(default_factory=dict)  # slug -> casefolded text (backlinks)
+    _linkers: dict[str, set[str]] | None = None  # backlink candidates, made on first use
 
     @classmethod
     def read(cls, project: Project) -> Loaded:
@@ -76,19 +76,28 @@ class Loaded:
         return f" (did you mean {near[0]!r}?)" if near else ""
 
     def backlinks(self, page: Page) -> list[Page]:
-        """The other pages whose links resolve to `page`. Only pages whose text holds one of its
-        names at all are parsed for their links: at 10,000 pages parsing all of them takes seconds."""
-        if not self._folded:
-            self._folded = {slug: p.body.casefold() for slug, p in self.wiki.pages.items()}
-        names = {n.casefold() for n in (page.slug, page.title, *page.aliases) if n.strip()}
+        """The other pages whose links (outside their "Linked from" list) resolve to `page`.
+        Candidates come from a regex pass over every page's text, made once per load (parsing
+        10,000 pages into blocks takes seconds); only they are parsed to confirm."""
+        if self._linkers is None:
+            self._linkers = self._link_graph()
         out = []
-        for slug, text in self._folded.items():
-            if slug == page.slug or "[[" not in text or not any(n in text for n in names):
-                continue
+        for slug in sorted(self._linkers.get(page.slug, set()) - {page.slug}):
             other = self.wiki.pages[slug]
             if page.slug in (self.wiki.resolve(link.target) for link in own_links(other)):
                 out.append(other)
         return sorted(out, key=lambda p: (TYPE_ORDER.get(p.type, 0), p.slug))
+
+    def _link_graph(self) -> dict[str, set[str]]:
+        """slug -> the pages whose text holds a [[link]] resolving to it, code and "Linked
+        from" lists included: a superset of the links own_links reads."""
+        linkers: dict[str, set[str]] = {}
+        for slug, other in self.wiki.pages.items():
+            for link in parse_links(other.body):
+                target = self.wiki.resolve(link.target) if link.target else None
+                if target is not None:
+                    linkers.setdefault(target, set()).add(slug)
+        return linkers
 
 
 def own_links(page: Page) -> list[LinkRef]:
