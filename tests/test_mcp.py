@@ -18,6 +18,7 @@ import anyio
 import pytest
 from projects import make_project, run_build, subprocess_env
 
+from wikic.errors import UsageError
 from wikic.mcp.tools import Tools
 from wikic.project import Project
 
@@ -277,3 +278,16 @@ def test_the_wiki_loads_once_and_again_only_after_it_changed(tmp_path: Path) -> 
     run_build(project)
     assert tools.search("Annoy")["results"][0]["path"] == "wiki/annoy.md"
     assert tools.wiki.loads == 2
+
+
+def test_write_tools_refuse_without_allow_write_and_pages_are_read_fresh(tmp_path: Path) -> None:
+    project = built(tmp_path)
+    tools = Tools(project)
+    for call in (tools.build, lambda: tools.save_answer("What is FAISS?")):
+        with pytest.raises(UsageError, match="--allow-write"):
+            call()
+    assert tools.read_page("faiss.md")["title"] == "FAISS"  # by file name too
+    path = project.wiki_dir / "faiss.md"
+    with path.open("a", encoding="utf-8") as fh:  # edited in place: wiki/'s own stat is unchanged
+        fh.write("\nA note added by hand.\n")
+    assert "A note added by hand." in tools.read_page("FAISS")["text"]

@@ -47,14 +47,14 @@ class Loaded:
     wiki: Wiki
     pages: list[Page]
     ranker: PageRanker
-    _linkers: dict[str, set[str]] | None = None  # backlink candidates, made on first use
+    linkers: dict[str, set[str]]  # slug -> backlink candidates (link_graph)
 
     @classmethod
     def read(cls, project: Project) -> Loaded:
         wiki = read_wiki(project.root, project.wiki_dir)
         readable = [p for p in wiki.pages.values() if p.read_error is None]
         pages = sorted(readable, key=lambda p: (TYPE_ORDER.get(p.type, 0), p.slug))
-        return cls(wiki, pages, PageRanker(pages))
+        return cls(wiki, pages, PageRanker(pages), link_graph(wiki))
 
     def search(self, query: str, limit: int) -> list[Hit]:
         """The pages as `wikic ask` ranks them for `query` (ask.select.page_scores), best first,
@@ -76,28 +76,26 @@ class Loaded:
         return f" (did you mean {near[0]!r}?)" if near else ""
 
     def backlinks(self, page: Page) -> list[Page]:
-        """The other pages whose links (outside their "Linked from" list) resolve to `page`.
-        Candidates come from a regex pass over every page's text, made once per load (parsing
-        10,000 pages into blocks takes seconds); only they are parsed to confirm."""
-        if self._linkers is None:
-            self._linkers = self._link_graph()
+        """The other pages whose links (outside their "Linked from" list) resolve to `page`:
+        link_graph's candidates, each parsed to confirm (parsing all 10,000 takes seconds)."""
         out = []
-        for slug in sorted(self._linkers.get(page.slug, set()) - {page.slug}):
+        for slug in sorted(self.linkers.get(page.slug, set()) - {page.slug}):
             other = self.wiki.pages[slug]
             if page.slug in (self.wiki.resolve(link.target) for link in own_links(other)):
                 out.append(other)
         return sorted(out, key=lambda p: (TYPE_ORDER.get(p.type, 0), p.slug))
 
-    def _link_graph(self) -> dict[str, set[str]]:
-        """slug -> the pages whose text holds a [[link]] resolving to it, code and "Linked
-        from" lists included: a superset of the links own_links reads."""
-        linkers: dict[str, set[str]] = {}
-        for slug, other in self.wiki.pages.items():
-            for link in parse_links(other.body):
-                target = self.wiki.resolve(link.target) if link.target else None
-                if target is not None:
-                    linkers.setdefault(target, set()).add(slug)
-        return linkers
+
+def link_graph(wiki: Wiki) -> dict[str, set[str]]:
+    """slug -> the pages whose text holds a [[link]] resolving to it, by one regex pass (links in
+    code and in "Linked from" lists included): a superset of the links own_links reads."""
+    linkers: dict[str, set[str]] = {}
+    for slug, page in wiki.pages.items():
+        for link in parse_links(page.body):
+            target = wiki.resolve(link.target) if link.target else None
+            if target is not None:
+                linkers.setdefault(target, set()).add(slug)
+    return linkers
 
 
 def own_links(page: Page) -> list[LinkRef]:
