@@ -4,6 +4,7 @@ change. Searching and resolving a page name run against what is loaded."""
 
 from __future__ import annotations
 
+import heapq
 import os
 import threading
 import time
@@ -60,8 +61,9 @@ class Loaded:
         """The pages as `wikic ask` ranks them for `query` (ask.select.page_scores), best first,
         each with its sentence that best matches the query."""
         scores = self.ranker.scores(query)
-        order = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], i))
-        return [Hit(self.pages[i], scores[i], snippet(self.pages[i], query)) for i in order[:limit]]
+        hits = [i for i, s in enumerate(scores) if s > 0]
+        best = heapq.nsmallest(limit, hits, key=lambda i: (-scores[i], i))
+        return [Hit(self.pages[i], scores[i], snippet(self.pages[i], query)) for i in best]
 
     def page(self, name: str) -> Page:
         """A page by file name, slug, title or alias, as a [[link]] resolves."""
