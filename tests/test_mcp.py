@@ -209,7 +209,7 @@ def test_an_unbuilt_project_gets_the_cli_message(tmp_path: Path) -> None:
     assert out["search"].endswith(message) and out["ask"].endswith(message)  # the CLI's message
 
 
-def test_outside_a_project_the_command_fails_with_the_cli_message(tmp_path: Path) -> None:
+def test_usage_errors_fail_the_command_with_the_cli_message(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "wikic", "-C", str(tmp_path), "mcp"],
         capture_output=True,
@@ -219,6 +219,15 @@ def test_outside_a_project_the_command_fails_with_the_cli_message(tmp_path: Path
     )
     assert proc.returncode == 2 and "wikic init" in proc.stderr and "Traceback" not in proc.stderr
     assert proc.stdout == ""
+    project = make_project(tmp_path / "project")
+    proc = subprocess.run(
+        [sys.executable, "-m", "wikic", "-C", str(project.root), "mcp", "--port", "8999"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=60,
+    )
+    assert proc.returncode == 2 and "--port applies to --http only" in proc.stderr
 
 
 def _free_port() -> int:

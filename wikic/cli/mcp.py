@@ -16,7 +16,7 @@ DEFAULT_PORT = 8765
     help="Serve Streamable HTTP on 127.0.0.1 (at /mcp) instead of stdio, for clients that connect by URL.",
 )
 @click.option(
-    "--port", type=click.IntRange(1, 65535), default=DEFAULT_PORT, show_default=True, help="--http: the port."
+    "--port", type=click.IntRange(1, 65535), help=f"With --http: the port (default {DEFAULT_PORT})."
 )
 @click.option(
     "--allow-write",
@@ -25,7 +25,7 @@ DEFAULT_PORT = 8765
     "lock, as the CLI does).",
 )
 @click.pass_obj
-def mcp(obj: Ctx, http: bool, port: int, allow_write: bool) -> None:
+def mcp(obj: Ctx, http: bool, port: int | None, allow_write: bool) -> None:
     """Serve the compiled wiki to AI agents over the Model Context Protocol.
 
     Tools: search, read_page, read_source, index, ask, lint; with --allow-write also
@@ -50,10 +50,13 @@ def mcp(obj: Ctx, http: bool, port: int, allow_write: bool) -> None:
             raise UsageError(
                 "wikic mcp needs the MCP SDK, which is not installed: pip install 'wikic[mcp]'"
             ) from exc
+        if port is not None and not http:
+            raise UsageError("--port applies to --http only (stdio needs no port)")
+        listen = port or DEFAULT_PORT
         project = obj.project()
         if http:
-            click.echo(f"wikic mcp: serving {project.root} at http://127.0.0.1:{port}/mcp", err=True)
-        serve(Tools(project, allow_write), http, port)
+            click.echo(f"wikic mcp: serving {project.root} at http://127.0.0.1:{listen}/mcp", err=True)
+        serve(Tools(project, allow_write), http, listen)
         return 0
 
     guarded(False, run)
