@@ -42,9 +42,8 @@ class BM25:
                 self.postings.setdefault(w, []).append(i)
         n = len(docs)
         self.idf = {w: math.log(1 + (n - len(p) + 0.5) / (len(p) + 0.5)) for w, p in self.postings.items()}
-        self.norm = [
-            self.k1 * (1 - self.b + self.b * length / self.avg) if self.avg else self.k1 for length in self.len
-        ]
+        avg = self.avg
+        self.norm = [self.k1 * (1 - self.b + self.b * ln / avg) if avg else self.k1 for ln in self.len]
 
     def scores(self, query: str) -> list[float]:
         out = [0.0] * len(self.tf)
