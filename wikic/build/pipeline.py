@@ -162,7 +162,7 @@ class _Build:
         report.pages = len(available)
         append_log(root, self.state, report)
         if forgotten:
-            forget.scrub_log(root, self.state, forgotten, report.removed)
+            forget.scrub_log(root, self.state, forgotten)
         self._save(sources, pages, mark)
         if forgotten:  # the build has rewritten what shared their notes: the rest can go
             forget.purge(self.project, self.state, forgotten)

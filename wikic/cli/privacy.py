@@ -45,7 +45,7 @@ def forget(
         if project.state_path.exists():
             with State.open(project.state_path) as state:
                 known = list(state.source_stats())
-        rels = sources_to_forget(project, list(paths), known)
+        rels = sources_to_forget(project, list(paths), known, obj.directory or Path.cwd())
         delete_sources(project, rels)
         progress = Progress(quiet=quiet)
         report = run_build(project, BuildOptions(offline=offline, wait=not no_wait), progress)

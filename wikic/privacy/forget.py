@@ -27,7 +27,7 @@ ANSWER = "answer"  # the page type `wikic ask --save` files (ask/answers.py)
 # Cached answers of these stages are referred to by an action record; those of every other stage
 # (ask, lint --llm) are found by a key over the wiki's text, and no record refers to them.
 MODEL_STAGES = ("digest", "write")
-LIST_LINE = re.compile(r"^(- [a-z ]+: )(.*)$")
+LIST_LINE = re.compile(r"^(- (?:written|removed|conflicts kept): )(.*)$")
 MORE = re.compile(r"^(.*?)(?: and (\d+) more)?$")
 
 # Stores of text derived from sources that forgetting must also reach, each called with the
@@ -62,16 +62,17 @@ def drop_answers(root: Path, gone: set[str], report: Report) -> None:
             )
 
 
-def scrub_log(root: Path, state: State, forgotten: list[str], removed: list[str]) -> None:
-    """Take the forgotten sources' paths and their removed pages' names out of log.md's
-    details (every entry, this build's too); record the new bytes as wikic's own."""
+def scrub_log(root: Path, state: State, forgotten: list[str]) -> None:
+    """Take the forgotten sources' paths out of log.md's details, and the names of pages that
+    no longer exist (any page of theirs, of this version or an older one, is among them:
+    page names come from titles, which may be what must go); record the new bytes as wikic's."""
     path = root / "wiki" / "log.md"
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return
-    names = {rel.removeprefix("wiki/") for rel in removed}
-    lines = [out for line in text.split("\n") if (out := _scrub(line, names, forgotten)) is not None]
+    current = {p.name for p in path.parent.glob("*.md")}
+    lines = [out for line in text.split("\n") if (out := _scrub(line, current, forgotten)) is not None]
     data = "\n".join(lines).encode("utf-8")
     if data == text.encode("utf-8"):
         return
@@ -80,8 +81,8 @@ def scrub_log(root: Path, state: State, forgotten: list[str], removed: list[str]
     state.set_file(FileRecord("wiki/log.md", bytes_hash(data), st.st_size, st.st_mtime_ns))
 
 
-def _scrub(line: str, names: set[str], forgotten: list[str]) -> str | None:
-    """One log line without the forgotten names; None to drop it."""
+def _scrub(line: str, current: set[str], forgotten: list[str]) -> str | None:
+    """One log line with only the pages of `current`, without the forgotten paths; None to drop it."""
     if any(src in line for src in forgotten):
         return None  # an error line about the source, which names it
     m = LIST_LINE.match(line)
@@ -90,7 +91,7 @@ def _scrub(line: str, names: set[str], forgotten: list[str]) -> str | None:
     listed = MORE.match(m.group(2))
     assert listed is not None  # MORE matches any text
     items = [item for item in listed.group(1).split(", ") if item]
-    kept = [item for item in items if item not in names]
+    kept = [item for item in items if item in current]
     if len(kept) == len(items):
         return line
     more = f" and {listed.group(2)} more" if listed.group(2) else ""
@@ -117,16 +118,16 @@ def _forget_extracted(project: Project, forgotten: Iterable[str]) -> None:
     return None
 
 
-def sources_to_forget(project: Project, paths: list[Path], known: Iterable[str]) -> list[str]:
-    """The sources (sources/x.md) that PATHs name: files, or every file under a folder, on
-    disk or known to the last build (already deleted). A path outside sources/ is an error."""
+def sources_to_forget(project: Project, paths: list[Path], known: Iterable[str], base: Path) -> list[str]:
+    """The sources (sources/x.md) that PATHs (relative to `base`, as given with -C) name: files,
+    or every file under a folder, on disk or known to the last build (already deleted)."""
     from wikic.errors import UsageError
 
     sources = project.sources_dir.resolve()
     known = sorted(known)
     found: dict[str, None] = {}
     for given in paths:
-        path = given.resolve() if given.is_absolute() else (Path.cwd() / given).resolve()
+        path = (base / given).resolve()
         if path != sources and not path.is_relative_to(sources):
             raise UsageError(f"{given}: not under {project.sources_dir}; forget takes sources")
         rel = "sources/" + path.relative_to(sources).as_posix() if path != sources else "sources"
