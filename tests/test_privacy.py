@@ -97,6 +97,29 @@ def test_what_is_not_a_secret_is_kept() -> None:
     assert luhn("4111111111111111") and not luhn("4111111111111112")
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("call (555) 123-4567 now", "call [phone-1] now"),
+        ("ring 020 7946 0958.", "ring [phone-1]."),
+        ("tel:+442079460958", "tel:[phone-1]"),
+        ("06 12 34 56 78", "[phone-1]"),
+        ("10 000 000 people in 1999", "10 000 000 people in 1999"),
+        ("x1234567890 and version 1.2.3", "x1234567890 and version 1.2.3"),
+        ("a.b+c@sub.example.co.uk, no@tld", "[email-1], no@tld"),
+        ("Authorization: Bearer abcdefghijklmnop", "Authorization: Bearer [api_key-1]"),
+        ("password: 'hunter2hunter2' and author: Jane", "password: '[api_key-1]' and author: Jane"),
+        ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcdefghijk", "[api_key-1]"),
+        ("AKIAIOSFODNN7EXAMPLE ghp_abcdefghijklmnopqrstuvwxyz0123456789", "[api_key-1] [api_key-2]"),
+        ("mysk-proj-abcdefghijklmnopqrstuvwx", "mysk-proj-abcdefghijklmnopqrstuvwx"),  # inside a word
+        ("5500 0000 0000 0004 or 378282246310005", "[card-1] or [card-2]"),
+        ("DE89 3704 0044 0532 0130 00, FR1420041010050500013M02606", "[iban-1], [iban-2]"),
+    ],
+)
+def test_detector_cases(text: str, expected: str) -> None:
+    assert Redactor(["email", "phone", "api_key", "card", "iban"]).redact(text).text == expected
+
+
 def test_a_multi_line_secret_keeps_its_lines() -> None:
     text = "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\nAAAA\n-----END RSA PRIVATE KEY-----\nafter\n"
     out = Redactor(["api_key"]).redact(text)

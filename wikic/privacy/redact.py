@@ -18,30 +18,44 @@ from typing import Any
 from wikic.hashing import fingerprint
 from wikic.sources.read import Source
 
-# Common key and token formats: provider prefixes, JWTs, PEM private keys, and the value
-# of a `key = ...` / `token: ...` assignment (only the value is redacted).
-_API_KEY = (
-    r"(?<![\w-])(?:"
+# Each pattern starts with what it must start with (a literal, or a class of characters), so
+# that the regex engine skips ahead to candidates in C; what may not come before a match is
+# a lookbehind placed after that first character, or `before` (checked on each candidate).
+# Common key and token formats: provider prefixes, JWTs, PEM private keys.
+_KEY_TOKEN = (
     r"sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"
-    r"|(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|sk_(?:live|test)_[A-Za-z0-9]{16,}|pk_(?:live|test)_[A-Za-z0-9]{16,}|rk_(?:live|test)_[A-Za-z0-9]{16,}"
     r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}"
     r"|glpat-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}"
     r"|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|hf_[A-Za-z0-9]{30,}"
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
     r"|-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]{0,10000}?-----END [A-Z ]{0,40}PRIVATE KEY-----"
-    r")"
-    r"|(?i:(?<![\w-])(?:api[_-]?key|secret|token|password|passwd|access[_-]?key|auth)"
-    r"[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?)(?P<value>[^\s\"'`]{8,})"
 )
-_EMAIL = r"(?<![\w.+-])[\w.+-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63})+"
-_PHONE = r"(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]?\d{2,4}){1,4}(?![\w])"
-_CARD = r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w])"
-_IBAN = r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])"
+# The value of a `password: ...`, `token = ...`, `api_key: ...` assignment (only the value goes).
+_KEY_ASSIGNED = (
+    r"[aAsStTpP](?<![\w-][aAsStTpP])"
+    r"(?i:(?<=a)(?:pi[_-]?key|ccess[_-]?key|uth)|(?<=s)ecret|(?<=t)oken|(?<=p)(?:assword|asswd))"
+    r"[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?(?P<value>[^\s\"'`]{8,})"
+)
+_BEARER = r"[Bb]earer[ \t]+(?P<value>[A-Za-z0-9._~+/-]{16,}=*)"
+_EMAIL_DOMAIN = r"@[A-Za-z0-9][A-Za-z0-9-]{0,62}(?:\.[A-Za-z0-9-]{1,63})+"  # the local part: _EMAIL_LOCAL
+_EMAIL_LOCAL = r"(?<![\w.+-])[\w.+-]{1,64}\Z"
+_PHONE = (  # +44 20 7946 0958, (555) 123-4567, 020 7946 0958: by their first character
+    r"\+(?<![\w+]\+)\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]?\d{2,4}){1,4}(?!\w)",
+    r"\((?<![\w+]\()\d{1,4}\)[ .-]?\d{2,4}(?:[ .-]?\d{2,4}){1,4}(?!\w)",
+    r"\d(?<![\w+]\d)\d{1,3}(?:[ .-]?\d{2,4}){1,4}(?!\w)",
+)
+_CARD = r"\d(?<![\w-]\d)(?:[ -]?\d){12,18}(?!\w)"
+_IBAN = r"[A-Z](?<![A-Za-z0-9][A-Z])[A-Z]\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])"
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_THOUSANDS = re.compile(r"\d{1,2}(?:[ .]\d{3})+")  # 10 000 000, 1.250.000: a number
+
+
+_NON_DIGIT = re.compile(r"\D")
 
 
 def _digits(text: str) -> str:
-    return "".join(ch for ch in text if ch.isdigit())
+    return _NON_DIGIT.sub("", text)
 
 
 def luhn(number: str) -> bool:
@@ -70,9 +84,10 @@ def _is_iban(text: str) -> bool:
 
 
 def _is_phone(text: str) -> bool:
-    """7 to 15 digits (E.164); an ISO date or a bare run of digits is not a phone number."""
+    """7 to 15 digits (E.164); an ISO date, a number grouped in thousands or a bare run of
+    fewer than 10 digits is not a phone number."""
     digits = _digits(text)
-    if not 7 <= len(digits) <= 15 or _ISO_DATE.fullmatch(text):
+    if not 7 <= len(digits) <= 15 or _ISO_DATE.fullmatch(text) or _THOUSANDS.fullmatch(text):
         return False
     return not text.isdigit() or text.startswith("+") or len(digits) >= 10
 
@@ -84,14 +99,20 @@ class Detector:
     name: str
     pattern: re.Pattern[str]
     check: Callable[[str], bool] | None = None  # a match that fails it is not redacted
+    inside: bool = False  # a match right after a letter, digit, _ or - (inside a word) is not one
+    left: re.Pattern[str] | None = None  # the part before the match: it must end where the match starts
 
 
-BUILTIN: dict[str, Detector] = {
-    "api_key": Detector("api_key", re.compile(_API_KEY)),
-    "email": Detector("email", re.compile(_EMAIL)),
-    "iban": Detector("iban", re.compile(_IBAN), _is_iban),
-    "card": Detector("card", re.compile(_CARD), _is_card),
-    "phone": Detector("phone", re.compile(_PHONE), _is_phone),
+BUILTIN: dict[str, tuple[Detector, ...]] = {
+    "api_key": (
+        Detector("api_key", re.compile(_KEY_TOKEN), inside=True),
+        Detector("api_key", re.compile(_KEY_ASSIGNED)),
+        Detector("api_key", re.compile(_BEARER), inside=True),
+    ),
+    "email": (Detector("email", re.compile(_EMAIL_DOMAIN), left=re.compile(_EMAIL_LOCAL)),),
+    "iban": (Detector("iban", re.compile(_IBAN), _is_iban),),
+    "card": (Detector("card", re.compile(_CARD), _is_card),),
+    "phone": tuple(Detector("phone", re.compile(p), _is_phone) for p in _PHONE),
 }
 PRIORITY = ["api_key", "email", "iban", "card", "phone"]  # where two kinds overlap, the first wins
 
@@ -120,8 +141,7 @@ class Redactor:
             else:
                 custom.append(Detector(rule[0], re.compile(rule[1])))
         # custom patterns first: a user's own kind of value is more specific than a built-in one
-        self.detectors = custom + [BUILTIN[name] for name in PRIORITY if name in builtin]
-        self.fingerprint = fingerprint([[d.name, d.pattern.pattern] for d in self.detectors])
+        self.detectors = custom + [d for name in PRIORITY if name in builtin for d in BUILTIN[name]]
 
     @classmethod
     def from_config(cls, redact: list[Any]) -> Redactor:
@@ -183,10 +203,9 @@ class Redactor:
         found: list[tuple[int, int, int, str]] = []
         for rank, det in enumerate(self.detectors):
             for m in det.pattern.finditer(text):
-                group = "value" if "value" in det.pattern.groupindex and m.group("value") else 0
-                start, end = m.span(group)
-                if end > start and (det.check is None or det.check(m.group(group))):
-                    found.append((start, rank, end, det.name))
+                span = _span(det, text, m)
+                if span is not None:
+                    found.append((span[0], rank, span[1], det.name))
         found.sort()
         spans: list[tuple[int, int, str]] = []
         last = 0
@@ -195,6 +214,23 @@ class Redactor:
                 spans.append((start, end, kind))
                 last = end
         return spans
+
+
+def _span(det: Detector, text: str, m: re.Match[str]) -> tuple[int, int] | None:
+    """Where a detector's match redacts: the `value` group if it has one, extended by `left`;
+    None when it is no match after all (inside a word, failing the check)."""
+    group = "value" if "value" in det.pattern.groupindex and m.group("value") else 0
+    start, end = m.span(group)
+    if det.inside and start and (text[start - 1].isalnum() or text[start - 1] in "_-"):
+        return None
+    if det.left is not None:
+        lead = det.left.search(text, max(0, start - 64), start)
+        if lead is None:
+            return None
+        start = lead.start()
+    if end <= start or (det.check is not None and not det.check(text[start:end])):
+        return None
+    return start, end
 
 
 NONE = Redactor([])
