@@ -273,16 +273,16 @@ class State:
         self.db.execute("PRAGMA secure_delete=ON")
         return int(self.db.execute(sql, args).rowcount)
 
-    def compact(self) -> None:
+    def compact(self) -> bool:
         """Rewrite the database without free pages, then empty the WAL into it and truncate it:
-        no deleted byte is left in state.db or state.db-wal."""
-        self.db.execute("VACUUM")
-        busy = self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        if busy and busy[0]:
-            raise StateError(
-                f"{self.path}: another process is reading it, so its log could not be emptied; "
-                "close running `wikic ask`/`lint` commands and run `wikic gc`"
-            )
+        no deleted byte is left in state.db or state.db-wal. False when another process's
+        reading kept it from finishing (deleted bytes may remain until the next compaction)."""
+        try:
+            self.db.execute("VACUUM")
+            busy = self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except StateError:  # SQLITE_BUSY / LOCKED: a reader holds the database
+            return False
+        return not (busy and busy[0])
 
     def wiki_changed_at(self) -> float:
         """When the build last wrote or removed a page: the newest file it recorded (0 if none)."""

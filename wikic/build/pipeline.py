@@ -164,8 +164,9 @@ class _Build:
         if forgotten:
             forget.scrub_log(root, self.state, forgotten)
         self._save(sources, pages, mark)
-        if forgotten:  # the build has rewritten what shared their notes: the rest can go
-            forget.purge(self.project, self.state, forgotten)
+        # the build has rewritten what shared their notes: the rest can go
+        if forgotten and not forget.purge(self.project, self.state, forgotten)["compacted"]:
+            report.warnings.append(forget.NOT_COMPACTED)
 
     def _read(self, files: list[SourceFile]) -> list[Source]:
         sources = []

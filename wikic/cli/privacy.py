@@ -72,9 +72,12 @@ def gc(obj: Ctx, as_json: bool, no_wait: bool) -> None:
     `wikic build --offline` still replays it."""
 
     def run() -> int:
+        from wikic.privacy.forget import NOT_COMPACTED
         from wikic.privacy.gc import collect
 
         done = collect(obj.project(), wait=not no_wait)
+        if not done.compacted:
+            click.echo(f"warning: {NOT_COMPACTED}", err=True)
         if as_json:
             click.echo(json.dumps(done.to_json(), indent=2))
         else:

@@ -27,6 +27,10 @@ ANSWER = "answer"  # the page type `wikic ask --save` files (ask/answers.py)
 # Cached answers of these stages are referred to by an action record; those of every other stage
 # (ask, lint --llm) are found by a key over the wiki's text, and no record refers to them.
 MODEL_STAGES = ("digest", "write")
+NOT_COMPACTED = (
+    ".wikic/state.db: another process was reading it, so deleted bytes may remain in it or its WAL "
+    "until it is compacted; run `wikic gc` when no other wikic command runs"
+)
 LIST_LINE = re.compile(r"^(- (?:written|removed|conflicts kept): )(.*)$")
 MORE = re.compile(r"^(.*?)(?: and (\d+) more)?$")
 
@@ -108,8 +112,7 @@ def purge(project: Project, state: State, forgotten: list[str]) -> dict[str, Any
     with state.transaction():
         loose = state.drop_cache(MODEL_STAGES, other=True)  # keyed by the old wiki: never asked again
         unreferenced = state.drop_cache(MODEL_STAGES, unreferenced=True)
-    state.compact()
-    return {"prefix_files": prefixes, "cached_answers": loose + unreferenced}
+    return {"prefix_files": prefixes, "cached_answers": loose + unreferenced, "compacted": state.compact()}
 
 
 def _forget_extracted(project: Project, forgotten: Iterable[str]) -> None:

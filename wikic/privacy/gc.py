@@ -22,6 +22,7 @@ class Collected:
     loose_answers: int = 0  # ask and lint --llm answers made for an older wiki
     bytes_before: int = 0
     bytes_after: int = 0
+    compacted: bool = False  # False: another process was reading state.db; run gc again
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -49,7 +50,7 @@ def collect(project: Project, wait: bool = True) -> Collected:
                 out.model_answers = state.drop_cache(MODEL_STAGES, unreferenced=True)
                 changed = state.wiki_changed_at()
                 out.loose_answers = state.drop_cache(MODEL_STAGES, other=True, before=changed)
-            state.compact()
+            out.compacted = state.compact()
         PrefixCache(project.state_dir / "prefix", 1 << 62).prune()  # orphans and temporary files only
         out.bytes_after = state_bytes(project.state_path)
     return out
