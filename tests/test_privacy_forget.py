@@ -160,3 +160,18 @@ def test_the_rest_replays_offline_after_forget_and_gc(tmp_path: Path) -> None:
     assert code == 0, out
     assert json.loads(out)["actions"]["ran"] == 0
     assert (project.wiki_dir / "chunking.md").exists()
+
+
+def test_gc_keeps_the_answers_of_the_current_wiki(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    assert run_build(project)[0].ok
+    backend = ScriptedBackend(ModelConfig(backend="scripted", name="v1"))
+    question = "What is FAISS?"
+    ask(project, question, backend_factory=lambda s: backend)
+    code, out = invoke(project, "gc", "--json")
+    assert code == 0 and json.loads(out)["loose_answers"] == 0
+    assert ask(project, question, backend_factory=lambda s: backend).answer_cached
+    (project.sources_dir / "tools.md").write_text("# Tools\n\n## FAISS\n\nFAISS is fast.\n", encoding="utf-8")
+    assert run_build(project)[0].ok
+    code, out = invoke(project, "gc", "--json")
+    assert code == 0 and json.loads(out)["loose_answers"] == 1 and json.loads(out)["compacted"]
