@@ -211,7 +211,9 @@ class _Build:
     def _write(self, pages: dict[str, PagePlan]) -> dict[str, dict[str, Any]]:
         actions = write_actions(pages, self.schema, self.prompts, self.model_fp)
         local = {pid for pid, p in pages.items() if self.local_only.covers_any(c.source for c in p.claims)}
-        if local:  # their notes are local-only lines: written by privacy.local_model
+        if local and self.schema.privacy.local_model is None:  # never to the remote model: notes
+            actions = {pid: a for pid, a in actions.items() if pid not in local}
+        elif local:  # their notes are local-only lines: written by privacy.local_model
             fp = self._model(True)[1]
             actions |= write_actions({pid: pages[pid] for pid in local}, self.schema, self.prompts, fp)
         self._settle([a for pid, a in actions.items() if pid not in local])
