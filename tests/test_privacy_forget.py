@@ -52,11 +52,11 @@ def holding(project: Project, word: str) -> list[str]:
     ]
 
 
-def built_with_secret(tmp_path: Path, word: str, mode: str = "prose") -> Project:
+def built_with_secret(tmp_path: Path, word: str, mode: str = "prose", text: str = "") -> Project:
     project = make_project(tmp_path)
-    text = project.schema_path.read_text() + f"write:\n  mode: {mode}\n"
-    project.schema_path.write_text(text, encoding="utf-8")
-    (project.sources_dir / "incident.md").write_text(secret_note(word), encoding="utf-8")
+    schema = project.schema_path.read_text() + f"write:\n  mode: {mode}\n"
+    project.schema_path.write_text(schema, encoding="utf-8")
+    (project.sources_dir / "incident.md").write_text(text or secret_note(word), encoding="utf-8")
     report, _ = run_build(project)
     assert report.ok, report.errors
     assert holding(project, word)  # the canary is everywhere before
@@ -94,13 +94,23 @@ def test_forget_leaves_no_byte_of_the_source(tmp_path: Path) -> None:
     assert invoke(project, "build", "--json")[0] == 0
 
 
+def body_note(word: str) -> str:
+    """The canary in the text only: no heading or bold term makes it a page name."""
+    return f"# Incident notes\n\n## Chunking\n\nThe {word} cluster kept chunks of a few hundred tokens.\n"
+
+
 def test_a_plain_delete_and_build_forgets_too(tmp_path: Path) -> None:
     word = canary()
-    project = built_with_secret(tmp_path, word)
+    project = built_with_secret(tmp_path, word, text=body_note(word))
+    (project.sources_dir / "incident.md").write_text(body_note(word) + f"It ran {word} twice.\n")
+    assert run_build(project)[0].ok  # an older version too
     saved_prefix_state(project, word)
+    log = (project.wiki_dir / "log.md").read_bytes()
     (project.sources_dir / "incident.md").unlink()
     report, _ = run_build(project)
     assert report.ok, report.errors
+    # log.md stays append-only (`wikic forget` also takes page names out of earlier entries)
+    assert (project.wiki_dir / "log.md").read_bytes().startswith(log)
     assert holding(project, word) == []
     wal = project.state_dir / "state.db-wal"
     assert not wal.exists() or b"incident" not in wal.read_bytes()

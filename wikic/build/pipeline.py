@@ -161,7 +161,7 @@ class _Build:
             self._explain(f"assemble {rel}", "hand edit kept (use --force to overwrite)")
         report.pages = len(available)
         append_log(root, self.state, report)
-        if forgotten:
+        if forgotten and self.opts.scrub_log:  # else log.md stays append-only
             forget.scrub_log(root, self.state, forgotten)
         self._save(sources, pages, mark)
         # the build has rewritten what shared their notes: the rest can go

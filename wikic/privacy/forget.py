@@ -1,11 +1,12 @@
 """Forgetting a source everywhere wikic keeps something of it, when it is deleted or
-`wikic forget` removes it: saved answers that cite only its pages, its names in
-log.md, its extracted text, every saved prefix state, its cached model answers,
-and the deleted bytes of state.db and its WAL.
+`wikic forget` removes it: saved answers that cite only its pages, its extracted
+text, every saved prefix state, its cached model answers, and the deleted bytes
+of state.db and its WAL; with `wikic forget`, also its page names and path in
+log.md's earlier entries (a plain delete leaves log.md append-only).
 
 The build calls these (build/pipeline.py), so a plain delete followed by a build
-forgets as thoroughly as `wikic forget`: its pages and its notes on shared pages
-go the way any build removes or rewrites them.
+forgets the source's text as thoroughly as `wikic forget`: its pages and its
+notes on shared pages go the way any build removes or rewrites them.
 """
 
 from __future__ import annotations
