@@ -18,6 +18,7 @@ from wikic.backends.scripted import ScriptedBackend
 from wikic.build.report import Progress
 from wikic.build.run import BuildOptions, build
 from wikic.config import ModelConfig, Schema
+from wikic.lint.runner import LintOptions, lint
 from wikic.privacy.local import LocalOnly, is_remote
 from wikic.project import Project
 
@@ -153,3 +154,13 @@ def test_local_model_builds_it_and_ask_keeps_it_from_the_remote_model(tmp_path: 
     assert result.answer
     assert api.carrying("Zqprivatediary") == 1  # the question itself, nothing of the pages
     assert api.carrying("keeps chunks") == 0 and "diary" not in json.dumps(result.pages)
+
+
+def test_lint_llm_keeps_local_only_pages_from_the_remote_model(tmp_path: Path) -> None:
+    project = remote_project(tmp_path, local_model=True)
+    api = RemoteAPI()
+    assert build(project, BuildOptions(), Progress(quiet=True), backend_factory=api.backend).ok
+    api.bodies.clear()
+    result = lint(project, LintOptions(llm=True), backend_factory=api.backend)
+    assert result.model_calls > 0 and api.bodies  # the other pages were checked by the model
+    assert api.carrying("Zqprivatediary") == 0 and api.carrying("on my laptop") == 0
