@@ -105,7 +105,7 @@ def _scrub(line: str, current: set[str], forgotten: list[str]) -> str | None:
 
 def purge(project: Project, state: State, forgotten: list[str]) -> dict[str, Any]:
     """After the build that dropped the forgotten sources from the wiki: everything else
-    that may hold their text. Returns what went, for `wikic forget --json`."""
+    that may hold their text. Returns what went, and whether state.db could be compacted."""
     _forget_extracted(project, forgotten)
     for store in STORES:
         store(project, forgotten)
