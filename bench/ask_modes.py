@@ -86,7 +86,7 @@ def measure(
     for q in questions:
         evidence = set(q["evidence"]) & set(docs)
         row: dict[str, Any] = {"recall": recall(evidence, in_prefix), "tokens": model.count(q["question"])}
-        if args.answer:
+        if args.answer and fitted:  # no page fits: the prefix way is the closed book
             started = time.monotonic()
             text, _ = model.complete(system, f"Question: {q['question']}")
             row |= {"f1": best(f1, text, q["answers"]), "seconds": time.monotonic() - started}

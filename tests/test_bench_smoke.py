@@ -29,6 +29,7 @@ SMOKED = {
     "page_quality.py",
     "entity_pages.py",
     "mcp_latency.py",
+    "redact_scale.py",
 }
 ELSEWHERE = {"eval_qa.py": "test_eval_qa.py"}
 
@@ -131,6 +132,14 @@ def test_every_bench_script_has_a_smoke_run() -> None:
 def test_support_check() -> None:
     out = bench("support_check.py").stdout
     assert "precision" in out and "recall" in out
+
+
+def test_redact_scale(tmp_path: Path) -> None:
+    raw = tmp_path / "figures.json"
+    out = bench("redact_scale.py", "--sizes", "0.01", "0.02", "--json", str(raw)).stdout
+    assert "(1 = linear)" in out
+    rows = json.loads(raw.read_text())
+    assert len(rows) == 4 and all(r["placeholders"] > 0 for r in rows if not r["hostile"])
 
 
 def test_page_quality() -> None:

@@ -3,6 +3,7 @@ every problem reported at once, by key path and line."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -100,6 +101,42 @@ class AskConfig(Strict):
     mode: Literal["answer", "quote"] = "answer"  # quote: the pages' own sentences, no model call
 
 
+class RedactPattern(Strict):
+    """A custom kind of value to redact: its placeholder name and a regular expression."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,30}$")
+    pattern: str = Field(min_length=1)
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, v: str) -> str:
+        try:
+            compiled = re.compile(v)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from exc
+        if compiled.fullmatch(""):
+            raise ValueError("the pattern matches the empty string; make it match at least one character")
+        return v
+
+
+class PrivacyConfig(Strict):
+    """What may reach a model: redaction rules, and sources kept off remote backends."""
+
+    # built-in detector names, or {name, pattern}; matches become placeholders like [email-1]
+    redact: list[Literal["email", "phone", "api_key", "card", "iban"] | RedactPattern] = []
+    local_only: list[str] = []  # globs under sources/ that never reach a remote backend
+    local_model: ModelConfig | None = None  # runs their actions when model: is remote
+
+    @field_validator("redact")
+    @classmethod
+    def _distinct(cls, v: list[Any]) -> list[Any]:
+        names = [r if isinstance(r, str) else r.name for r in v]
+        clash = sorted({n for n in names if names.count(n) > 1})
+        if clash:
+            raise ValueError(f"{', '.join(clash)} listed twice (custom names differ from the built-in ones)")
+        return v
+
+
 class Schema(Strict):
     """The whole of schema.yaml."""
 
@@ -117,6 +154,7 @@ class Schema(Strict):
     lint: LintConfig = LintConfig()
     write: WriteConfig = WriteConfig()
     ask: AskConfig = AskConfig()
+    privacy: PrivacyConfig = PrivacyConfig()
 
     def type_names(self) -> list[str]:
         return [t.name for t in self.page_types]

@@ -23,6 +23,7 @@ from wikic.wiki.page import (
     Page,
     clean_title,
     plain_links,
+    seal,
     slugify,
     split_page,
 )
@@ -148,7 +149,9 @@ def save_answer(project: Project, question: str, answer: str, citations: Citatio
     The build never writes this page (it is not in its records) but lists and links it."""
     wiki = project.wiki_dir
     slug = answer_slug(wiki, question)
-    atomic_write(wiki / f"{slug}.md", answer_page(question, answer, citations, wiki, every).encode("utf-8"))
+    # sealed, so that forgetting the pages it cites can tell it from a hand-edited answer
+    page = seal(answer_page(question, answer, citations, wiki, every).rstrip("\n"))
+    atomic_write(wiki / f"{slug}.md", page.encode("utf-8"))
     return f"wiki/{slug}.md"
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from wikic.ask.passages import Sentence
 from wikic.ask.select import Corpus, group, pack, rank
 from wikic.errors import UsageError
+from wikic.privacy.redact import NONE, Redactor
 from wikic.prompts.loader import Prompts
 from wikic.wiki.page import COMMENT, Citation, Page, plain_links, split_page
 
@@ -41,8 +42,16 @@ def load_pages(wiki_dir: Path) -> list[Page]:
     return sorted(pages, key=lambda p: (TYPE_ORDER.get(p.type, 0), p.slug))
 
 
-def read_index(wiki_dir: Path) -> str:
-    return plain_links(COMMENT.sub("", (wiki_dir / "index.md").read_text(encoding="utf-8"))).strip()
+def read_index(wiki_dir: Path, hidden: frozenset[str] = frozenset()) -> str:
+    """index.md as the model reads it; without the lines of `hidden` pages (their slugs)."""
+    text = COMMENT.sub("", (wiki_dir / "index.md").read_text(encoding="utf-8"))
+    if hidden:
+        text = "\n".join(line for line in text.split("\n") if not _links_to(line, hidden))
+    return plain_links(text).strip()
+
+
+def _links_to(line: str, slugs: frozenset[str]) -> bool:
+    return any(f"[[{slug}|" in line or f"[[{slug}]]" in line for slug in slugs)
 
 
 @dataclass
@@ -78,6 +87,7 @@ class AskWiki:
     index: str
     pages: list[Page]
     root: Path | None = None  # the project, for the source lines pages cite; None: none shown
+    redactor: Redactor = NONE  # privacy.redact, as the build applied it to the lines pages cite
 
 
 def compact_index(index: str) -> str:
@@ -110,7 +120,8 @@ class ContextBuilder:
     def __init__(self, wiki: AskWiki, count: Counter, limit: int) -> None:
         self.prompts, self.title, self.scope = wiki.prompts, wiki.title, wiki.scope
         self.index, self.pages, self.count, self.limit = wiki.index, wiki.pages, count, limit
-        self.root = wiki.root
+        self.root, self.redactor = wiki.root, wiki.redactor
+        self._lines: dict[Path, list[str] | None] = {}
         self._fits: bool | None = None  # whether the whole wiki fits: the same for every question
         self._corpus: Corpus | None = None
 
@@ -217,9 +228,8 @@ class ContextBuilder:
         path = (self.root / cite.source).resolve()
         if not path.is_relative_to(sources):
             return None  # a page cannot make ask read outside sources/
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
+        lines = self._source_lines(path)
+        if lines is None:
             return None
         end = min(cite.end, cite.start + SOURCE_LINES - 1, len(lines))
         if cite.start < 1 or end < cite.start:
@@ -227,3 +237,13 @@ class ContextBuilder:
         text = "\n".join(lines[cite.start - 1 : end]).strip()
         span = f"{cite.start}" if end == cite.start else f"{cite.start}-{end}"
         return Shown(cite.source, span, text) if text else None
+
+    def _source_lines(self, path: Path) -> list[str] | None:
+        """A source's lines, redacted as the build redacted them; read once per question."""
+        if path not in self._lines:
+            try:
+                lines = path.read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError):
+                lines = None
+            self._lines[path] = None if lines is None else self.redactor.lines(lines)
+        return self._lines[path]

@@ -26,6 +26,8 @@ from wikic.config import Schema, load_schema
 from wikic.errors import ProjectError, UsageError
 from wikic.hashing import fingerprint
 from wikic.lock import ProjectLock
+from wikic.privacy.local import LocalOnly, is_remote
+from wikic.privacy.redact import Redactor
 from wikic.project import Project
 from wikic.prompts.loader import Prompts
 from wikic.state import Meta, State
@@ -103,8 +105,11 @@ def ask(
     state = State.open(project.state_path)
     try:
         current = check_wiki(project, schema, mid, state, opts.stale_ok)
-        pages, index = load_pages(project.wiki_dir), read_index(project.wiki_dir)
-        shown = AskWiki(Prompts(project.root), schema.title, schema.scope, index, pages, project.root)
+        pages, hidden = shown_pages(schema, load_pages(project.wiki_dir))
+        index = read_index(project.wiki_dir, hidden)
+        redactor = Redactor.from_config(schema.privacy.redact)
+        prompts = Prompts(project.root)
+        shown = AskWiki(prompts, schema.title, schema.scope, index, pages, project.root, redactor)
         wiki = _Wiki(project, schema, shown)
         key = answer_key(question, wiki.shown.index, wiki.shown.pages, wiki.shown.prompts, schema, mid)
         quoting = schema.ask.mode == "quote" if opts.quote is None else opts.quote
@@ -124,6 +129,18 @@ def ask(
         state.close()
     result.seconds["total"] = time.monotonic() - started
     return result
+
+
+def shown_pages(schema: Schema, pages: list[Page]) -> tuple[list[Page], frozenset[str]]:
+    """The pages a prompt may hold, and the slugs of those it may not: with a remote model, none
+    built from a privacy.local_only source, nor an answer citing one."""
+    local = LocalOnly(schema.privacy.local_only if is_remote(schema.model) else [])
+    if not local:
+        return pages, frozenset()
+    hidden = {p.slug for p in pages if local.covers_any(p.meta.get("sources") or [])}
+    cites = {p.slug: p.meta.get("cites") for p in pages}
+    hidden |= {s for s, c in cites.items() if isinstance(c, list) and hidden & {str(x) for x in c}}
+    return [p for p in pages if p.slug not in hidden], frozenset(hidden)
 
 
 def _save(wiki: _Wiki, state: State, result: AskResult, opts: AskOptions, current: bool) -> str:

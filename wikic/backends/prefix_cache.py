@@ -114,6 +114,16 @@ class PrefixCache:
         self._meta(key).unlink(missing_ok=True)
         self._bin(key).unlink(missing_ok=True)
 
+    def clear(self) -> int:
+        """Delete every saved state (`wikic forget`: each holds the whole wiki it was made
+        from); returns how many files went."""
+        removed = 0
+        for path in list(self.folder.iterdir()) if self.folder.is_dir() else []:
+            if path.is_file() and (path.suffix in (".bin", ".json") or path.name.startswith(TMP_MARK)):
+                path.unlink(missing_ok=True)
+                removed += 1
+        return removed
+
     def entries(self) -> list[Entry]:
         found = []
         for meta_path in self.folder.glob("*.json") if self.folder.is_dir() else []:

@@ -29,6 +29,7 @@ INPUT_REASONS = {
     "rules": "writing rules changed",
     "schema": "schema.yaml changed",
     "claims": "its notes changed (an upstream source changed)",
+    "privacy": "privacy.redact rules changed",
 }
 
 
@@ -70,7 +71,8 @@ def reason_for(record: ActionRecord | None, inputs: dict[str, str]) -> str:
     """Why an action whose inputs are not all as last time must be looked at again."""
     if record is None:
         return "new"
-    changed = [INPUT_REASONS.get(k, f"{k} changed") for k in inputs if record.inputs.get(k) != inputs[k]]
+    keys = [*inputs, *(k for k in record.inputs if k not in inputs)]  # an input may also go away
+    changed = [INPUT_REASONS.get(k, f"{k} changed") for k in keys if record.inputs.get(k) != inputs.get(k)]
     if not changed:
         return "previous answer missing from the cache"
     return ", ".join(changed)

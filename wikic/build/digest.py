@@ -231,11 +231,14 @@ def _no_topics(problem: str) -> dict[str, Any]:
     }
 
 
-def digest_actions(source: Source, schema: Schema, prompts: Prompts, model_fp: str) -> list[Action]:
-    """One digest action per part of the source (one part unless it is long)."""
+def digest_actions(
+    source: Source, schema: Schema, prompts: Prompts, model_fp: str, privacy: str = ""
+) -> list[Action]:
+    """One digest action per part of the source (one part unless it is long). `source` is
+    already redacted; `privacy` fingerprints the redaction rules that fired in it."""
     lines = source.lines  # a new list at each use: one list for every part's action to share
     parts = split_parts(lines, schema.sources.part_lines)
-    digester = _Digester(source, lines, schema, prompts, model_fp, parts)
+    digester = _Digester(source, lines, schema, prompts, model_fp, parts, privacy)
     return [digester.action(part) for part in digester.parts]
 
 
@@ -249,6 +252,7 @@ class _Digester:
     prompts: Prompts
     model_fp: str
     parts: list[Part]
+    privacy: str = ""
 
     def schema_fp(self) -> str:
         schema = self.schema
@@ -261,16 +265,19 @@ class _Digester:
         suffix = "" if len(self.parts) == 1 else f"#{part.index + 1}"
         part_text = "\n".join(line for _, line in numbered)
         types = schema.type_names()
+        inputs = {
+            "source": text_hash(f"{part.start}:{part.index}/{len(self.parts)}\n{part_text}"),
+            "template": fingerprint([self.prompts.stage_hash("digest"), VERSION]),
+            "model": self.model_fp,
+            "schema": self.schema_fp(),
+        }
+        if self.privacy:  # only where a rule fired: other sources keep their keys as they were
+            inputs["privacy"] = self.privacy
         return Action(
             id=f"digest:{source.path}{suffix}",
             stage="digest",
             label=f"digest {source.path}{suffix}",
-            inputs={
-                "source": text_hash(f"{part.start}:{part.index}/{len(self.parts)}\n{part_text}"),
-                "template": fingerprint([self.prompts.stage_hash("digest"), VERSION]),
-                "model": self.model_fp,
-                "schema": self.schema_fp(),
-            },
+            inputs=inputs,
             render=lambda: self.request(part, numbered),
             validate=validator(part, lines, types, schema.lint.citation_threshold),
             fallback=_no_topics,

@@ -30,6 +30,9 @@ from wikic.config import Schema, load_schema
 from wikic.errors import SourceError
 from wikic.fsutil import remove_stale_temps
 from wikic.hashing import fingerprint
+from wikic.privacy import forget
+from wikic.privacy.local import LocalOnly, is_remote, not_run_reason
+from wikic.privacy.redact import Redactor
 from wikic.project import Project
 from wikic.prompts.loader import Prompts
 from wikic.sources.read import Source, read_source
@@ -110,6 +113,11 @@ class _Build:
         self.done = 0
         self.total = 0
         self.failed_sources: set[str] = set()
+        self.redactor = Redactor.from_config(self.schema.privacy.redact)
+        self.privacy_fp: dict[str, str] = {}  # source -> the redaction rules that fired in it
+        remote = is_remote(self.schema.model)
+        self.local_only = LocalOnly(self.schema.privacy.local_only if remote else [])
+        self.local: tuple[str, str, Runner] | None = None  # privacy.local_model: id, fingerprint, runner
 
     # --- stages ---------------------------------------------------------------
     def run(self, files: list[SourceFile], list_errors: list[SourceError], mark: str) -> None:
@@ -132,6 +140,10 @@ class _Build:
         keep = {f"wiki/{p.slug}.md" for pid, p in pages.items() if pid not in available}
         keep |= self._kept_for_failed_sources(set(f"{p.slug}.md" for p in available.values()))
         kept = {pid: p for pid, p in pages.items() if pid not in available}
+        forgotten = sorted(set(self.state.source_stats()) - {s.path for s in sources} - self.failed_sources)
+        if forgotten:  # before the index is made: it lists answers, which may go with them
+            gone = {Path(rel).stem for rel in set(self.state.files()) - keep}
+            forget.drop_answers(root, gone - {p.slug for p in available.values()}, report)
         job = Assembly(
             available,
             prose,
@@ -149,7 +161,12 @@ class _Build:
             self._explain(f"assemble {rel}", "hand edit kept (use --force to overwrite)")
         report.pages = len(available)
         append_log(root, self.state, report)
+        if forgotten and self.opts.scrub_log:  # else log.md stays append-only
+            forget.scrub_log(root, self.state, forgotten)
         self._save(sources, pages, mark)
+        # the build has rewritten what shared their notes: the rest can go
+        if forgotten and not forget.purge(self.project, self.state, forgotten)["compacted"]:
+            report.warnings.append(forget.NOT_COMPACTED)
 
     def _read(self, files: list[SourceFile]) -> list[Source]:
         sources = []
@@ -164,12 +181,25 @@ class _Build:
             if not src.text.strip():
                 self.report.warnings.append(f"{f.path}: empty, skipped")
                 continue
+            src, self.privacy_fp[src.path] = self.redactor.source(src)  # before any model sees it
             sources.append(src)
         return sources
 
     def _digest(self, sources: list[Source]) -> dict[str, dict[str, object]]:
-        per_source = {s.path: digest_actions(s, self.schema, self.prompts, self.model_fp) for s in sources}
-        self._settle([a for acts in per_source.values() for a in acts])
+        local = {s.path for s in sources if self.local_only.covers(s.path)}
+        if local and self.schema.privacy.local_model is None:
+            for path in sorted(local):  # never sent: the build says so, and fails, the rest is built
+                self.report.error(path, not_run_reason(self.schema.model))
+            self.failed_sources |= local
+            sources, local = [s for s in sources if s.path not in local], set()
+        per_source = {
+            s.path: digest_actions(
+                s, self.schema, self.prompts, self._model(s.path in local)[1], self.privacy_fp.get(s.path, "")
+            )
+            for s in sources
+        }
+        self._settle([a for path, acts in per_source.items() if path not in local for a in acts])
+        self._settle([a for path, acts in per_source.items() if path in local for a in acts], local=True)
         digests = {}
         for path, acts in per_source.items():
             if all(a.output is not None for a in acts):
@@ -180,16 +210,40 @@ class _Build:
 
     def _write(self, pages: dict[str, PagePlan]) -> dict[str, dict[str, Any]]:
         actions = write_actions(pages, self.schema, self.prompts, self.model_fp)
-        self._settle(list(actions.values()))
+        local = {pid for pid, p in pages.items() if self.local_only.covers_any(c.source for c in p.claims)}
+        if local and self.schema.privacy.local_model is None:  # never to the remote model: notes
+            actions = {pid: a for pid, a in actions.items() if pid not in local}
+        elif local:  # their notes are local-only lines: written by privacy.local_model
+            fp = self._model(True)[1]
+            actions |= write_actions({pid: pages[pid] for pid in local}, self.schema, self.prompts, fp)
+        self._settle([a for pid, a in actions.items() if pid not in local])
+        self._settle([a for pid, a in actions.items() if pid in local], local=True)
         written = {pid: a.output for pid, a in actions.items() if a.output is not None}
         texts, self.report.page_text = compose_pages(
             pages, written, set(actions), self.schema.lint.citation_threshold
         )
         return texts
 
-    def _settle(self, actions: list[Action]) -> None:
+    def _model(self, local: bool) -> tuple[str, str, Runner]:
+        """The model an action goes to: schema's, or privacy.local_model for local-only text."""
+        local_cfg = self.schema.privacy.local_model
+        if not local or local_cfg is None:
+            return self.mid, self.model_fp, self.runner
+        if self.local is None:
+            root, jobs = self.project.root, self.opts.jobs or local_cfg.jobs
+            mid = model_id(local_cfg, root)
+            runner = Runner(
+                self.state, lambda: make_backend(local_cfg, root), jobs, self.opts.offline, self._done
+            )
+            self.local = (mid, fingerprint([mid, local_cfg.params()]), runner)
+        return self.local
+
+    def _settle(self, actions: list[Action], local: bool = False) -> None:
+        if not actions:
+            return
+        mid, _, runner = self._model(local)
         for a in actions:
-            resolve(a, self.records.get(a.id), self.state, self.mid, self.opts.retry_failed)
+            resolve(a, self.records.get(a.id), self.state, mid, self.opts.retry_failed)
             if a.status != "up_to_date":
                 self._explain(a.label, a.reason)
         pending = [a for a in actions if a.status == "pending"]
@@ -205,7 +259,7 @@ class _Build:
                 )
             return
         self.total += len(pending)
-        self.runner.run(pending)
+        runner.run(pending)
 
     def _done(self, action: Action) -> None:
         self.done += 1

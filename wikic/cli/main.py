@@ -13,6 +13,7 @@ from wikic.cli.build import build, init, watch
 from wikic.cli.common import CONTEXT, Ctx
 from wikic.cli.lint import lint
 from wikic.cli.mcp import mcp
+from wikic.cli.privacy import forget, gc
 
 
 @click.group(context_settings=CONTEXT)
@@ -36,7 +37,7 @@ def cli(ctx: click.Context, directory: Path | None) -> None:
     ctx.obj = Ctx(directory)
 
 
-for command in (init, build, watch, ask, lint, mcp):
+for command in (init, build, watch, ask, lint, mcp, forget, gc):
     cli.add_command(command)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from wikic.config import Schema
 from wikic.errors import SourceError
 from wikic.hashing import bytes_hash, text_hash
+from wikic.privacy.redact import NONE, Redactor
 from wikic.project import Project
 from wikic.sources.read import decode, normalise
 from wikic.state import State
@@ -51,8 +52,9 @@ class SourceText:
 class SourceCache:
     """Each source read and normalised at most once, as the build reads it."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, redactor: Redactor = NONE) -> None:
         self.root = root
+        self.redactor = redactor  # the build's privacy.redact: pages cite the redacted lines
         self._texts: dict[str, SourceText | str] = {}
         self._words: dict[Citation, frozenset[str]] = {}
 
@@ -84,7 +86,7 @@ class SourceCache:
             text = normalise(decode(raw, rel))
         except SourceError as exc:
             return exc.reason
-        lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+        lines = self.redactor.lines(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"))
         return SourceText(lines, text_hash(text), bytes_hash(raw))
 
 
@@ -98,7 +100,7 @@ class Context:
     sources: SourceCache = field(init=False)
 
     def __post_init__(self) -> None:
-        self.sources = SourceCache(self.project.root)
+        self.sources = SourceCache(self.project.root, Redactor.from_config(self.schema.privacy.redact))
 
     @classmethod
     def load(cls, project: Project, schema: Schema, wiki: Wiki) -> Context:

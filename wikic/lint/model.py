@@ -25,6 +25,7 @@ from wikic.errors import BadOutput
 from wikic.hashing import json_digest
 from wikic.lint.citations import citation_problem
 from wikic.lint.context import Context, Finding, SourceText
+from wikic.privacy.local import LocalOnly, is_remote
 from wikic.prompts.loader import Prompts
 from wikic.state import State
 from wikic.wiki.blocks import Block
@@ -143,6 +144,13 @@ def _support_validator(instructions: str) -> Callable[[Any], dict[str, Any]]:
     return validate
 
 
+def _shareable(ctx: Context) -> list[Page]:
+    """The pages the model may read: with a remote model, none built from a local-only source."""
+    local = LocalOnly(ctx.schema.privacy.local_only if is_remote(ctx.schema.model) else [])
+    pages = sorted(ctx.wiki.pages.values(), key=lambda p: p.rel)
+    return [p for p in pages if not local.covers_any(p.sources)] if local else pages
+
+
 def _evidence_lines(ctx: Context, block: Block) -> list[tuple[str, int, str]]:
     lines: list[tuple[str, int, str]] = []
     for ref in block.citations:
@@ -157,7 +165,7 @@ def _evidence_lines(ctx: Context, block: Block) -> list[tuple[str, int, str]]:
 
 
 def unsupported(ctx: Context, asker: _Asker) -> Iterator[Finding]:
-    for page in sorted(ctx.wiki.pages.values(), key=lambda p: p.rel):
+    for page in _shareable(ctx):
         for block in page.prose():
             claim = plain(block.text)[:MAX_CLAIM_CHARS]
             lines = _evidence_lines(ctx, block)
@@ -186,7 +194,7 @@ class _Statement:
 
 def _statements_by_source(ctx: Context) -> dict[str, list[_Statement]]:
     by_source: dict[str, list[_Statement]] = defaultdict(list)
-    for page in sorted(ctx.wiki.pages.values(), key=lambda p: p.rel):
+    for page in _shareable(ctx):
         for source in page.sources:
             for block in page.prose():
                 text = plain(block.text)[:MAX_STATEMENT_CHARS]

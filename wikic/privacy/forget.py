@@ -1,0 +1,152 @@
+"""Forgetting a source everywhere wikic keeps something of it, when it is deleted or
+`wikic forget` removes it: saved answers that cite only its pages, its extracted
+text, every saved prefix state, its cached model answers, and the deleted bytes
+of state.db and its WAL; with `wikic forget`, also its page names and path in
+log.md's earlier entries (a plain delete leaves log.md append-only).
+
+The build calls these (build/pipeline.py), so a plain delete followed by a build
+forgets the source's text as thoroughly as `wikic forget`: its pages and its
+notes on shared pages go the way any build removes or rewrites them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from wikic.backends.prefix_cache import PrefixCache
+from wikic.build.report import Report
+from wikic.fsutil import atomic_write
+from wikic.hashing import bytes_hash
+from wikic.project import Project
+from wikic.state import FileRecord, State
+from wikic.wiki.page import sealed_intact, split_page
+
+ANSWER = "answer"  # the page type `wikic ask --save` files (ask/answers.py)
+# Cached answers of these stages are referred to by an action record; those of every other stage
+# (ask, lint --llm) are found by a key over the wiki's text, and no record refers to them.
+MODEL_STAGES = ("digest", "write")
+NOT_COMPACTED = (
+    ".wikic/state.db: another process was reading it, so deleted bytes may remain in it or its WAL "
+    "until it is compacted; run `wikic gc` when no other wikic command runs"
+)
+LIST_LINE = re.compile(r"^(- (?:written|removed|conflicts kept): )(.*)$")
+MORE = re.compile(r"^(.*?)(?: and (\d+) more)?$")
+
+# Stores of text derived from sources that forgetting must also reach, each called with the
+# project and the forgotten paths (sources/x.pdf). Extracted text of converted formats
+# (issue 15) registers its own here, or is added to `_forget_extracted` below.
+STORES: list[Callable[[Project, list[str]], None]] = []
+
+
+def drop_answers(root: Path, gone: set[str], report: Report) -> None:
+    """Saved answers whose cited pages all went: removed, unless edited by hand (then kept,
+    and the report says so). Run before the index is made, which lists them."""
+    wiki = root / "wiki"
+    for path in sorted(wiki.glob("*.md")) if wiki.is_dir() else []:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        meta = split_page(text).meta
+        cites = meta.get("cites")
+        if meta.get("type") != ANSWER or not isinstance(cites, list) or not cites:
+            continue
+        if not {str(c) for c in cites} <= gone:
+            continue
+        rel = f"wiki/{path.name}"
+        if sealed_intact(text):
+            path.unlink(missing_ok=True)
+            report.removed.append(rel)
+        else:
+            report.warnings.append(
+                f"{rel}: a saved answer that cites only pages of a forgotten source was edited by hand "
+                "(or saved by an older wikic), so it is kept; delete it if it must go"
+            )
+
+
+def scrub_log(root: Path, state: State, forgotten: list[str]) -> None:
+    """Take the forgotten sources' paths out of log.md's details, and the names of pages that
+    no longer exist (any page of theirs, of this version or an older one, is among them:
+    page names come from titles, which may be what must go); record the new bytes as wikic's."""
+    path = root / "wiki" / "log.md"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    current = {p.name for p in path.parent.glob("*.md")}
+    lines = [out for line in text.split("\n") if (out := _scrub(line, current, forgotten)) is not None]
+    data = "\n".join(lines).encode("utf-8")
+    if data == text.encode("utf-8"):
+        return
+    atomic_write(path, data)
+    st = path.stat()
+    state.set_file(FileRecord("wiki/log.md", bytes_hash(data), st.st_size, st.st_mtime_ns))
+
+
+def _scrub(line: str, current: set[str], forgotten: list[str]) -> str | None:
+    """One log line with only the pages of `current`, without the forgotten paths; None to drop it."""
+    if any(src in line for src in forgotten):
+        return None  # an error line about the source, which names it
+    m = LIST_LINE.match(line)
+    if not m:
+        return line
+    listed = MORE.match(m.group(2))
+    assert listed is not None  # MORE matches any text
+    items = [item for item in listed.group(1).split(", ") if item]
+    kept = [item for item in items if item in current]
+    if len(kept) == len(items):
+        return line
+    more = f" and {listed.group(2)} more" if listed.group(2) else ""
+    return f"{m.group(1)}{', '.join(kept)}{more}" if kept or more else None
+
+
+def purge(project: Project, state: State, forgotten: list[str]) -> dict[str, Any]:
+    """After the build that dropped the forgotten sources from the wiki: everything else
+    that may hold their text. Returns what went, and whether state.db could be compacted."""
+    _forget_extracted(project, forgotten)
+    for store in STORES:
+        store(project, forgotten)
+    prefixes = PrefixCache(project.state_dir / "prefix", 0).clear()  # each holds the old index
+    with state.transaction():
+        loose = state.drop_cache(MODEL_STAGES, other=True)  # keyed by the old wiki: never asked again
+        unreferenced = state.drop_cache(MODEL_STAGES, unreferenced=True)
+    return {"prefix_files": prefixes, "cached_answers": loose + unreferenced, "compacted": state.compact()}
+
+
+def _forget_extracted(project: Project, forgotten: Iterable[str]) -> None:
+    """The hook for text extracted from converted sources (PDF, Office, HTML) under .wikic/:
+    nothing is stored there yet; the store that lands (issue 15) deletes its entries here."""
+    return None
+
+
+def sources_to_forget(project: Project, paths: list[Path], known: Iterable[str], base: Path) -> list[str]:
+    """The sources (sources/x.md) that PATHs (relative to `base`, as given with -C) name: files,
+    or every file under a folder, on disk or known to the last build (already deleted)."""
+    from wikic.errors import UsageError
+
+    sources = project.sources_dir.resolve()
+    known = sorted(known)
+    found: dict[str, None] = {}
+    for given in paths:
+        path = (base / given).resolve()
+        if path != sources and not path.is_relative_to(sources):
+            raise UsageError(f"{given}: not under {project.sources_dir}; forget takes sources")
+        rel = "sources/" + path.relative_to(sources).as_posix() if path != sources else "sources"
+        named = [k for k in known if k == rel or k.startswith(rel.rstrip("/") + "/")]
+        if path.is_dir():
+            named += ["sources/" + p.relative_to(sources).as_posix() for p in path.rglob("*") if p.is_file()]
+        elif path.is_file():
+            named.append(rel)
+        if not named:
+            raise UsageError(f"{given}: no such source (neither on disk nor in the last build)")
+        found.update(dict.fromkeys(sorted(named)))
+    return list(found)
+
+
+def delete_sources(project: Project, rels: list[str]) -> None:
+    """Delete the files; the build that follows forgets what was made from them."""
+    for rel in rels:
+        (project.root / rel).unlink(missing_ok=True)
