@@ -31,7 +31,7 @@ SMOKED = {
     "mcp_latency.py",
     "redact_scale.py",
 }
-ELSEWHERE = {"eval_qa.py": "test_eval_qa.py"}
+ELSEWHERE = {"eval_qa.py": "test_eval_qa.py", "ask_modes.py": "test_eval_qa.py"}
 
 
 def bench(script: str, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:

@@ -186,3 +186,22 @@ def test_eval_qa_baselines_only_compile_nothing(tmp_path: Path) -> None:
     assert results["compile"] is None and results["fact_retention"] is None
     stages = [json.loads(line)["stage"] for line in log.read_text().splitlines()]
     assert stages == ["text"] * 4
+
+
+def test_ask_modes_measures_the_prefix_and_the_selection_on_a_compiled_project(tmp_path: Path) -> None:
+    data = make_data(tmp_path)
+    env = {**os.environ, "WIKIC_SCRIPTED_RESPONSES": ""}
+    run_eval(data, tmp_path / "out", env, "--project", str(tmp_path / "project"), "--ways", "wikic")
+    figures = tmp_path / "modes.json"
+    argv = [sys.executable, str(BENCH / "ask_modes.py"), "--data", str(data), "--project"]
+    argv += [str(tmp_path / "project"), "--limits", "1,2", "--budgets", "300,600", "--answer"]
+    argv += ["--json", str(figures)]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(figures.read_text())
+    assert [r["questions"] for r in results] == [1, 2]
+    for r in results:  # a three-document wiki fits whole: the prefix holds every page
+        assert r["prefix_pages"] == r["pages"] > 0
+        assert set(r["ways"]) == {"prefix", "select 300", "select 600"}
+        assert r["ways"]["prefix"]["recall"] == 1.0 and r["ways"]["prefix"]["f1"] is not None
+    assert "| prefix |" in proc.stdout and "| select 600 |" in proc.stdout
