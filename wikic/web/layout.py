@@ -1,0 +1,146 @@
+"""The graph as a picture, laid out in Python and drawn as SVG (no JavaScript library, no
+CDN, no npm build): the whole wiki (its most linked pages past a limit, with the sources
+that feed them) by a force layout, and one page's neighbourhood on a ring."""
+
+from __future__ import annotations
+
+import math
+import re
+from html import escape
+
+from wikic.web.model import Model, href, page_path, source_path
+from wikic.wiki.page import Page
+
+SIZE = 1000.0
+RING = 130.0
+LABELS = 40  # the most linked pages carry their title; every node has it as a tooltip
+
+
+def force_layout(n: int, edges: list[tuple[int, int]], iterations: int = 80) -> list[tuple[float, float]]:
+    """Fruchterman-Reingold, vectorised with numpy (n^2 repulsion: the caller limits n)."""
+    import numpy as np
+
+    if n == 0:
+        return []
+    rng = np.random.default_rng(7)  # a fixed seed: the same wiki draws the same picture
+    pos = rng.random((n, 2))
+    k = math.sqrt(1.0 / n)
+    src = np.array([a for a, _ in edges], dtype=int)
+    dst = np.array([b for _, b in edges], dtype=int)
+    step = 0.1
+    for _ in range(iterations):
+        delta = pos[:, None, :] - pos[None, :, :]
+        dist = np.maximum(np.linalg.norm(delta, axis=-1), 1e-3)
+        disp = ((k * k / dist**2)[..., None] * delta).sum(axis=1)
+        if len(src):
+            d = pos[src] - pos[dst]
+            pull = d * (np.linalg.norm(d, axis=-1)[:, None] / k)
+            np.add.at(disp, src, -pull)
+            np.add.at(disp, dst, pull)
+        disp -= (pos - 0.5) * (0.3 * n * k)  # gravity: unlinked pages stay in the picture
+        length = np.maximum(np.linalg.norm(disp, axis=-1), 1e-9)[:, None]
+        pos += disp / length * np.minimum(length, step)
+        step *= 0.95
+    lo, hi = pos.min(axis=0), pos.max(axis=0)
+    scaled = (pos - lo) / np.maximum(hi - lo, 1e-9) * (SIZE - 80) + 40
+    return [(float(x), float(y)) for x, y in scaled]
+
+
+def type_class(kind: str) -> str:
+    return "t-" + (re.sub(r"[^a-z0-9-]+", "-", kind.lower()).strip("-") or "page")
+
+
+def _degree(model: Model) -> dict[str, int]:
+    degree = {slug: len(back) for slug, back in model.inbound.items()}
+    for slug, page in model.wiki.pages.items():
+        degree[slug] = degree.get(slug, 0) + len(model.wiki.outlinks(page))
+    return degree
+
+
+def wiki_svg(model: Model, at: str, limit: int) -> tuple[str, str]:
+    """The whole wiki: pages (at most `limit`, the most linked), their links, their sources."""
+    degree = _degree(model)
+    ranked = sorted(model.wiki.pages, key=lambda s: (-degree.get(s, 0), s))
+    shown = ranked[:limit] if limit > 0 else ranked
+    total = len(ranked)
+    note = f"{total} pages, {len(model.sources)} sources."
+    if len(shown) < total:
+        note = (
+            f"The {len(shown)} most linked of {total} pages (--graph-limit); each page shows its own "
+            "neighbourhood, and `wikic graph` gives the whole graph to Gephi or Graphviz."
+        )
+    index = {slug: i for i, slug in enumerate(shown)}
+    sources = sorted({s for slug in shown for s in model.wiki.pages[slug].sources})
+    for s in sources:
+        index["source:" + s] = len(index)
+    links = [
+        (index[a], index[b])
+        for a in shown
+        for b in model.wiki.outlinks(model.wiki.pages[a])
+        if b in index and b != a
+    ]
+    feeds = [(index["source:" + s], index[slug]) for slug in shown for s in model.wiki.pages[slug].sources]
+    pos = force_layout(len(index), links + feeds)
+    labelled = set(shown[:LABELS])
+    parts = [f'<svg class="wiki-graph" viewBox="0 0 {SIZE:.0f} {SIZE:.0f}" role="img">']
+    parts += [_line(pos[a], pos[b], "feeds") for a, b in feeds]
+    parts += [_line(pos[a], pos[b], "link") for a, b in links]
+    for s in sources:
+        x, y = pos[index["source:" + s]]
+        parts.append(_source_node(s, href(at, source_path(s)), x, y) if s in model.sources else "")
+    for slug in shown:
+        page = model.wiki.pages[slug]
+        x, y = pos[index[slug]]
+        r = 4 + min(10.0, math.sqrt(degree.get(slug, 0)) * 1.5)
+        parts.append(_page_node(page, href(at, page_path(slug)), x, y, r, slug in labelled))
+    parts.append("</svg>")
+    return "\n".join(parts), note
+
+
+def neighbourhood_svg(model: Model, page: Page, at: str, cap: int = 24) -> str:
+    """The page in the middle; the pages it links to and that link to it, and its sources, around it."""
+    near = set(model.wiki.outlinks(page)) | model.inbound.get(page.slug, set())
+    near.discard(page.slug)
+    pages = sorted(near, key=lambda s: model.wiki.pages[s].title.casefold())[:cap]
+    sources = [s for s in page.sources if s in model.sources][:8]
+    ring = [("page", s) for s in pages] + [("source", s) for s in sources]
+    c = RING + 20
+    parts = [f'<svg class="near-graph" viewBox="0 0 {2 * c:.0f} {2 * c:.0f}" role="img">']
+    spots = []
+    for i, item in enumerate(ring):
+        angle = 2 * math.pi * i / max(1, len(ring)) - math.pi / 2
+        spots.append((c + RING * math.cos(angle), c + RING * math.sin(angle)))
+        parts.append(_line((c, c), spots[-1], "feeds" if item[0] == "source" else "link"))
+    for (kind, name), (x, y) in zip(ring, spots, strict=True):
+        if kind == "page":
+            other = model.wiki.pages[name]
+            parts.append(_page_node(other, href(at, page_path(name)), x, y, 6, len(ring) <= 12))
+        else:
+            parts.append(_source_node(name, href(at, source_path(name)), x, y))
+    parts.append(_page_node(page, href(at, page_path(page.slug)), c, c, 9, True, "here"))
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def _line(a: tuple[float, float], b: tuple[float, float], kind: str) -> str:
+    return f'<line class="{kind}" x1="{a[0]:.1f}" y1="{a[1]:.1f}" x2="{b[0]:.1f}" y2="{b[1]:.1f}"/>'
+
+
+def _page_node(page: Page, link: str, x: float, y: float, r: float, label: bool, extra: str = "") -> str:
+    kind = page.type or "page"
+    title = escape(page.title)
+    text = f'<text x="{x + r + 2:.1f}" y="{y + 4:.1f}">{title}</text>' if label else ""
+    return (
+        f'<a href="{escape(link)}" data-type="{escape(kind)}" class="node">'
+        f'<circle class="page {type_class(kind)} {extra}" data-slug="{escape(page.slug)}" '
+        f'cx="{x:.1f}" cy="{y:.1f}" r="{r:.1f}"><title>{title}</title></circle>{text}</a>'
+    )
+
+
+def _source_node(path: str, link: str, x: float, y: float) -> str:
+    name = escape(path)
+    return (
+        f'<a href="{escape(link)}" data-type="sources" class="node">'
+        f'<rect class="source" x="{x - 4:.1f}" y="{y - 4:.1f}" width="8" height="8">'
+        f"<title>{name}</title></rect></a>"
+    )
