@@ -31,6 +31,11 @@ from wikic.cli.common import Ctx, guarded
     type=click.IntRange(0),
     help="Most pages the whole-wiki graph draws (0: all).",
 )
+@click.option(
+    "--stale-ok",
+    is_flag=True,
+    help="The ask box answers from the wiki as it is, even if sources changed since.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="--watch: no progress lines; one line per build.")
 @click.pass_obj
 def serve(
@@ -42,6 +47,7 @@ def serve(
     poll: bool,
     no_lint: bool,
     graph_limit: int,
+    stale_ok: bool,
     quiet: bool,
 ) -> None:
     """Show the wiki in a browser: pages with clickable [[links]] and backlinks, citations
@@ -66,7 +72,7 @@ def serve(
                 "unless you mean it",
                 err=True,
             )
-        viewer = Viewer(project, lint=not no_lint, graph_limit=graph_limit, live=watch)
+        viewer = Viewer(project, not no_lint, graph_limit, live=watch, stale_ok=stale_ok)
         try:
             server = make_server(viewer, host, port)
         except OSError as exc:

@@ -99,7 +99,8 @@ _MD = _markdown()
 
 def render_body(body: str, links: Links) -> str:
     """The page's Markdown (no front matter) as HTML; comments (the seal, lint switches) dropped."""
-    return _MD.render(COMMENT.sub("", body), {"links": links})
+    html: str = _MD.render(COMMENT.sub("", body), {"links": links})
+    return html
 
 
 def strip_title(body: str) -> str:

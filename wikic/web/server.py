@@ -49,8 +49,16 @@ Response = tuple[int, str, bytes]
 class Viewer:
     """The model of the wiki, read again when the wiki changes, and the views rendered from it."""
 
-    def __init__(self, project: Project, lint: bool = True, graph_limit: int = 500, live: bool = False):
+    def __init__(
+        self,
+        project: Project,
+        lint: bool = True,
+        graph_limit: int = 500,
+        live: bool = False,
+        stale_ok: bool = False,
+    ):
         self.project, self.lint, self.graph_limit, self.live = project, lint, graph_limit, live
+        self.stale_ok = stale_ok  # the ask box answers from a wiki older than its sources
         self.build = 0  # builds finished under --watch
         self.changed: dict[str, int] = {}  # project path -> the build that last changed it
         self._lock = threading.Lock()
@@ -210,7 +218,8 @@ def stream_answer(viewer: Viewer, question: str, send: Callable[[dict[str, Any]]
     from wikic.ask.runner import AskOptions, ask
 
     try:
-        result = ask(viewer.project, question, AskOptions(), lambda piece: send({"text": piece}))
+        opts = AskOptions(stale_ok=viewer.stale_ok)
+        result = ask(viewer.project, question, opts, lambda piece: send({"text": piece}))
     except WikicError as exc:
         send({"error": str(exc)})
         return
