@@ -251,9 +251,12 @@ def test_screenshots(page: Any, tmp_path: Path) -> None:
     }
     target = ROOT / "docs" if os.environ.get("WIKIC_SCREENSHOTS") else tmp_path / "shots"
     target.mkdir(exist_ok=True)
-    page.set_viewport_size({"width": 1000, "height": 640})
+    page.set_viewport_size({"width": 1000, "height": 700})
     for name, where in shots.items():
         page.goto(where)
         page.wait_for_load_state("load")
-        page.screenshot(path=str(target / name))
+        if name == "graph.png":
+            page.locator(".canvas").screenshot(path=str(target / name))
+        else:
+            page.screenshot(path=str(target / name))
         assert (target / name).stat().st_size > 5000

@@ -11,24 +11,24 @@ from html import escape
 from wikic.web.model import Model, href, page_path, source_path
 from wikic.wiki.page import Page
 
-SIZE = 1000.0
+WIDTH, HEIGHT = 1000.0, 700.0
 RING = 130.0
 LABELS = 40  # the most linked pages carry their title; every node has it as a tooltip
 
 
-def force_layout(n: int, edges: list[tuple[int, int]], iterations: int = 80) -> list[tuple[float, float]]:
-    """Fruchterman-Reingold, vectorised with numpy (n^2 repulsion: the caller limits n)."""
+def force_layout(n: int, edges: list[tuple[int, int]], iterations: int = 120) -> list[tuple[float, float]]:
+    """Fruchterman-Reingold, vectorised with numpy (n^2 repulsion: the caller limits n), then
+    scaled into a WIDTH x HEIGHT picture."""
     import numpy as np
 
     if n == 0:
         return []
     rng = np.random.default_rng(7)  # a fixed seed: the same wiki draws the same picture
     pos = rng.random((n, 2))
-    k = math.sqrt(1.0 / n)
+    k = 1.0 / math.sqrt(n)
     src = np.array([a for a, _ in edges], dtype=int)
     dst = np.array([b for _, b in edges], dtype=int)
-    step = 0.1
-    for _ in range(iterations):
+    for i in range(iterations):
         delta = pos[:, None, :] - pos[None, :, :]
         dist = np.maximum(np.linalg.norm(delta, axis=-1), 1e-3)
         disp = ((k * k / dist**2)[..., None] * delta).sum(axis=1)
@@ -37,13 +37,18 @@ def force_layout(n: int, edges: list[tuple[int, int]], iterations: int = 80) -> 
             pull = d * (np.linalg.norm(d, axis=-1)[:, None] / k)
             np.add.at(disp, src, -pull)
             np.add.at(disp, dst, pull)
-        disp -= (pos - 0.5) * (0.3 * n * k)  # gravity: unlinked pages stay in the picture
+        disp -= (pos - 0.5) * (2.0 * k)  # gravity: unlinked pages stay in the picture
         length = np.maximum(np.linalg.norm(disp, axis=-1), 1e-9)[:, None]
+        step = 0.1 * (1 - i / iterations) + 0.002
         pos += disp / length * np.minimum(length, step)
-        step *= 0.95
-    lo, hi = pos.min(axis=0), pos.max(axis=0)
-    scaled = (pos - lo) / np.maximum(hi - lo, 1e-9) * (SIZE - 80) + 40
-    return [(float(x), float(y)) for x, y in scaled]
+    lo, hi = (
+        np.percentile(pos, 2, axis=0),
+        np.percentile(pos, 98, axis=0),
+    )  # a stray node cannot shrink the rest
+    scaled = (pos - lo) / np.maximum(hi - lo, 1e-9)
+    scaled = np.clip(scaled, -0.03, 1.03)
+    out = scaled * np.array([WIDTH - 200, HEIGHT - 80]) + np.array([100, 40])
+    return [(float(x), float(y)) for x, y in out]
 
 
 def type_class(kind: str) -> str:
@@ -82,7 +87,7 @@ def wiki_svg(model: Model, at: str, limit: int) -> tuple[str, str]:
     feeds = [(index["source:" + s], index[slug]) for slug in shown for s in model.wiki.pages[slug].sources]
     pos = force_layout(len(index), links + feeds)
     labelled = set(shown[:LABELS])
-    parts = [f'<svg class="wiki-graph" viewBox="0 0 {SIZE:.0f} {SIZE:.0f}" role="img">']
+    parts = [f'<svg class="wiki-graph" viewBox="0 0 {WIDTH:.0f} {HEIGHT:.0f}" role="img">']
     parts += [_line(pos[a], pos[b], "feeds") for a, b in feeds]
     parts += [_line(pos[a], pos[b], "link") for a, b in links]
     for s in sources:
@@ -104,8 +109,8 @@ def neighbourhood_svg(model: Model, page: Page, at: str, cap: int = 24) -> str:
     pages = sorted(near, key=lambda s: model.wiki.pages[s].title.casefold())[:cap]
     sources = [s for s in page.sources if s in model.sources][:8]
     ring = [("page", s) for s in pages] + [("source", s) for s in sources]
-    c = RING + 20
-    parts = [f'<svg class="near-graph" viewBox="0 0 {2 * c:.0f} {2 * c:.0f}" role="img">']
+    c, side = RING + 20, 90  # room beside the ring for labels
+    parts = [f'<svg class="near-graph" viewBox="{-side} 0 {2 * (c + side):.0f} {2 * c:.0f}" role="img">']
     spots = []
     for i, item in enumerate(ring):
         angle = 2 * math.pi * i / max(1, len(ring)) - math.pi / 2
@@ -114,7 +119,9 @@ def neighbourhood_svg(model: Model, page: Page, at: str, cap: int = 24) -> str:
     for (kind, name), (x, y) in zip(ring, spots, strict=True):
         if kind == "page":
             other = model.wiki.pages[name]
-            parts.append(_page_node(other, href(at, page_path(name)), x, y, 6, len(ring) <= 12))
+            parts.append(
+                _page_node(other, href(at, page_path(name)), x, y, 6, len(ring) <= 12, left=x < c - 1)
+            )
         else:
             parts.append(_source_node(name, href(at, source_path(name)), x, y))
     parts.append(_page_node(page, href(at, page_path(page.slug)), c, c, 9, True, "here"))
@@ -126,10 +133,14 @@ def _line(a: tuple[float, float], b: tuple[float, float], kind: str) -> str:
     return f'<line class="{kind}" x1="{a[0]:.1f}" y1="{a[1]:.1f}" x2="{b[0]:.1f}" y2="{b[1]:.1f}"/>'
 
 
-def _page_node(page: Page, link: str, x: float, y: float, r: float, label: bool, extra: str = "") -> str:
+def _page_node(
+    page: Page, link: str, x: float, y: float, r: float, label: bool, extra: str = "", left: bool = False
+) -> str:
     kind = page.type or "page"
     title = escape(page.title)
-    text = f'<text x="{x + r + 2:.1f}" y="{y + 4:.1f}">{title}</text>' if label else ""
+    short = escape(page.title if len(page.title) <= 22 else page.title[:21] + "…")
+    spot = f'x="{x - r - 2:.1f}" text-anchor="end"' if left else f'x="{x + r + 2:.1f}"'
+    text = f'<text {spot} y="{y + 4:.1f}">{short}</text>' if label else ""
     return (
         f'<a href="{escape(link)}" data-type="{escape(kind)}" class="node">'
         f'<circle class="page {type_class(kind)} {extra}" data-slug="{escape(page.slug)}" '

@@ -81,7 +81,7 @@ def page_view(model: Model, page: Page, mode: Mode) -> str:
             page=page,
             body=Markup(body),
             sources=[(s, href(at, source_path(s)) if s in model.sources else None) for s in page.sources],
-            backlinks=[(p.title, href(at, page_path(p.slug))) for p in backlinks],
+            backlinks=[(p.title, p.type, href(at, page_path(p.slug))) for p in backlinks],
             findings=model.page_findings(page.rel),
             linted=model.findings is not None,
             graph=Markup(neighbourhood_svg(model, page, at)),
