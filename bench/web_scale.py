@@ -90,7 +90,9 @@ def bench_site(project: Project, out: Path, lint: bool) -> dict[str, float | int
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--pages", type=int, default=10_000)
     parser.add_argument("--requests", type=int, default=200, help="distinct pages served, each once")
     parser.add_argument("--json", type=Path, help="also write the figures here")

@@ -246,7 +246,7 @@ def test_screenshots(page: Any, tmp_path: Path) -> None:
     export(Project(work), out)
     shots = {
         "page.png": (out / "p" / "early-cutoff.html").as_uri(),
-        "citation.png": (out / "s" / "ninja.md.html").as_uri() + "#L7-L8",
+        "citation.png": (out / "s" / "ninja.md.html").as_uri() + "#L13-L14",
         "graph.png": (out / "graph.html").as_uri(),
     }
     target = ROOT / "docs" if os.environ.get("WIKIC_SCREENSHOTS") else tmp_path / "shots"

@@ -119,7 +119,7 @@ def source_view(model: Model, path: str, mode: Mode) -> str:
             **_common(model, at, mode, path, path),
             path=path,
             lines=list(enumerate(lines, 1)),
-            fed=[(p.title, href(at, page_path(p.slug))) for p in fed],
+            fed=[(p.title, p.type, href(at, page_path(p.slug))) for p in fed],
         )
     )
 
