@@ -246,3 +246,12 @@ def test_cli_serve_on_a_busy_port_says_what_to_do(tmp_path: Path) -> None:
         )
     assert proc.returncode == 2
     assert "--port 0" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_broken_schema_is_a_message_not_a_traceback(tmp_path: Path) -> None:
+    project = built_project(tmp_path / "p")
+    with serving(Viewer(project)) as url:
+        project.schema_path.write_text("title: [unclosed\n", encoding="utf-8")
+        os.utime(project.wiki_dir)  # as a build would: the viewer reads the project again
+        status, _, body = fetch(url, "/")
+        assert status == 500 and b"schema.yaml" in body and b"Traceback" not in body

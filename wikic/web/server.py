@@ -106,7 +106,10 @@ class Viewer:
             return 200, "application/json", json.dumps(data).encode()
         if path.startswith("/assets/"):
             return _asset(path.removeprefix("/assets/"))
-        model = self.model()
+        try:
+            model = self.model()
+        except WikicError as exc:  # e.g. schema.yaml mid-edit under --watch: say so, keep serving
+            return 500, "text/plain; charset=utf-8", f"wikic: error: {exc}\n".encode()
         key = f"{self.build}:{path}"
         with self._lock:
             if key in self._views:
