@@ -62,41 +62,48 @@ def serve(
     """
 
     def run() -> int:
-        from wikic.web.server import LOOPBACK, Viewer, make_server
+        from wikic.web.server import Viewer
 
         project = obj.project()
-        if host not in LOOPBACK:
-            click.echo(
-                f"wikic serve: warning: listening on {host}: anyone who can reach this machine can read "
-                "the wiki and its sources and use the ask box (the model); use the default 127.0.0.1 "
-                "unless you mean it",
-                err=True,
-            )
         viewer = Viewer(project, not no_lint, graph_limit, live=watch, stale_ok=stale_ok)
+        server = _listen(viewer, host, port, open_browser)
+        if watch:
+            return _serve_watching(project, server, viewer, poll, quiet)
         try:
-            server = make_server(viewer, host, port)
-        except OSError as exc:
-            from wikic.errors import UsageError
-
-            raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; try --port 0") from exc
-        shown = f"[{host}]" if ":" in host else host
-        url = f"http://{shown}:{server.server_address[1]}/"
-        click.echo(f"wikic serve: {url} (Ctrl-C to stop)", err=True)
-        if open_browser:
-            import webbrowser
-
-            webbrowser.open(url)
-        if not watch:
-            try:
-                server.serve_forever()
-            except KeyboardInterrupt:
-                pass
-            finally:
-                server.server_close()
-            return 0
-        return _serve_watching(project, server, viewer, poll, quiet)
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+        return 0
 
     guarded(False, run)
+
+
+def _listen(viewer: Any, host: str, port: int, open_browser: bool) -> Any:
+    """The server, bound; its URL on stderr (a warning first when it is not loopback only)."""
+    from wikic.errors import UsageError
+    from wikic.web.server import LOOPBACK, make_server
+
+    if host not in LOOPBACK:
+        click.echo(
+            f"wikic serve: warning: listening on {host}: anyone who can reach this machine can read "
+            "the wiki and its sources and use the ask box (the model); use the default 127.0.0.1 "
+            "unless you mean it",
+            err=True,
+        )
+    try:
+        server = make_server(viewer, host, port)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; try --port 0") from exc
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{server.server_address[1]}/"
+    click.echo(f"wikic serve: {url} (Ctrl-C to stop)", err=True)
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(url)
+    return server
 
 
 def _serve_watching(project: Any, server: Any, viewer: Any, poll: bool, quiet: bool) -> int:

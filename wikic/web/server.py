@@ -157,62 +157,63 @@ def _not_found() -> Response:
     return 404, "text/plain; charset=utf-8", b"not found\n"
 
 
-def make_handler(viewer: Viewer, loopback: bool) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "wikic"
+class Handler(BaseHTTPRequestHandler):
+    """One request; `viewer` and `loopback` are set on the subclass that make_server makes."""
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-            pass  # a viewer is not an access log
+    server_version = "wikic"
+    viewer: Viewer
+    loopback: bool
 
-        def _host_ok(self) -> bool:
-            """On loopback, only local host names: a web page elsewhere cannot rebind its name to us."""
-            host = (self.headers.get("Host") or "").rsplit(":", 1)[0] if loopback else ""
-            return not loopback or host in LOOPBACK or host.startswith("[::1]")
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass  # a viewer is not an access log
 
-        def _send(self, status: int, kind: str, body: bytes) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self._safety_headers()
-            self.end_headers()
-            self.wfile.write(body)
+    def _host_ok(self) -> bool:
+        """On loopback, only local host names: a web page elsewhere cannot rebind its name to us."""
+        host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
+        return not self.loopback or host in LOOPBACK
 
-        def _safety_headers(self) -> None:
-            self.send_header("Content-Security-Policy", CSP)
-            self.send_header("X-Content-Type-Options", "nosniff")
-            self.send_header("Referrer-Policy", "no-referrer")
-            self.send_header("Cache-Control", "no-store")
+    def _send(self, status: int, kind: str, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self._safety_headers()
+        self.end_headers()
+        self.wfile.write(body)
 
-        def do_GET(self) -> None:  # noqa: N802 - the base class's name
-            if not self._host_ok():
-                self._send(403, "text/plain", b"wrong Host header\n")
-                return
-            self._send(*viewer.get(self.path))
+    def _safety_headers(self) -> None:
+        self.send_header("Content-Security-Policy", CSP)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Cache-Control", "no-store")
 
-        def do_POST(self) -> None:  # noqa: N802
-            if not self._host_ok() or urlsplit(self.path).path != "/api/ask":
-                self._send(404, "text/plain", b"not found\n")
-                return
-            if not (self.headers.get("Content-Type") or "").startswith("application/json"):
-                self._send(415, "text/plain", b"send JSON\n")  # a cross-site form cannot
-                return
-            length = min(int(self.headers.get("Content-Length") or 0), 65536)
-            try:
-                question = str(json.loads(self.rfile.read(length) or b"{}").get("question", ""))
-            except (ValueError, AttributeError):
-                self._send(400, "text/plain", b"bad JSON\n")
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-ndjson")
-            self._safety_headers()
-            self.end_headers()
-            stream_answer(viewer, question, self._line)
+    def do_GET(self) -> None:  # noqa: N802 - the base class's name
+        if not self._host_ok():
+            self._send(403, "text/plain", b"wrong Host header\n")
+            return
+        self._send(*self.viewer.get(self.path))
 
-        def _line(self, data: dict[str, Any]) -> None:
-            self.wfile.write(json.dumps(data).encode() + b"\n")
-            self.wfile.flush()
+    def do_POST(self) -> None:  # noqa: N802
+        if not self._host_ok() or urlsplit(self.path).path != "/api/ask":
+            self._send(404, "text/plain", b"not found\n")
+            return
+        if not (self.headers.get("Content-Type") or "").startswith("application/json"):
+            self._send(415, "text/plain", b"send JSON\n")  # a cross-site form cannot
+            return
+        length = min(int(self.headers.get("Content-Length") or 0), 65536)
+        try:
+            question = str(json.loads(self.rfile.read(length) or b"{}").get("question", ""))
+        except (ValueError, AttributeError):
+            self._send(400, "text/plain", b"bad JSON\n")
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self._safety_headers()
+        self.end_headers()
+        stream_answer(self.viewer, question, self._line)
 
-    return Handler
+    def _line(self, data: dict[str, Any]) -> None:
+        self.wfile.write(json.dumps(data).encode() + b"\n")
+        self.wfile.flush()
 
 
 def stream_answer(viewer: Viewer, question: str, send: Callable[[dict[str, Any]], None]) -> None:
@@ -237,7 +238,7 @@ def stream_answer(viewer: Viewer, question: str, send: Callable[[dict[str, Any]]
 
 
 def make_server(viewer: Viewer, host: str, port: int) -> ThreadingHTTPServer:
-    loopback = host in LOOPBACK
-    server = ThreadingHTTPServer((host, port), make_handler(viewer, loopback))
+    handler = type("BoundHandler", (Handler,), {"viewer": viewer, "loopback": host in LOOPBACK})
+    server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     return server
