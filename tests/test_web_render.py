@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from wikic.web.render import Links, render_body, strip_title
+from pathlib import Path
+
+from wikic.web.render import _MD, Links, render_body, strip_title
+from wikic.wiki.page import COMMENT, split_page
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def links() -> Links:
@@ -72,3 +77,33 @@ def test_comments_and_code_are_not_links() -> None:
 def test_strip_title_drops_the_first_heading_only() -> None:
     assert strip_title("# Title\n\nText\n\n# Other") == "\nText\n\n# Other"
     assert strip_title("Text only") == "Text only"
+
+
+SAMPLES = [
+    "# T\n\nA line [[Ninja]].\nIts next line.\n\n## Sources\n\n"
+    "- [[make|Make]]: [ninja.md:3](../sources/ninja.md#L3)\n- two\n",
+    "- a\n\n- b\n",  # a loose list
+    "- a\nlazy\n",  # a lazy continuation
+    "## Closed ##\n",
+    "Para\n- not an item after a paragraph line\n",
+    "- - -\n",
+    "Title\n===\n",
+    "1. one\n2. two\n",
+    "    code\n",
+    "> quote\n",
+    "- item  \n",
+    "- item \n- two   \n\nText \nmore  \nlast  \n",
+    "## Heading  \n",
+    "plain  \nhard break\n",
+    "* star\n",
+    "#nospace\n",
+    "- [[ninja]] — desc\n- **bold** and `code`\n\nafter\n",
+]
+
+
+def test_the_fast_path_renders_what_markdown_it_renders() -> None:
+    """markdown-it's list rule is slow on a big index.md, so plain bodies take a faster path."""
+    bodies = [split_page(p.read_text()).body for p in sorted((ROOT / "wiki").glob("*.md"))]
+    for text in [*SAMPLES, *bodies]:
+        clean = COMMENT.sub("", text)
+        assert render_body(text, links()) == _MD.render(clean, {"links": links()}), text

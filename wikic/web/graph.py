@@ -37,7 +37,7 @@ def dependency_graph(model: Model) -> Graph:
         graph.nodes.append({"id": action_id, "kind": "action", "label": action_id, "stage": stage})
     graph.edges += _action_edges(model, actions)
     for page in sorted(wiki.pages.values(), key=lambda p: p.rel):
-        for target in sorted(wiki.outlinks(page)):
+        for target in sorted(model.outbound[page.slug]):
             if target != page.slug:
                 graph.edges.append({"from": page.rel, "to": wiki.pages[target].rel, "kind": "link"})
     return graph

@@ -16,7 +16,7 @@ RING = 130.0
 LABELS = 40  # the most linked pages carry their title; every node has it as a tooltip
 
 
-def force_layout(n: int, edges: list[tuple[int, int]], iterations: int = 120) -> list[tuple[float, float]]:
+def force_layout(n: int, edges: list[tuple[int, int]], iterations: int = 80) -> list[tuple[float, float]]:
     """Fruchterman-Reingold, vectorised with numpy (n^2 repulsion: the caller limits n), then
     scaled into a WIDTH x HEIGHT picture."""
     import numpy as np
@@ -24,21 +24,23 @@ def force_layout(n: int, edges: list[tuple[int, int]], iterations: int = 120) ->
     if n == 0:
         return []
     rng = np.random.default_rng(7)  # a fixed seed: the same wiki draws the same picture
-    pos = rng.random((n, 2))
-    k = 1.0 / math.sqrt(n)
-    src = np.array([a for a, _ in edges], dtype=int)
-    dst = np.array([b for _, b in edges], dtype=int)
+    pos = rng.random((n, 2)).astype(np.float32)
+    k = np.float32(1.0 / math.sqrt(n))
+    src = np.array([a for a, _ in edges], dtype=np.intp)
+    dst = np.array([b for _, b in edges], dtype=np.intp)
     for i in range(iterations):
-        delta = pos[:, None, :] - pos[None, :, :]
-        dist = np.maximum(np.linalg.norm(delta, axis=-1), 1e-3)
-        disp = ((k * k / dist**2)[..., None] * delta).sum(axis=1)
+        # Repulsion k^2/d along the unit vector, per axis: n x n float32 arrays, no 3-d temporaries.
+        dx = pos[:, 0, None] - pos[None, :, 0]
+        dy = pos[:, 1, None] - pos[None, :, 1]
+        push = k * k / np.maximum(dx * dx + dy * dy, np.float32(1e-6))
+        disp = np.stack([(dx * push).sum(axis=1), (dy * push).sum(axis=1)], axis=1)
         if len(src):
             d = pos[src] - pos[dst]
-            pull = d * (np.linalg.norm(d, axis=-1)[:, None] / k)
+            pull = d * (np.sqrt((d * d).sum(axis=1))[:, None] / k)
             np.add.at(disp, src, -pull)
             np.add.at(disp, dst, pull)
         disp -= (pos - 0.5) * (2.0 * k)  # gravity: unlinked pages stay in the picture
-        length = np.maximum(np.linalg.norm(disp, axis=-1), 1e-9)[:, None]
+        length = np.maximum(np.sqrt((disp * disp).sum(axis=1)), 1e-9)[:, None]
         step = 0.1 * (1 - i / iterations) + 0.002
         pos += disp / length * np.minimum(length, step)
     lo, hi = (
@@ -56,10 +58,7 @@ def type_class(kind: str) -> str:
 
 
 def _degree(model: Model) -> dict[str, int]:
-    degree = {slug: len(back) for slug, back in model.inbound.items()}
-    for slug, page in model.wiki.pages.items():
-        degree[slug] = degree.get(slug, 0) + len(model.wiki.outlinks(page))
-    return degree
+    return {slug: len(model.inbound.get(slug, ())) + len(model.outbound[slug]) for slug in model.wiki.pages}
 
 
 def wiki_svg(model: Model, at: str, limit: int) -> tuple[str, str]:
@@ -75,16 +74,16 @@ def wiki_svg(model: Model, at: str, limit: int) -> tuple[str, str]:
             "neighbourhood, and `wikic graph` gives the whole graph to Gephi or Graphviz."
         )
     index = {slug: i for i, slug in enumerate(shown)}
-    sources = sorted({s for slug in shown for s in model.wiki.pages[slug].sources})
+    sources = _sources_shown(model, shown, max(20, (limit or len(shown)) // 4))
     for s in sources:
         index["source:" + s] = len(index)
-    links = [
-        (index[a], index[b])
-        for a in shown
-        for b in model.wiki.outlinks(model.wiki.pages[a])
-        if b in index and b != a
+    links = [(index[a], index[b]) for a in shown for b in model.outbound[a] if b in index and b != a]
+    feeds = [
+        (index["source:" + s], index[slug])
+        for slug in shown
+        for s in model.wiki.pages[slug].sources
+        if "source:" + s in index
     ]
-    feeds = [(index["source:" + s], index[slug]) for slug in shown for s in model.wiki.pages[slug].sources]
     pos = force_layout(len(index), links + feeds)
     labelled = set(shown[:LABELS])
     parts = [f'<svg class="wiki-graph" viewBox="0 0 {WIDTH:.0f} {HEIGHT:.0f}" role="img">']
@@ -92,7 +91,7 @@ def wiki_svg(model: Model, at: str, limit: int) -> tuple[str, str]:
     parts += [_line(pos[a], pos[b], "link") for a, b in links]
     for s in sources:
         x, y = pos[index["source:" + s]]
-        parts.append(_source_node(s, href(at, source_path(s)), x, y) if s in model.sources else "")
+        parts.append(_source_node(s, href(at, source_path(s)), x, y))
     for slug in shown:
         page = model.wiki.pages[slug]
         x, y = pos[index[slug]]
@@ -102,9 +101,20 @@ def wiki_svg(model: Model, at: str, limit: int) -> tuple[str, str]:
     return "\n".join(parts), note
 
 
+def _sources_shown(model: Model, shown: list[str], cap: int) -> list[str]:
+    """The sources of the pages shown, those that feed the most of them first, at most `cap`:
+    the picture is about pages; `wikic graph` has every source."""
+    feeding: dict[str, int] = {}
+    for slug in shown:
+        for source in model.wiki.pages[slug].sources:
+            if source in model.sources:
+                feeding[source] = feeding.get(source, 0) + 1
+    return sorted(sorted(feeding, key=lambda s: (-feeding[s], s))[:cap])
+
+
 def neighbourhood_svg(model: Model, page: Page, at: str, cap: int = 24) -> str:
     """The page in the middle; the pages it links to and that link to it, and its sources, around it."""
-    near = set(model.wiki.outlinks(page)) | model.inbound.get(page.slug, set())
+    near = set(model.outbound[page.slug]) | model.inbound.get(page.slug, set())
     near.discard(page.slug)
     pages = sorted(near, key=lambda s: model.wiki.pages[s].title.casefold())[:cap]
     sources = [s for s in page.sources if s in model.sources][:8]

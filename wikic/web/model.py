@@ -4,14 +4,13 @@ one URL layout that `wikic serve` and `wikic site` share, so links are relative 
 
 from __future__ import annotations
 
-import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from wikic.project import Project
-from wikic.wiki.page import Page
+from wikic.wiki.page import COMMENT, Page, parse_links
 from wikic.wiki.read import Wiki, read_wiki
 
 if TYPE_CHECKING:
@@ -33,7 +32,8 @@ def source_path(source: str) -> str:
 
 def href(from_path: str, to_path: str) -> str:
     """A relative, URL-quoted link from one view to another (works from file:// and any host)."""
-    rel = posixpath.relpath(to_path, posixpath.dirname(from_path) or ".")
+    here, there = from_path.rpartition("/")[0], to_path.rpartition("/")[0]
+    rel = to_path.rpartition("/")[2] if here == there else root_of(from_path) + to_path
     fragment = ""
     if "#" in rel:
         rel, fragment = rel.split("#", 1)
@@ -53,14 +53,23 @@ class Model:
     title: str
     sources: dict[str, SourceFile]  # sources/x.md -> the file; only these are ever served
     findings: dict[str, list[Finding]] | None  # wiki/x.md -> lint findings; None: lint not run
-    inbound: dict[str, set[str]] = field(default_factory=dict)
+    targets: dict[str, list[str]] = field(default_factory=dict)  # slug -> its [[link]] targets
+    outbound: dict[str, set[str]] = field(default_factory=dict)  # slug -> the pages it links to
+    inbound: dict[str, set[str]] = field(default_factory=dict)  # slug -> the pages that link to it
     fed: dict[str, list[str]] = field(default_factory=dict)  # source path -> slugs of pages it feeds
 
     def __post_init__(self) -> None:
-        self.inbound = self.wiki.inbound()
         for page in self.wiki.pages.values():
+            self.targets[page.slug] = sorted(
+                {link.target for link in parse_links(COMMENT.sub("", page.body)) if link.target}
+            )
+            self.outbound[page.slug] = _outlinks(self.wiki, page.slug, self.targets[page.slug])
+            self.inbound.setdefault(page.slug, set())
             for source in page.sources:
                 self.fed.setdefault(source, []).append(page.slug)
+        for slug, targets in self.outbound.items():
+            for target in targets:
+                self.inbound.setdefault(target, set()).add(slug)
 
     @classmethod
     def load(cls, project: Project, lint: bool = True) -> Model:
@@ -87,6 +96,15 @@ class Model:
         return sorted(
             self.wiki.pages.values(), key=lambda p: (p.type == "source", p.type, p.title.casefold())
         )
+
+
+def _outlinks(wiki: Wiki, slug: str, targets: list[str]) -> set[str]:
+    """The pages a page links to. Its targets come from the wikilink pattern over its text:
+    many times faster than lint's block-by-block reading (which also skips links inside code),
+    and what a 10,000-page wiki needs to open in seconds."""
+    found = {wiki.resolve(target) for target in targets}
+    found.discard(slug)
+    return {slug for slug in found if slug is not None}
 
 
 def _findings(project: Project) -> dict[str, list[Finding]]:

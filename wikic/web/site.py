@@ -154,9 +154,9 @@ def _page_key(model: Model, slug: str, version: str) -> str:
     which of its sources exist, its findings."""
     wiki = model.wiki
     page = wiki.pages[slug]
-    targets = sorted({link.target for link in page.links if link.target})
+    targets = model.targets[slug]
     resolved = [(t, s, wiki.pages[s].title, wiki.pages[s].type) for t in targets if (s := wiki.resolve(t))]
-    near = sorted(model.inbound.get(slug, set()) | wiki.outlinks(page))
+    near = sorted(model.inbound.get(slug, set()) | model.outbound[slug])
     return json_digest(
         [
             version,
@@ -186,7 +186,7 @@ def _graph_key(model: Model) -> str:
                 p.slug,
                 p.title,
                 p.type,
-                sorted(wiki.outlinks(p)),
+                sorted(model.outbound[p.slug]),
                 p.sources,
                 [s in model.sources for s in p.sources],
             )
