@@ -4,6 +4,7 @@ one URL layout that `wikic serve` and `wikic site` share, so links are relative 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from wikic.sources.scan import SourceFile
 
 HOME = "index.html"
+SAFE_URL = re.compile(r"[A-Za-z0-9._/-]*")  # nothing to quote: most slugs and source names
 VIEWS = ("search.html", "graph.html", "health.html")
 
 
@@ -38,7 +40,7 @@ def href(from_path: str, to_path: str) -> str:
     if "#" in rel:
         rel, fragment = rel.split("#", 1)
         fragment = "#" + fragment
-    return quote(rel) + fragment
+    return (rel if SAFE_URL.fullmatch(rel) else quote(rel)) + fragment
 
 
 def root_of(path: str) -> str:

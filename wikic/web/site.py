@@ -120,7 +120,7 @@ def _outputs(model: Model, version: str, graph_limit: int) -> list[Output]:
         (f"assets/{p.name}", bytes_hash(p.read_bytes()), p.read_bytes) for p in sorted(ASSETS.iterdir())
     ]
     outs += [
-        (HOME, everything, lambda: home_view(model, STATIC).encode()),
+        (HOME, _home_key(model, version), lambda: home_view(model, STATIC).encode()),
         ("search.html", version, lambda: search_view(model, STATIC).encode()),
         ("data/search.js", everything, lambda: search_data(model).encode()),
         (
@@ -169,6 +169,14 @@ def _page_key(model: Model, slug: str, version: str) -> str:
             _findings_key(model, page.rel),
         ]
     )
+
+
+def _home_key(model: Model, version: str) -> str:
+    """index.md, and what its links resolve to: not every page's text (a big index takes
+    seconds to render, and most edits leave it as it was)."""
+    wiki = model.wiki
+    pages = sorted((p.slug, p.title, p.type) for p in wiki.pages.values())
+    return json_digest([version, model.title, wiki.index.hash if wiki.index else "", pages])
 
 
 def _findings_key(model: Model, rel: str | None) -> Any:

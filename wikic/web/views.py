@@ -103,7 +103,6 @@ def home_view(model: Model, mode: Mode) -> str:
             pages=[(p.title, p.type, href(at, page_path(p.slug))) for p in model.ordered_pages()]
             if index is None
             else [],
-            receipt=receipt(model),
         )
     )
 
