@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -128,10 +129,20 @@ def test_graph_draws_every_page(url: str, project: Project) -> None:
     assert html.count('<circle class="page') == pages
 
 
+def linted(url: str, path: str) -> str:
+    """The view once the server's background lint is done (a state, with a deadline)."""
+    deadline = time.monotonic() + 120
+    while "Lint is running" in (html := text(url, "/health.html")):
+        assert time.monotonic() < deadline, "lint did not finish"
+        time.sleep(0.05)
+    return html if path == "/health.html" else text(url, path)
+
+
 def test_health_lists_findings_per_page(url: str) -> None:
-    html = text(url, "/health.html")
+    html = linted(url, "/health.html")
     assert "citations that open a source line" in html
     assert "wiki/hostile-page.md" in html  # a hand-made page: at least a hand-edit or frontmatter finding
+    assert '<aside class="findings">' in linted(url, "/p/hostile-page.html")
 
 
 def ask(

@@ -55,6 +55,7 @@ class Model:
     title: str
     sources: dict[str, SourceFile]  # sources/x.md -> the file; only these are ever served
     findings: dict[str, list[Finding]] | None  # wiki/x.md -> lint findings; None: lint not run
+    linting: bool = False  # lint is running for this model (the server lints in the background)
     targets: dict[str, list[str]] = field(default_factory=dict)  # slug -> its [[link]] targets
     outbound: dict[str, set[str]] = field(default_factory=dict)  # slug -> the pages it links to
     inbound: dict[str, set[str]] = field(default_factory=dict)  # slug -> the pages that link to it
@@ -81,7 +82,7 @@ class Model:
         schema = load_schema(project.schema_path)
         files, _ = list_sources(project.root, schema.sources)
         wiki = read_wiki(project.root, project.wiki_dir)
-        findings = _findings(project) if lint else None
+        findings = lint_findings(project) if lint else None
         return cls(project, wiki, schema.title, {f.path: f for f in files}, findings)
 
     def page(self, slug: str) -> Page | None:
@@ -109,7 +110,8 @@ def _outlinks(wiki: Wiki, slug: str, targets: list[str]) -> set[str]:
     return {slug for slug in found if slug is not None}
 
 
-def _findings(project: Project) -> dict[str, list[Finding]]:
+def lint_findings(project: Project) -> dict[str, list[Finding]]:
+    """`wikic lint`'s findings (the deterministic rules), by page."""
     from wikic.lint.runner import lint
 
     by_path: dict[str, list[Finding]] = {}

@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from wikic.errors import WikicError
 from wikic.project import Project
-from wikic.web.model import Model, page_path
+from wikic.web.model import Model, lint_findings, page_path
 from wikic.web.views import (
     Mode,
     graph_view,
@@ -80,10 +80,23 @@ class Viewer:
         with self._lock:
             mark = self._wiki_mark()
             if self._model is None or mark != self._mark:
-                self._model = Model.load(self.project, lint=self.lint)
+                self._model = Model.load(self.project, lint=False)
                 self._mark = mark
                 self._views.clear()
+                if self.lint:  # pages show at once; their findings when lint is done
+                    self._model.linting = True
+                    threading.Thread(target=self._lint, args=(self._model,), daemon=True).start()
             return self._model
+
+    def _lint(self, model: Model) -> None:
+        try:
+            findings = lint_findings(self.project)
+        except WikicError:
+            findings = {}  # the pages say why themselves; a broken schema.yaml fails the model load
+        with self._lock:
+            model.findings, model.linting = findings, False
+            if model is self._model:
+                self._views.clear()
 
     def on_build(self, written: list[str], changed: list[str]) -> None:
         with self._lock:

@@ -153,6 +153,7 @@ def health_view(model: Model, mode: Mode) -> str:
             **_common(model, at, mode, "Health"),
             rows=rows,
             linted=model.findings is not None,
+            linting=model.linting,
             receipt=receipt(model),
         )
     )
