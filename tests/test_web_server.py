@@ -266,3 +266,16 @@ def test_a_broken_schema_is_a_message_not_a_traceback(tmp_path: Path) -> None:
         os.utime(project.wiki_dir)  # as a build would: the viewer reads the project again
         status, _, body = fetch(url, "/")
         assert status == 500 and b"schema.yaml" in body and b"Traceback" not in body
+
+
+def test_a_source_with_spaces_and_accents_opens_from_its_citation(tmp_path: Path) -> None:
+    import re
+    from urllib.parse import urljoin
+
+    notes = {"My Notes/über x.md": "# Über notes\n\nThe Über notes mention FAISS twice.\n"}
+    project = built_project(tmp_path / "p", notes)
+    with serving(Viewer(project)) as url:
+        html = text(url, "/p/uber-notes.html")
+        (cite,) = set(re.findall(r'class="cite" href="([^"]*)"', html))
+        assert cite == "../s/My%20Notes/%C3%BCber%20x.md.html#L3"
+        assert "mention FAISS twice" in text(url, urljoin("/p/uber-notes.html", cite).split("#")[0])
