@@ -135,7 +135,9 @@ def _outputs(model: Model, version: str, graph_limit: int) -> list[Output]:
             (page_path(page.slug), _page_key(model, page.slug, version), _page_maker(model, page.slug))
         )
     for path, file in model.sources.items():
-        fed = sorted((s, wiki.pages[s].title) for s in model.fed.get(path, []) if s in wiki.pages)
+        fed = sorted(
+            (s, wiki.pages[s].title, wiki.pages[s].type) for s in model.fed.get(path, []) if s in wiki.pages
+        )
         key = json_digest([version, model.title, file.size, file.mtime_ns, fed])
         outs.append((source_path(path), key, _source_maker(model, path)))
     return outs
