@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -62,6 +63,7 @@ class Viewer:
         self.build = 0  # builds finished under --watch
         self.changed: dict[str, int] = {}  # project path -> the build that last changed it
         self._lock = threading.Lock()
+        self.asking = threading.Lock()  # one question at a time: a local model is not thread-safe
         self._model: Model | None = None
         self._mark: tuple[int, ...] = ()
         self._views: OrderedDict[str, Response] = OrderedDict()
@@ -236,7 +238,8 @@ def stream_answer(viewer: Viewer, question: str, send: Callable[[dict[str, Any]]
 
     try:
         opts = AskOptions(stale_ok=viewer.stale_ok)
-        result = ask(viewer.project, question, opts, lambda piece: send({"text": piece}))
+        with viewer.asking:
+            result = ask(viewer.project, question, opts, lambda piece: send({"text": piece}))
     except WikicError as exc:
         send({"error": str(exc)})
         return
@@ -250,8 +253,16 @@ def stream_answer(viewer: Viewer, question: str, send: Callable[[dict[str, Any]]
     send({"done": True, "pages": pages, "unsupported": result.unsupported, "answer": result.answer})
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A browser that goes away mid-answer is not an error worth a traceback."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 def make_server(viewer: Viewer, host: str, port: int) -> ThreadingHTTPServer:
     handler = type("BoundHandler", (Handler,), {"viewer": viewer, "loopback": host in LOOPBACK})
-    server = ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
-    return server
+    return Server((host, port), handler)
