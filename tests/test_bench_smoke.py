@@ -28,6 +28,7 @@ SMOKED = {
     "support_check.py",
     "page_quality.py",
     "entity_pages.py",
+    "mcp_latency.py",
     "web_scale.py",
 }
 ELSEWHERE = {"eval_qa.py": "test_eval_qa.py"}
@@ -96,6 +97,14 @@ def test_watch_latency() -> None:
     assert figures["latency"]["median_s"] > 0
     assert figures["burst"]["builds"] >= 1 and figures["burst"]["model_calls"] > 0
     assert figures["sigterm_exit"] == 0
+
+
+def test_mcp_latency() -> None:
+    pytest.importorskip("mcp")
+    figures = json.loads(bench("mcp_latency.py", "--pages", "40", "--calls", "3").stdout)
+    assert figures["pages"] == 40 and figures["calls"] == 3
+    for where in ("in_process", "stdio"):
+        assert figures[where]["search"]["median_ms"] > 0 and figures[where]["read_page"]["median_ms"] > 0
 
 
 @pytest.mark.model

@@ -28,28 +28,30 @@ def words(text: str) -> list[str]:
 
 
 class BM25:
-    """Okapi BM25 (k1, b) over a fixed list of documents."""
+    """Okapi BM25 (k1, b) over a fixed list of documents. Scoring walks the postings of the
+    query's terms only, so one query costs what its terms occur in, not the whole list."""
 
     def __init__(self, docs: Sequence[str], k1: float = 1.5, b: float = 0.75) -> None:
         self.k1, self.b = k1, b
         self.tf = [Counter(words(d)) for d in docs]
         self.len = [sum(c.values()) for c in self.tf]
         self.avg = (sum(self.len) / len(self.len)) if self.len else 0.0
-        df: Counter[str] = Counter()
-        for c in self.tf:
-            df.update(c.keys())
+        self.postings: dict[str, list[int]] = {}
+        for i, c in enumerate(self.tf):
+            for w in c:
+                self.postings.setdefault(w, []).append(i)
         n = len(docs)
-        self.idf = {w: math.log(1 + (n - f + 0.5) / (f + 0.5)) for w, f in df.items()}
+        self.idf = {w: math.log(1 + (n - len(p) + 0.5) / (len(p) + 0.5)) for w, p in self.postings.items()}
+        avg = self.avg
+        self.norm = [self.k1 * (1 - self.b + self.b * ln / avg) if avg else self.k1 for ln in self.len]
 
     def scores(self, query: str) -> list[float]:
-        terms = set(words(query))
-        out = []
-        for tf, length in zip(self.tf, self.len, strict=True):
-            norm = self.k1 * (1 - self.b + self.b * length / self.avg) if self.avg else self.k1
-            s = 0.0
-            for t in terms:
-                f = tf.get(t, 0)
-                if f:
-                    s += self.idf[t] * f * (self.k1 + 1) / (f + norm)
-            out.append(s)
+        out = [0.0] * len(self.tf)
+        for t in set(words(query)):
+            idf = self.idf.get(t)
+            if idf is None:
+                continue
+            for i in self.postings[t]:
+                f = self.tf[i][t]
+                out[i] += idf * f * (self.k1 + 1) / (f + self.norm[i])
         return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 from wikic.ask.passages import Sentence, page_links, sentences
 from wikic.ask.rank import BM25
@@ -36,16 +36,45 @@ class Ranking:
 
 def page_scores(question: str, pages: list[Page]) -> list[float]:
     """BM25 over title, aliases and text, plus a bonus for a page the question names (fuzzily)."""
-    if not pages:
-        return []
-    docs = [" ".join([p.title, *p.aliases, p.title, p.plain]) for p in pages]
-    base = BM25(docs).scores(question)
-    top = max(base) or 1.0
-    for i, page in enumerate(pages):
-        similarity = named(question, page)
-        if similarity >= FUZZY_CUTOFF:
+    return PageRanker(pages).scores(question) if pages else []
+
+
+class PageRanker:
+    """page_scores over a fixed list of pages, indexed once: a process that ranks many
+    questions against one wiki (`wikic mcp`'s search) pays for the index only once."""
+
+    def __init__(self, pages: list[Page]) -> None:
+        self.pages = pages
+        self.bm25 = BM25([" ".join([p.title, *p.aliases, p.title, p.plain]) for p in pages])
+        self.names: list[str] = []  # casefolded titles and aliases, as `named` compares them
+        self.owner: list[int] = []  # the page each name belongs to
+        for i, page in enumerate(pages):
+            for name in (page.title, *page.aliases):
+                if len(name) >= 3:
+                    self.names.append(name.casefold())
+                    self.owner.append(i)
+
+    def scores(self, question: str) -> list[float]:
+        if not self.pages:
+            return []
+        base = self.bm25.scores(question)
+        top = max(base) or 1.0
+        for i, similarity in self._named(question).items():
             base[i] += top * similarity / 100
-    return base
+        return base
+
+    def _named(self, question: str) -> dict[int, float]:
+        """`named` for every page at once, where it reaches FUZZY_CUTOFF (one batched call)."""
+        if not self.names:
+            return {}
+        found = process.extract(
+            question.casefold(), self.names, scorer=fuzz.partial_ratio, score_cutoff=FUZZY_CUTOFF, limit=None
+        )
+        best: dict[int, float] = {}
+        for _, similarity, j in found:
+            i = self.owner[j]
+            best[i] = max(best.get(i, 0.0), float(similarity))
+        return best
 
 
 def named(question: str, page: Page) -> float:

@@ -12,6 +12,7 @@ from wikic.cli.ask import ask
 from wikic.cli.build import build, init, watch
 from wikic.cli.common import CONTEXT, Ctx
 from wikic.cli.lint import lint
+from wikic.cli.mcp import mcp
 from wikic.cli.web import graph, serve, site
 
 
@@ -36,7 +37,7 @@ def cli(ctx: click.Context, directory: Path | None) -> None:
     ctx.obj = Ctx(directory)
 
 
-for command in (init, build, watch, ask, lint, serve, site, graph):
+for command in (init, build, watch, ask, lint, mcp, serve, site, graph):
     cli.add_command(command)
 
 
