@@ -30,6 +30,7 @@ SMOKED = {
     "entity_pages.py",
     "mcp_latency.py",
     "redact_scale.py",
+    "web_scale.py",
 }
 ELSEWHERE = {"eval_qa.py": "test_eval_qa.py", "ask_modes.py": "test_eval_qa.py"}
 
@@ -79,6 +80,15 @@ def test_lint_scale() -> None:
     assert "lint (in-process, all deterministic rules): 40 pages in" in out
     assert "--rule broken-link:" in out
     assert "wikic lint (CLI, end to end):" in out and "exit 0" in out
+
+
+def test_web_scale(tmp_path: Path) -> None:
+    raw = tmp_path / "figures.json"
+    out = bench("web_scale.py", "--pages", "40", "--requests", "5", "--json", str(raw)).stdout
+    assert "serve (lint): first request" in out and "site (no_lint): full export" in out
+    figures = json.loads(raw.read_text())
+    assert figures["serve_lint"]["requests"] == 5
+    assert figures["site_no_lint"]["nothing_changed_s"] >= 0 and figures["site_lint"]["files"] > 40
 
 
 def test_watch_latency() -> None:

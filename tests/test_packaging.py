@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _tree_files() -> list[str]:
     """The package's modules and templates in the source tree, as paths in a wheel."""
     found = [*ROOT.glob("wikic/**/*.py"), *ROOT.glob("wikic/prompts/*.j2")]
+    found += [*ROOT.glob("wikic/web/templates/*.html"), *ROOT.glob("wikic/web/assets/*")]  # the viewer's
     return sorted(p.relative_to(ROOT).as_posix() for p in found if "__pycache__" not in p.parts)
 
 

@@ -14,6 +14,7 @@ from wikic.cli.common import CONTEXT, Ctx
 from wikic.cli.lint import lint
 from wikic.cli.mcp import mcp
 from wikic.cli.privacy import forget, gc
+from wikic.cli.web import graph, serve, site
 
 
 @click.group(context_settings=CONTEXT)
@@ -37,7 +38,7 @@ def cli(ctx: click.Context, directory: Path | None) -> None:
     ctx.obj = Ctx(directory)
 
 
-for command in (init, build, watch, ask, lint, mcp, forget, gc):
+for command in (init, build, watch, ask, lint, mcp, forget, gc, serve, site, graph):
     cli.add_command(command)
 
 

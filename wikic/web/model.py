@@ -1,0 +1,139 @@
+"""What the viewer and the static site show, read once: the wiki and its link graph, the
+sources a citation may open, the lint findings per page; and where each view lives (the
+one URL layout that `wikic serve` and `wikic site` share, so links are relative in both)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+from wikic.project import Project
+from wikic.wiki.page import COMMENT, Page, parse_links
+from wikic.wiki.read import Wiki, read_wiki
+
+if TYPE_CHECKING:
+    from wikic.lint.context import Finding
+    from wikic.sources.scan import SourceFile
+
+HOME = "index.html"
+SAFE_URL = re.compile(r"[A-Za-z0-9._/-]*")  # nothing to quote: most slugs and source names
+VIEWS = ("search.html", "graph.html", "health.html")
+
+
+def page_path(slug: str) -> str:
+    return f"p/{slug}.html"
+
+
+def source_path(source: str) -> str:
+    """sources/a/b.md -> s/a/b.md.html"""
+    return f"s/{source.removeprefix('sources/')}.html"
+
+
+def href(from_path: str, to_path: str) -> str:
+    """A relative, URL-quoted link from one view to another (works from file:// and any host)."""
+    here, there = from_path.rpartition("/")[0], to_path.rpartition("/")[0]
+    rel = to_path.rpartition("/")[2] if here == there else root_of(from_path) + to_path
+    fragment = ""
+    if "#" in rel:
+        rel, fragment = rel.split("#", 1)
+        fragment = "#" + fragment
+    return (rel if SAFE_URL.fullmatch(rel) else quote(rel)) + fragment
+
+
+def root_of(path: str) -> str:
+    """The prefix that leads from a view back to the site's root: "", "../", ..."""
+    return "../" * path.count("/")
+
+
+@dataclass
+class Model:
+    project: Project
+    wiki: Wiki
+    title: str
+    sources: dict[str, SourceFile]  # sources/x.md -> the file; only these are ever served
+    findings: dict[str, list[Finding]] | None  # wiki/x.md -> lint findings; None: lint not run
+    linting: bool = False  # lint is running for this model (the server lints in the background)
+    targets: dict[str, list[str]] = field(default_factory=dict)  # slug -> its [[link]] targets
+    outbound: dict[str, set[str]] = field(default_factory=dict)  # slug -> the pages it links to
+    inbound: dict[str, set[str]] = field(default_factory=dict)  # slug -> the pages that link to it
+    fed: dict[str, list[str]] = field(default_factory=dict)  # source path -> slugs of pages it feeds
+
+    def __post_init__(self) -> None:
+        for page in self.wiki.pages.values():
+            self.targets[page.slug] = sorted(
+                {link.target for link in parse_links(COMMENT.sub("", page.body)) if link.target}
+            )
+            self.outbound[page.slug] = _outlinks(self.wiki, page.slug, self.targets[page.slug])
+            self.inbound.setdefault(page.slug, set())
+            for source in page.sources:
+                self.fed.setdefault(source, []).append(page.slug)
+        for slug, targets in self.outbound.items():
+            for target in targets:
+                self.inbound.setdefault(target, set()).add(slug)
+
+    @classmethod
+    def load(cls, project: Project, lint: bool = True) -> Model:
+        from wikic.config import load_schema
+        from wikic.sources.scan import list_sources
+
+        schema = load_schema(project.schema_path)
+        files, _ = list_sources(project.root, schema.sources)
+        wiki = read_wiki(project.root, project.wiki_dir)
+        findings = lint_findings(project) if lint else None
+        return cls(project, wiki, schema.title, {f.path: f for f in files}, findings)
+
+    def page(self, slug: str) -> Page | None:
+        return self.wiki.pages.get(slug)
+
+    def resolve(self, target: str) -> Page | None:
+        slug = self.wiki.resolve(target)
+        return self.wiki.pages.get(slug) if slug else None
+
+    def page_findings(self, rel: str) -> list[Finding]:
+        return (self.findings or {}).get(rel, [])
+
+    def ordered_pages(self) -> list[Page]:
+        return sorted(
+            self.wiki.pages.values(), key=lambda p: (p.type == "source", p.type, p.title.casefold())
+        )
+
+
+def _outlinks(wiki: Wiki, slug: str, targets: list[str]) -> set[str]:
+    """The pages a page links to. Its targets come from the wikilink pattern over its text:
+    many times faster than lint's block-by-block reading (which also skips links inside code),
+    and what a 10,000-page wiki needs to open in seconds."""
+    found = {wiki.resolve(target) for target in targets}
+    found.discard(slug)
+    return {slug for slug in found if slug is not None}
+
+
+def lint_findings(project: Project) -> dict[str, list[Finding]]:
+    """`wikic lint`'s findings (the deterministic rules), by page."""
+    from wikic.lint.runner import lint
+
+    by_path: dict[str, list[Finding]] = {}
+    for finding in lint(project).findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    return by_path
+
+
+def read_source_lines(file: SourceFile) -> list[str]:
+    """A source's lines as citations number them (the build's own normalisation)."""
+    from wikic.errors import SourceError
+    from wikic.sources.read import read_source
+
+    try:
+        return read_source(file, max_bytes=64 * 1024 * 1024).lines
+    except SourceError as exc:
+        return [f"(wikic cannot show this source: {exc})"]
+
+
+def is_within(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True
