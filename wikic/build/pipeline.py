@@ -9,6 +9,7 @@ build left them, with every output intact, stops after the stat calls.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from typing import Any
 from wikic import snapshot
 from wikic.backends import Backend, make_backend, model_id
 from wikic.build.actions import Action, Runner, resolve
-from wikic.build.assemble import Assembly, assemble
+from wikic.build.assemble import Assembled, Assembly, assemble
 from wikic.build.compose import compose_pages
 from wikic.build.digest import digest_actions, merge_parts
 from wikic.build.plan import PagePlan, SourceInfo, plan
@@ -141,15 +142,27 @@ class _Build:
             self.schema.scope,
             [*self.schema.type_names(), "source", "answer"],
             kept,
+            {} if self.opts.force else self.state.assembled(),
+            set() if self.opts.force else _intact(root, self.state),
         )
-        outputs = assemble(job)
+        done = assemble(job)
+        outputs = done.outputs
         self._explain_outputs(outputs)
-        publish(root, outputs, keep, self.state, report, force=self.opts.force)
+        unchanged = {f"wiki/{name}" for name in done.unchanged}
+        publish(root, outputs, keep | unchanged, self.state, report, force=self.opts.force)
+        self._remember(done, job)
         for rel in report.conflicts:
             self._explain(f"assemble {rel}", "hand edit kept (use --force to overwrite)")
         report.pages = len(available)
         append_log(root, self.state, report)
         self._save(sources, pages, mark)
+
+    def _remember(self, done: Assembled, job: Assembly) -> None:
+        """What each page was rendered from, where it changed, for the next build's assemble."""
+        changed = {s: r for s, r in done.rendered.items() if job.previous.get(s) != r}
+        gone = [slug for slug in job.previous if slug not in done.rendered]
+        if changed or gone:
+            self.state.set_assembled(changed, gone)
 
     def _read(self, files: list[SourceFile]) -> list[Source]:
         sources = []
@@ -273,6 +286,19 @@ class _Build:
             state.set_meta(Meta.ACTIONS, str(report.ran + report.cached + report.up_to_date))
         else:
             state.set_meta(Meta.CLEAN, "")
+
+
+def _intact(root: Path, state: State) -> set[str]:
+    """The slugs of the pages in wiki/ as wikic last wrote them, by stat."""
+    found = set()
+    for rel, size, mtime_ns in state.file_stats():
+        try:
+            st = os.stat(root / rel)
+        except OSError:
+            continue
+        if (st.st_size, st.st_mtime_ns) == (size, mtime_ns):
+            found.add(Path(rel).stem)
+    return found
 
 
 def _gone(record: ActionRecord, sources: set[str], pages: dict[str, PagePlan]) -> bool:
