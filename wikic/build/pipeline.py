@@ -20,11 +20,12 @@ from wikic import snapshot
 from wikic.backends import Backend, make_backend, model_id
 from wikic.build.actions import Action, Runner, resolve
 from wikic.build.assemble import Assembled, Assembly, assemble
+from wikic.build.batches import Batches
 from wikic.build.compose import compose_pages
 from wikic.build.digest import digest_actions, merge_parts
 from wikic.build.plan import PagePlan, SourceInfo, plan
 from wikic.build.publish import append_log, publish
-from wikic.build.report import Progress, Report
+from wikic.build.report import Progress, Report, price_report
 from wikic.build.run import BackendFactory, BuildOptions
 from wikic.build.write import write_actions
 from wikic.config import Schema, load_schema
@@ -74,6 +75,7 @@ def build(
             _Build(setup, state, report, lambda: factory(schema)).run(files, list_errors, mark)
     finally:
         state.close()
+    price_report(report, schema.model.price)
     report.seconds = time.monotonic() - started
     return report
 
@@ -108,6 +110,16 @@ class _Build:
         self.records = state.actions()
         jobs = self.opts.jobs or self.schema.model.jobs
         self.runner = Runner(state, backend, jobs=jobs, offline=self.opts.offline, on_done=self._done)
+        self.batches = Batches(
+            state,
+            self.runner,
+            self.schema.model,
+            report,
+            self.progress,
+            force=self.opts.batch,
+            wait=self.opts.batch_wait,
+            offline=self.opts.offline,
+        )
         self.done = 0
         self.total = 0
         self.failed_sources: set[str] = set()
@@ -123,9 +135,13 @@ class _Build:
         self.stats = {f.path: f for f in files}
         report.sources = len(files)
         digests = self._digest(sources)
+        if report.waiting:
+            return self._stopped()
         infos = [SourceInfo(s.path, s.title, s.lines, digests[s.path]) for s in sources if s.path in digests]
         pages = plan(infos, self.schema, self.state.slugs())
         prose = self._write(pages)
+        if report.waiting:
+            return self._stopped()
         if self.opts.dry_run:
             report.pages = len(pages)
             return
@@ -212,13 +228,29 @@ class _Build:
         if self.opts.dry_run:
             for a in pending:
                 request = a.render()
-                estimate = len(json.dumps(request.messages)) // 4 + request.max_tokens
+                prompt = len(json.dumps(request.messages)) // 4
                 self.report.would_run.append(
-                    {"action": a.label, "reason": a.reason, "estimated_tokens": estimate}
+                    {
+                        "action": a.label,
+                        "stage": a.stage,
+                        "reason": a.reason,
+                        "estimated_tokens": prompt + request.max_tokens,
+                        "prompt_tokens": prompt,
+                        "completion_tokens": request.max_tokens,  # at most
+                    }
                 )
             return
-        self.total += len(pending)
-        self.runner.run(pending)
+        waiting = {id(a) for a in self.batches.settle(pending)}
+        self.report.waiting += len(waiting)
+        now = [a for a in pending if id(a) not in waiting]
+        self.total += len(now)
+        self.runner.run(now)
+        self.batches.close()
+
+    def _stopped(self) -> None:
+        """A stage waits on a batch: nothing after it can be built yet, and the wiki is not clean."""
+        self.state.set_meta(Meta.CLEAN, "")
+        self.report.pages = int(self.state.get_meta(Meta.PAGES) or 0)
 
     def _done(self, action: Action) -> None:
         self.done += 1

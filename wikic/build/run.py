@@ -33,6 +33,8 @@ class BuildOptions:
     jobs: int | None = None
     retry_failed: bool = False  # ask the model again where its last answers stayed unusable
     wait: bool = True  # for another wikic process to release the project (else fail at once)
+    batch: bool = False  # send the stages' pending actions through the provider's Batch API
+    batch_wait: bool = False  # wait for submitted batches to finish, and go on
 
 
 def build(
@@ -69,6 +71,8 @@ def _full(
     check.before_build()
     report = pipeline.build(project, opts, progress, backend_factory, check.inputs)  # walked once
     check.after_build()
+    if report.waiting:  # stopped for a batch: the wiki is not built yet
+        return report
     _lint_summary(project, report)
     check.record(report)
     return report
