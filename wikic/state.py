@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS lint_pages (
     rel TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, key TEXT, facts TEXT, findings TEXT);
 CREATE TABLE IF NOT EXISTS assembled (
     slug TEXT PRIMARY KEY, body_key TEXT, page_key TEXT, links TEXT, description TEXT);
+CREATE TABLE IF NOT EXISTS composed (page_id TEXT PRIMARY KEY, key TEXT, text TEXT);
 CREATE TABLE IF NOT EXISTS batches (
     token TEXT PRIMARY KEY, stage TEXT, file_id TEXT, batch_id TEXT, created REAL);
 CREATE TABLE IF NOT EXISTS batch_items (token TEXT, key TEXT, PRIMARY KEY (token, key));
@@ -318,6 +319,17 @@ class State:
             self.db.executemany(
                 "INSERT OR REPLACE INTO assembled VALUES (?, ?, ?, ?, ?)",
                 [(s, r.body_key, r.page_key, json.dumps(r.links), r.description) for s, r in changed.items()],
+            )
+
+    def composed(self) -> dict[str, tuple[str, str]]:
+        """page id -> (key of what its text was composed from, the text as JSON) (build/compose.py)."""
+        return {r[0]: (r[1], r[2]) for r in self.db.execute("SELECT page_id, key, text FROM composed")}
+
+    def set_composed(self, changed: dict[str, tuple[str, str]], gone: Iterable[str]) -> None:
+        with self.transaction():
+            self.db.executemany("DELETE FROM composed WHERE page_id=?", [(pid,) for pid in gone])
+            self.db.executemany(
+                "INSERT OR REPLACE INTO composed VALUES (?, ?, ?)", [(p, k, t) for p, (k, t) in changed.items()]
             )
 
     def batches(self, stage: str | None = None) -> list[BatchRecord]:

@@ -323,6 +323,11 @@ class _Bodies:
         self.planned = {**{pid: p for pid, p in job.kept.items() if p.slug in job.foreign}, **pages}
         self.topic_slugs = {pid: p.slug for pid, p in self.planned.items() if p.type != "source"}
         names = self.linker.fingerprint()
+        self.cites: dict[tuple[str, str], list[list[int]]] = defaultdict(list)  # (topic, source) -> lines
+        for pid, page in self.planned.items():
+            if page.type != "source":
+                for c in page.claims:
+                    self.cites[(pid, c.source)].append([c.start, c.end])
         self.keys = {pid: self._key(pid, page, names) for pid, page in pages.items()}
         self.bodies: dict[str, str] = {}
 
@@ -362,7 +367,7 @@ class _Bodies:
             for tid in page.topics:
                 topic = self.planned.get(tid)
                 if topic is not None and tid in self.topic_slugs:
-                    cites = [[c.start, c.end] for c in topic.claims if c.source == page.sources[0]]
+                    cites = self.cites.get((tid, page.sources[0]), [])
                     topics.append([self.topic_slugs[tid], topic.title, cites])
             lines = self.job.line_counts.get(page.sources[0], 1)
             return fingerprint([*head, page.summary, page.summary_lines, lines, topics])

@@ -21,7 +21,7 @@ from wikic.backends import Backend, make_backend, model_id
 from wikic.build.actions import Action, Runner, resolve
 from wikic.build.assemble import Assembled, Assembly, assemble
 from wikic.build.batches import Batches
-from wikic.build.compose import compose_pages
+from wikic.build.compose import compose, compose_pages
 from wikic.build.digest import digest_actions, merge_parts
 from wikic.build.plan import PagePlan, SourceInfo, plan
 from wikic.build.publish import append_log, publish
@@ -40,6 +40,7 @@ from wikic.state import ActionRecord, Meta, State
 from wikic.wiki.page import split_page
 
 __all__ = ["BuildOptions", "build"]
+COMPOSE_VERSION = 1  # bump when compose.py makes other text from the same inputs
 
 
 def build(
@@ -211,9 +212,12 @@ class _Build:
         actions = write_actions(pages, self.schema, self.prompts, self.model_fp)
         self._settle(list(actions.values()))
         written = {pid: a.output for pid, a in actions.items() if a.output is not None}
+        composer = _Composer(self.state, self.opts.force)
         texts, self.report.page_text = compose_pages(
-            pages, written, set(actions), self.schema.lint.citation_threshold
+            pages, written, set(actions), self.schema.lint.citation_threshold, composer
         )
+        if not self.opts.dry_run:
+            composer.save(pages)
         return texts
 
     def _settle(self, actions: list[Action]) -> None:
@@ -318,6 +322,34 @@ class _Build:
             state.set_meta(Meta.ACTIONS, str(report.ran + report.cached + report.up_to_date))
         else:
             state.set_meta(Meta.CLEAN, "")
+
+
+class _Composer:
+    """compose (compose.py) remembered by what it reads, so that an edit composes only the
+    pages whose notes or prose changed (--force composes every page again)."""
+
+    def __init__(self, state: State, force: bool) -> None:
+        self.state = state
+        self.saved = {} if force else state.composed()
+        self.changed: dict[str, tuple[str, str]] = {}
+
+    def __call__(self, page: PagePlan, output: dict[str, Any] | None, threshold: float) -> dict[str, Any]:
+        claims = [[c.text, c.source, c.start, c.end] for c in page.claims]
+        key = fingerprint(
+            [COMPOSE_VERSION, page.id, page.title, page.type, page.aliases, claims, page.in_text, output, threshold]
+        )
+        saved = self.saved.get(page.id)
+        if saved is not None and saved[0] == key:
+            text: dict[str, Any] = json.loads(saved[1])
+            return text
+        text = compose(page, output, threshold)
+        self.changed[page.id] = (key, json.dumps(text, ensure_ascii=False))
+        return text
+
+    def save(self, pages: dict[str, PagePlan]) -> None:
+        gone = [pid for pid in self.saved if pid not in pages]
+        if self.changed or gone:
+            self.state.set_composed(self.changed, gone)
 
 
 def _intact(root: Path, state: State) -> set[str]:
