@@ -6,6 +6,7 @@ finish, which lines fail, expire or come back malformed, and holding a create.""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -72,7 +73,9 @@ class FakeBatchAPI:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "fake"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            ],
             "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
         }
 
@@ -85,19 +88,34 @@ class FakeBatchAPI:
         with self.lock:
             file_id = f"file-{len(self.files) + 1}"
             self.files[file_id] = data
-        return {"id": file_id, "object": "file", "bytes": len(data), "created_at": 0,
-                "filename": "wikic-batch.jsonl", "purpose": "batch", "status": "processed"}
+        return {
+            "id": file_id,
+            "object": "file",
+            "bytes": len(data),
+            "created_at": 0,
+            "filename": "wikic-batch.jsonl",
+            "purpose": "batch",
+            "status": "processed",
+        }
 
     def _create(self, req: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
             batch_id = f"batch_{len(self.batches) + 1}"
             lines = self.files[req["input_file_id"]].decode().splitlines()
             self.batches[batch_id] = {
-                "id": batch_id, "object": "batch", "endpoint": req["endpoint"], "errors": None,
-                "input_file_id": req["input_file_id"], "completion_window": req["completion_window"],
-                "status": "in_progress", "created_at": int(time.time()), "output_file_id": None,
-                "error_file_id": None, "metadata": req.get("metadata") or {},
-                "request_counts": {"total": len(lines), "completed": 0, "failed": 0}, "_looks": 0,
+                "id": batch_id,
+                "object": "batch",
+                "endpoint": req["endpoint"],
+                "errors": None,
+                "input_file_id": req["input_file_id"],
+                "completion_window": req["completion_window"],
+                "status": "in_progress",
+                "created_at": int(time.time()),
+                "output_file_id": None,
+                "error_file_id": None,
+                "metadata": req.get("metadata") or {},
+                "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+                "_looks": 0,
             }
             self.created.append(batch_id)
         self.creating.set()
@@ -119,14 +137,40 @@ class FakeBatchAPI:
             line = json.loads(raw)
             cid, prompt = line["custom_id"], json.dumps(line["body"]["messages"])
             if self.expire_after is not None and n >= self.expire_after:
-                err.append({"id": f"r{n}", "custom_id": cid, "response": None,
-                            "error": {"code": "batch_expired", "message": "not run before the window closed"}})
+                err.append(
+                    {
+                        "id": f"r{n}",
+                        "custom_id": cid,
+                        "response": None,
+                        "error": {"code": "batch_expired", "message": "not run before the window closed"},
+                    }
+                )
             elif any(f in prompt for f in self.fail):
-                err.append({"id": f"r{n}", "custom_id": cid, "error": None, "response": {
-                    "status_code": 500, "request_id": "x", "body": {"error": {"message": "server error"}}}})
+                err.append(
+                    {
+                        "id": f"r{n}",
+                        "custom_id": cid,
+                        "error": None,
+                        "response": {
+                            "status_code": 500,
+                            "request_id": "x",
+                            "body": {"error": {"message": "server error"}},
+                        },
+                    }
+                )
             else:
-                out.append({"id": f"r{n}", "custom_id": cid, "error": None, "response": {
-                    "status_code": 200, "request_id": "x", "body": self.answer(line["body"])}})
+                out.append(
+                    {
+                        "id": f"r{n}",
+                        "custom_id": cid,
+                        "error": None,
+                        "response": {
+                            "status_code": 200,
+                            "request_id": "x",
+                            "body": self.answer(line["body"]),
+                        },
+                    }
+                )
         text = "".join(json.dumps(x) + "\n" for x in out)
         if self.malformed:
             text = "this is not json\n" + text + '{"no_custom_id": true}\n'
@@ -173,10 +217,8 @@ class FakeBatchAPI:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                try:
+                with contextlib.suppress(OSError):  # the client was killed while waiting
                     self.wfile.write(data)
-                except OSError:  # the client was killed while waiting
-                    pass
 
             do_GET = do_POST = _any  # noqa: N815 (http.server's names)
 

@@ -64,7 +64,9 @@ def _pages(project: Project) -> dict[str, bytes]:
 
 def test_a_build_through_two_stages_of_batches(tmp_path: Path) -> None:
     fake = FakeBatchAPI()
-    project = _project(tmp_path / "p", extra="  price: {input: 0.5, output: 2.0, batch_input: 0.25, batch_output: 1.0}\n")
+    project = _project(
+        tmp_path / "p", extra="  price: {input: 0.5, output: 2.0, batch_input: 0.25, batch_output: 1.0}\n"
+    )
     first = _build(project, fake, batch=True)
     assert first.ok and first.waiting == 3 and fake.live == 0
     assert [b["status"] for b in first.batches] == ["submitted"] and first.batches[0]["stage"] == "digest"
@@ -125,7 +127,7 @@ def test_malformed_lines_and_unusable_answers(tmp_path: Path) -> None:
     report = _build(project, fake, batch=True, batch_wait=True)
     assert report.ok and not report.waiting
     said = " ".join(report.warnings)
-    assert "line 1: not a batch result" in said and "{\"no_custom_id\": true}" in said
+    assert "line 1: not a batch result" in said and '{"no_custom_id": true}' in said
     # the unusable answer was repaired as a live one is: by asking again, live
     assert fake.live == 1
     assert _pages(project) == _live_wiki(tmp_path)
@@ -175,7 +177,9 @@ def test_batch_needs_an_openai_compatible_backend(tmp_path: Path) -> None:
 
 
 def test_dry_run_estimates_tokens_and_cost_per_stage(tmp_path: Path) -> None:
-    priced = _project(tmp_path / "p", extra="  price: {input: 1.0, output: 4.0, batch_input: 0.5, batch_output: 2.0}\n")
+    priced = _project(
+        tmp_path / "p", extra="  price: {input: 1.0, output: 4.0, batch_input: 0.5, batch_output: 2.0}\n"
+    )
     report = _build(priced, FakeBatchAPI(), dry_run=True)
     digest = report.estimate["digest"]
     assert digest["calls"] == 3

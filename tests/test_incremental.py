@@ -172,7 +172,9 @@ def test_the_lint_cache_follows_a_hand_page_and_a_cited_source(tmp_path: Path) -
     after = same()
     assert any(f["rule"] == "bad-citation" for f in after) and after != before
     # a page edited: its own findings and the others' (a link to it now resolves)
-    (project.wiki_dir / "ivf-index.md").write_text("---\ntitle: IVF index\ntype: concept\n---\n\nInverted files.\n")
+    (project.wiki_dir / "ivf-index.md").write_text(
+        "---\ntitle: IVF index\ntype: concept\n---\n\nInverted files.\n"
+    )
     same()
     (project.wiki_dir / "third-notes.md").unlink()
     same()

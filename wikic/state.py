@@ -329,7 +329,8 @@ class State:
         with self.transaction():
             self.db.executemany("DELETE FROM composed WHERE page_id=?", [(pid,) for pid in gone])
             self.db.executemany(
-                "INSERT OR REPLACE INTO composed VALUES (?, ?, ?)", [(p, k, t) for p, (k, t) in changed.items()]
+                "INSERT OR REPLACE INTO composed VALUES (?, ?, ?)",
+                [(p, k, t) for p, (k, t) in changed.items()],
             )
 
     def batches(self, stage: str | None = None) -> list[BatchRecord]:

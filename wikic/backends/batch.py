@@ -7,6 +7,7 @@ its answers read back as Completions. What to send and when is the build's
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,7 +29,9 @@ EXPIRED = "batch_expired"  # the error code of a line the provider never got to
 class Status:
     """Where a batch stands, and the files of its answers once it is done."""
 
-    state: str  # validating | in_progress | finalizing | completed | expired | failed | cancelling | cancelled
+    state: (
+        str  # validating | in_progress | finalizing | completed | expired | failed | cancelling | cancelled
+    )
     output_file: str | None = None
     error_file: str | None = None
     done: int = 0
@@ -59,7 +62,12 @@ class BatchAPI:
 
     def line(self, custom_id: str, request: Request) -> dict[str, Any]:
         """One JSONL line: the same body the backend sends live."""
-        return {"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": self.backend.request_body(request)}
+        return {
+            "custom_id": custom_id,
+            "method": "POST",
+            "url": ENDPOINT,
+            "body": self.backend.request_body(request),
+        }
 
     def upload(self, lines: list[dict[str, Any]]) -> str:
         data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
@@ -90,7 +98,9 @@ class BatchAPI:
         client = self.backend.client
         b = self._call(lambda: client.batches.retrieve(batch_id))
         counts = getattr(b, "request_counts", None)
-        errors = [str(getattr(e, "message", e)) for e in (getattr(getattr(b, "errors", None), "data", None) or [])]
+        errors = [
+            str(getattr(e, "message", e)) for e in (getattr(getattr(b, "errors", None), "data", None) or [])
+        ]
         return Status(
             str(b.status),
             getattr(b, "output_file_id", None),
@@ -102,10 +112,10 @@ class BatchAPI:
 
     def results(self, status: Status) -> Results:
         out = Results()
+        client = self.backend.client
         for file_id in (status.output_file, status.error_file):
             if file_id:
-                client = self.backend.client
-                text = self._call(lambda f=file_id: client.files.content(f).text)
+                text = self._call(functools.partial(_content, client, file_id))
                 for n, raw in enumerate(str(text).splitlines(), 1):
                     if raw.strip():
                         _read_line(raw, n, out)
@@ -121,6 +131,10 @@ class BatchAPI:
             if error is None:
                 raise
             raise error from exc
+
+
+def _content(client: Any, file_id: str) -> str:
+    return str(client.files.content(file_id).text)
 
 
 def _read_line(raw: str, n: int, out: Results) -> None:

@@ -127,7 +127,12 @@ class Batches:
             mine = keys & set(rec.keys)
             if not status.finished:
                 waiting |= mine
-                entry = {"stage": rec.stage, "batch": batch_id, "status": status.state, "actions": len(rec.keys)}
+                entry = {
+                    "stage": rec.stage,
+                    "batch": batch_id,
+                    "status": status.state,
+                    "actions": len(rec.keys),
+                }
                 self.report.batches.append(entry | {"done": status.done, "total": status.total})
                 continue
             live |= self._read(rec, batch_id, status, mine)
@@ -152,7 +157,9 @@ class Batches:
             self.report.warnings.append(f"batch {batch_id}: {problem}")
         failed = mine & set(results.failed)
         for key in sorted(failed)[:5]:
-            self.report.warnings.append(f"batch {batch_id}: a request failed ({results.failed[key]}); asked live")
+            self.report.warnings.append(
+                f"batch {batch_id}: a request failed ({results.failed[key]}); asked live"
+            )
         # expired lines wait for the next batch (when batching), any other unanswered one goes live
         unanswered = mine - set(results.answers) - results.expired
         self.report.batches.append(

@@ -336,7 +336,17 @@ class _Composer:
     def __call__(self, page: PagePlan, output: dict[str, Any] | None, threshold: float) -> dict[str, Any]:
         claims = [[c.text, c.source, c.start, c.end] for c in page.claims]
         key = fingerprint(
-            [COMPOSE_VERSION, page.id, page.title, page.type, page.aliases, claims, page.in_text, output, threshold]
+            [
+                COMPOSE_VERSION,
+                page.id,
+                page.title,
+                page.type,
+                page.aliases,
+                claims,
+                page.in_text,
+                output,
+                threshold,
+            ]
         )
         saved = self.saved.get(page.id)
         if saved is not None and saved[0] == key:

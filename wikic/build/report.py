@@ -188,7 +188,9 @@ def price_report(report: Report, price: Price | None) -> None:
     )
 
 
-def _dollars(price: Price | None, prompt: int, completion: int, b_prompt: int, b_completion: int) -> float | None:
+def _dollars(
+    price: Price | None, prompt: int, completion: int, b_prompt: int, b_completion: int
+) -> float | None:
     if price is None:
         return None
     total = prompt * price.input + completion * price.output

@@ -25,9 +25,11 @@ from wikic.wiki.page import Page, split_page, unreadable_page
 from wikic.wiki.read import INDEX, LOG, Wiki, _attachments, page_files
 
 VERSION = 1  # bump when a rule or the facts change: every page is checked again
-OWN = {"frontmatter": rules.frontmatter, "empty-page": rules.empty_page, **{
-    r: fn for r, (_, fn) in citations.RULES.items()
-}}
+OWN = {
+    "frontmatter": rules.frontmatter,
+    "empty-page": rules.empty_page,
+    **{r: fn for r, (_, fn) in citations.RULES.items()},
+}
 ACROSS = {r: fn for r, (_, fn) in rules.RULES.items() if r not in OWN}
 
 
@@ -39,7 +41,9 @@ class _Entry:
     fresh: bool  # read and parsed this time
 
 
-def cached_findings(project: Project, schema: Schema, levels: dict[str, str], state: State) -> tuple[list[Finding], Wiki]:
+def cached_findings(
+    project: Project, schema: Schema, levels: dict[str, str], state: State
+) -> tuple[list[Finding], Wiki]:
     """Every finding of the rules in `levels` (unsuppressed, without levels), and the wiki."""
     settings = fingerprint(
         [VERSION, sorted(r for r in levels if r in OWN), schema.lint.citation_threshold, schema.type_names()]
@@ -58,7 +62,9 @@ def cached_findings(project: Project, schema: Schema, levels: dict[str, str], st
             continue
         entry = _entry(project.root, path, rel, rows.get(rel), settings, source_stats, stats)
         entries[entry.page.slug] = entry
-    wiki = Wiki(project.root, {slug: e.page for slug, e in entries.items()}, index, _attachments(project.wiki_dir))
+    wiki = Wiki(
+        project.root, {slug: e.page for slug, e in entries.items()}, index, _attachments(project.wiki_dir)
+    )
     ctx = Context(project, schema, wiki, state.file_hashes(), source_stats)
     found: list[Finding] = []
     for rule, check in ACROSS.items():
@@ -121,7 +127,12 @@ def _entry(
         st = os.stat(path)
     except OSError:
         st = None
-    if st is not None and row is not None and row.facts and (row.size, row.mtime_ns) == (st.st_size, st.st_mtime_ns):
+    if (
+        st is not None
+        and row is not None
+        and row.facts
+        and (row.size, row.mtime_ns) == (st.st_size, st.st_mtime_ns)
+    ):
         facts = json.loads(row.facts)
         key = _key(root, settings, facts["deps"], source_stats, stats)
         page = _page(rel, facts)
@@ -148,7 +159,9 @@ def _key(
     for rel in deps:
         if rel not in stats:
             try:
-                st = os.stat(root / rel) if rel.startswith("sources/") and ".." not in rel.split("/") else None
+                st = (
+                    os.stat(root / rel) if rel.startswith("sources/") and ".." not in rel.split("/") else None
+                )
                 stats[rel] = (st.st_size, st.st_mtime_ns) if st is not None else None
             except OSError:
                 stats[rel] = None
@@ -194,7 +207,9 @@ def _facts(page: Page) -> str:
 
 def _page(rel: str, facts: dict[str, Any]) -> Page:
     """A page as the rules across pages see it, from its facts: no reading, no parsing."""
-    page = Page(rel, "", facts["meta"], "", facts["body_line"], facts["meta_error"], facts["fm"], None, facts["hash"])
+    page = Page(
+        rel, "", facts["meta"], "", facts["body_line"], facts["meta_error"], facts["fm"], None, facts["hash"]
+    )
     blocks = [Block("heading", facts["h1"], 0, 0, "", True)] if facts["h1"] else []
     blocks += [Block("paragraph", text, line, line, "topics", False) for text, line in facts["topics"]]
     links = [LinkRef(t, a, lab, raw, line) for t, a, lab, raw, line in facts["links"]]

@@ -122,7 +122,9 @@ def lint(
     return _result(found, wiki, levels, calls, notes)
 
 
-def _result(found: list[Finding], wiki: Wiki, levels: dict[str, str], calls: int, notes: list[str]) -> LintResult:
+def _result(
+    found: list[Finding], wiki: Wiki, levels: dict[str, str], calls: int, notes: list[str]
+) -> LintResult:
     """Findings with their levels, less the suppressed ones, sorted by file and line."""
     disabled = {p.rel: p.disabled for p in wiki.pages.values()}
     if wiki.index is not None:
