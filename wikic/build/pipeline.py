@@ -266,11 +266,19 @@ class _Build:
         """Pages in wiki/ the build does not own: answers filed by `ask --save`, hand-made pages;
         and its own pages kept as they are (their source failed this time): still indexed."""
         ours = {p.slug for p in pages.values()} | {"index", "log"}
-        recorded = {Path(rel).stem for rel in self.state.files()}
+        recorded = {_stem(rel) for rel, _, _ in self.state.file_stats()}
         foreign = {}
         wiki = self.project.root / "wiki"
-        for path in sorted(wiki.glob("*.md")) if wiki.is_dir() else []:
-            if path.stem not in ours and (path.stem not in recorded or f"wiki/{path.name}" in keep):
+        try:
+            names = sorted(e.name for e in os.scandir(wiki) if e.name.endswith(".md"))
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+        for name in names:  # strings, not 10,000 Paths: the common case is that none is foreign
+            stem = name[:-3]
+            if stem in ours or (stem in recorded and f"wiki/{name}" not in keep):
+                continue
+            path = wiki / name
+            if path.is_file():
                 try:
                     foreign[path.stem] = path.read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError):
@@ -365,14 +373,20 @@ class _Composer:
 def _intact(root: Path, state: State) -> set[str]:
     """The slugs of the pages in wiki/ as wikic last wrote them, by stat."""
     found = set()
+    base = str(root)
     for rel, size, mtime_ns in state.file_stats():
         try:
-            st = os.stat(root / rel)
+            st = os.stat(f"{base}/{rel}")
         except OSError:
             continue
         if (st.st_size, st.st_mtime_ns) == (size, mtime_ns):
-            found.add(Path(rel).stem)
+            found.add(_stem(rel))
     return found
+
+
+def _stem(rel: str) -> str:
+    """wiki/x.md -> x"""
+    return rel.rsplit("/", 1)[-1].removesuffix(".md")
 
 
 def _gone(record: ActionRecord, sources: set[str], pages: dict[str, PagePlan]) -> bool:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from wikic.config import Schema
-from wikic.hashing import bytes_hash, fingerprint
+from wikic.hashing import FINGERPRINT, bytes_hash, digest, fingerprint
 from wikic.lint import citations, rules
 from wikic.lint.context import Context, Finding
 from wikic.project import Project
@@ -165,8 +165,8 @@ def _key(
                 stats[rel] = (st.st_size, st.st_mtime_ns) if st is not None else None
             except OSError:
                 stats[rel] = None
-        parts.append([rel, stats[rel], source_stats.get(rel)])
-    return fingerprint(parts)
+        parts.append((rel, stats[rel], source_stats.get(rel)))
+    return digest(repr(parts), FINGERPRINT)  # repr: plain tuples and strings, cheaper than JSON
 
 
 # --- a page's facts: what the rules across pages read of it ---------------------------
