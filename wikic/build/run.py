@@ -73,17 +73,17 @@ def _full(
     check.after_build()
     if report.waiting:  # stopped for a batch: the wiki is not built yet
         return report
-    _lint_summary(project, report)
+    _lint_summary(project, report, opts.force)
     check.record(report)
     return report
 
 
-def _lint_summary(project: Project, report: Report) -> None:
+def _lint_summary(project: Project, report: Report, fresh: bool) -> None:
     """Counts by level of a deterministic lint of the built wiki (none when lint cannot run)."""
     from wikic.lint.runner import build_summary, counts_line
 
     try:
-        report.lint = build_summary(project)
+        report.lint = build_summary(project, fresh)
     except WikicError as exc:
         report.warnings.append(f"lint did not run: {exc}")
         return

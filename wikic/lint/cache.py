@@ -38,18 +38,17 @@ class _Entry:
     page: Page
     row: LintRow | None  # a row to store (None: the cached one still holds)
     findings: list[Finding]  # the page's own findings (filled after the check for a reread page)
-    fresh: bool  # read and parsed this time
 
 
 def cached_findings(
-    project: Project, schema: Schema, levels: dict[str, str], state: State
+    project: Project, schema: Schema, levels: dict[str, str], state: State, fresh: bool = False
 ) -> tuple[list[Finding], Wiki]:
     """Every finding of the rules in `levels` (unsuppressed, without levels), and the wiki."""
     settings = fingerprint(
         [VERSION, sorted(r for r in levels if r in OWN), schema.lint.citation_threshold, schema.type_names()]
     )
     source_stats = state.source_stats()
-    rows = state.lint_pages()
+    rows = {} if fresh else state.lint_pages()  # fresh (--force): every page read and checked
     stats: dict[str, tuple[int, int] | None] = {}
     entries: dict[str, _Entry] = {}
     index: Page | None = None
@@ -137,13 +136,13 @@ def _entry(
         key = _key(root, settings, facts["deps"], source_stats, stats)
         page = _page(rel, facts)
         if key == row.key:
-            return _Entry(page, None, [_finding(f) for f in json.loads(row.findings)], False)
+            return _Entry(page, None, [_finding(f) for f in json.loads(row.findings)])
     page = _read(path, rel)
     facts_text = _facts(page)
     deps = json.loads(facts_text)["deps"] if facts_text else []
     key = _key(root, settings, deps, source_stats, stats)
     size, mtime = (st.st_size, st.st_mtime_ns) if st is not None else (-1, -1)
-    return _Entry(page, LintRow(rel, size, mtime, key, facts_text, ""), [], True)
+    return _Entry(page, LintRow(rel, size, mtime, key, facts_text, ""), [])
 
 
 def _key(

@@ -134,7 +134,9 @@ def _result(
     return LintResult(kept, len(wiki.pages), levels, calls, notes)
 
 
-def lint_cached(project: Project, state: State, schema: Schema | None = None) -> LintResult:
+def lint_cached(
+    project: Project, state: State, schema: Schema | None = None, fresh: bool = False
+) -> LintResult:
     """The deterministic lint, rechecking only what changed since the last (cache.py):
     the same result as `lint(project)`."""
     from wikic.lint.cache import cached_findings
@@ -142,7 +144,7 @@ def lint_cached(project: Project, state: State, schema: Schema | None = None) ->
     schema = schema or load_schema(project.schema_path)
     levels = rule_levels(schema, LintOptions())
     with gc_paused():
-        found, wiki = cached_findings(project, schema, levels, state)
+        found, wiki = cached_findings(project, schema, levels, state, fresh)
     return _result(found, wiki, levels, 0, [])
 
 
@@ -191,14 +193,15 @@ def _inputs_fingerprint(project: Project, state: State) -> str:
     return tree.digest()
 
 
-def build_summary(project: Project) -> dict[str, int]:
-    """Counts by level of a deterministic lint, reused while nothing it reads has changed."""
+def build_summary(project: Project, fresh: bool = False) -> dict[str, int]:
+    """Counts by level of a deterministic lint, reused while nothing it reads has changed;
+    `fresh` (build --force) checks every page again instead of trusting the stat checks."""
     with State.open(project.state_path) as state:
         key = _inputs_fingerprint(project, state)
         saved = json.loads(state.get_meta(Meta.LINT_SUMMARY) or "{}")
-        if saved.get("fp") == key:
+        if saved.get("fp") == key and not fresh:
             return dict(saved["counts"])
-        counts = lint_cached(project, state).counts()
+        counts = lint_cached(project, state, fresh=fresh).counts()
         state.set_meta(Meta.LINT_SUMMARY, json.dumps({"fp": key, "counts": counts}))
         return counts
 
