@@ -66,7 +66,8 @@ class Batches:
         keys = {a.key for a in pending}
         while True:
             waiting, live = self._collect(records, keys)
-            unsent = [a for a in pending if a.key not in waiting | live | set(self.runner.primed)]
+            taken = waiting | live | set(self.runner.primed)
+            unsent = [a for a in pending if a.key not in taken]
             if self.wanted(unsent):
                 waiting |= self._submit(stage, unsent)
             if not (waiting and self.wait):
