@@ -166,6 +166,7 @@ def test_the_lint_cache_follows_a_hand_page_and_a_cited_source(tmp_path: Path) -
         return cached
 
     before = same()
+    assert same() == before  # nothing changed: every finding from the cache, the same
     # a cited line changes under an unchanged page: its bad-citation appears
     rag = project.sources_dir / "rag.md"
     rag.write_text(rag.read_text().replace("Documents are split into chunks", "Nothing at all"))
@@ -178,3 +179,10 @@ def test_the_lint_cache_follows_a_hand_page_and_a_cited_source(tmp_path: Path) -
     same()
     (project.wiki_dir / "third-notes.md").unlink()
     same()
+    # a page's text changes but not what the rules across pages read of it (its links, names)
+    notes = project.wiki_dir / "more-notes.md"
+    notes.write_text(notes.read_text().replace("Again", "Once more"))
+    same()
+    # ... and then its links do: a broken link gone
+    notes.write_text(notes.read_text().replace("[[IVF index]]", "IVF"))
+    assert same() != after

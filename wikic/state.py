@@ -31,6 +31,7 @@ class Meta(StrEnum):
     ACTIONS = "actions"
     UPTODATE = "uptodate"  # the no-op check's mark (JSON), with the figures a skipped build reports
     LINT_SUMMARY = "lint_summary"  # the lint summary's cache key and counts (JSON)
+    LINT_ACROSS = "lint_across"  # the findings of the rules across pages, by what they read (JSON)
     ASK_SAVED = "ask_saved_mark"  # the build's "clean" mark as it is with a just-saved answer
 
 

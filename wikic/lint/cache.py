@@ -19,12 +19,12 @@ from wikic.hashing import FINGERPRINT, bytes_hash, digest, fingerprint
 from wikic.lint import citations, rules
 from wikic.lint.context import Context, Finding
 from wikic.project import Project
-from wikic.state import LintRow, State
+from wikic.state import LintRow, Meta, State
 from wikic.wiki.blocks import Block, Body, LinkRef
 from wikic.wiki.page import Page, split_page, unreadable_page
 from wikic.wiki.read import INDEX, LOG, Wiki, _attachments, page_files
 
-VERSION = 1  # bump when a rule or the facts change: every page is checked again
+VERSION = 2  # bump when a rule or the facts change: every page is checked again
 OWN = {
     "frontmatter": rules.frontmatter,
     "empty-page": rules.empty_page,
@@ -38,6 +38,7 @@ class _Entry:
     page: Page
     row: LintRow | None  # a row to store (None: the cached one still holds)
     findings: list[Finding]  # the page's own findings (filled after the check for a reread page)
+    across: str  # a digest of what the rules across pages read of it (its bytes, for one always reread)
 
 
 def cached_findings(
@@ -65,10 +66,7 @@ def cached_findings(
         project.root, {slug: e.page for slug, e in entries.items()}, index, _attachments(project.wiki_dir)
     )
     ctx = Context(project, schema, wiki, state.file_hashes(), source_stats)
-    found: list[Finding] = []
-    for rule, check in ACROSS.items():
-        if rule in levels:
-            found.extend(check(ctx))
+    found = _across(ctx, levels, entries, state, fresh)
     recheck = {slug: e.page for slug, e in entries.items() if e.row is not None}
     if recheck:
         own = Context(project, schema, Wiki(project.root, recheck), ctx.files, ctx.source_stats)
@@ -84,6 +82,40 @@ def cached_findings(
         found.extend(e.findings)
     _store(state, entries, rows)
     return found, wiki
+
+
+def _across(
+    ctx: Context, levels: dict[str, str], entries: dict[str, _Entry], state: State, fresh: bool
+) -> list[Finding]:
+    """The findings of the rules across pages: taken from the last lint when nothing they
+    read changed (every page's facts, the index, attachments, what wikic wrote, the settings);
+    an edit that changes only pages' text and citations (most do) leaves them as they were."""
+    wiki = ctx.wiki
+    files = ctx.files or {}
+    index = wiki.index
+    seen = (index.hash, index.read_error, index.hash == files.get(index.rel)) if index is not None else None
+    parts: list[Any] = [
+        VERSION,
+        sorted(r for r in levels if r in ACROSS),
+        ctx.schema.lint.model_dump(),
+        ctx.schema.type_names(),
+        seen,
+        sorted(wiki.files),
+    ]
+    parts.append(sorted(files))  # hand-edit: a recorded page that is gone; and, per page, whether
+    for e in entries.values():  # its bytes are still what wikic wrote
+        parts.append((e.page.rel, e.across, e.page.hash == files.get(e.page.rel)))
+    key = digest(repr(parts), FINGERPRINT)
+    saved = json.loads(state.get_meta(Meta.LINT_ACROSS) or "{}")
+    if not fresh and saved.get("key") == key:
+        return [_finding(f) for f in saved["findings"]]
+    found: list[Finding] = []
+    for rule, check in ACROSS.items():
+        if rule in levels:
+            found.extend(check(ctx))
+    findings = [_finding_json(f) for f in found]
+    state.set_meta(Meta.LINT_ACROSS, json.dumps({"key": key, "findings": findings}, ensure_ascii=False))
+    return found
 
 
 def _store(state: State, entries: dict[str, _Entry], rows: dict[str, LintRow]) -> None:
@@ -136,13 +168,14 @@ def _entry(
         key = _key(root, settings, facts["deps"], source_stats, stats)
         page = _page(rel, facts)
         if key == row.key:
-            return _Entry(page, None, [_finding(f) for f in json.loads(row.findings)])
+            return _Entry(page, None, [_finding(f) for f in json.loads(row.findings)], facts["across"])
     page = _read(path, rel)
-    facts_text = _facts(page)
-    deps = json.loads(facts_text)["deps"] if facts_text else []
-    key = _key(root, settings, deps, source_stats, stats)
+    facts = _facts(page)
+    key = _key(root, settings, facts["deps"] if facts else [], source_stats, stats)
     size, mtime = (st.st_size, st.st_mtime_ns) if st is not None else (-1, -1)
-    return _Entry(page, LintRow(rel, size, mtime, key, facts_text, ""), [])
+    text = json.dumps(facts, ensure_ascii=False) if facts else ""
+    across = facts["across"] if facts else repr((page.hash, page.read_error))
+    return _Entry(page, LintRow(rel, size, mtime, key, text, ""), [], across)
 
 
 def _key(
@@ -169,17 +202,18 @@ def _key(
 
 
 # --- a page's facts: what the rules across pages read of it ---------------------------
-def _facts(page: Page) -> str:
-    """JSON of what the rules across pages read of the page; "" for a page that is always reread
+def _facts(page: Page) -> dict[str, Any] | None:
+    """What the rules across pages read of the page, JSON-able (with "across", a digest of just
+    that, and "deps", the sources its own findings read); None for a page that is always reread
     (a saved answer, whose staleness depends on other pages; front matter JSON cannot hold)."""
     if page.type == "answer" or page.read_error:
-        return ""
+        return None
     try:
         meta_text = json.dumps(page.meta, ensure_ascii=False)
     except (TypeError, ValueError):
-        return ""
+        return None
     if json.loads(meta_text) != page.meta:
-        return ""
+        return None
     h1 = next((b.text for b in page.blocks if b.kind == "heading"), "")
     topics = [
         [b.text, b.line]
@@ -192,16 +226,17 @@ def _facts(page: Page) -> str:
         "meta_error": page.meta_error,
         "fm": page.has_front_matter,
         "body_line": page.body_line,
-        "hash": page.hash,
         "h1": h1,
         "links": [[k.target, k.anchor, k.label, k.raw, k.line] for k in page.links],
         "bold": [[t, n] for t, n in page.bold],
         "topics": topics,
         "disabled": sorted(page.disabled),
         "content": page.has_content,
-        "deps": sorted(cited | set(page.sources)),
     }
-    return json.dumps(facts, ensure_ascii=False)
+    facts["across"] = fingerprint(facts)
+    facts["hash"] = page.hash
+    facts["deps"] = sorted(cited | set(page.sources))
+    return facts
 
 
 def _page(rel: str, facts: dict[str, Any]) -> Page:
