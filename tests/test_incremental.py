@@ -186,3 +186,7 @@ def test_the_lint_cache_follows_a_hand_page_and_a_cited_source(tmp_path: Path) -
     # ... and then its links do: a broken link gone
     notes.write_text(notes.read_text().replace("[[IVF index]]", "IVF"))
     assert same() != after
+    # a page wikic wrote, deleted: a finding on a page that is not there
+    built = [p for p in sorted(project.wiki_dir.glob("*.md")) if p.name not in {*HAND, "index.md", "log.md"}]
+    built[0].unlink()
+    assert any(f["rule"] == "hand-edit" and f["path"] == f"wiki/{built[0].name}" for f in same())

@@ -24,13 +24,16 @@ from wikic.wiki.blocks import Block, Body, LinkRef
 from wikic.wiki.page import Page, split_page, unreadable_page
 from wikic.wiki.read import INDEX, LOG, Wiki, _attachments, page_files
 
-VERSION = 2  # bump when a rule or the facts change: every page is checked again
+VERSION = 3  # bump when a rule or the facts change: every page is checked again
+# A page's own findings: what the page says, checked against the sources it cites and lists.
 OWN = {
     "frontmatter": rules.frontmatter,
     "empty-page": rules.empty_page,
-    **{r: fn for r, (_, fn) in citations.RULES.items()},
+    **{r: fn for r, (_, fn) in citations.RULES.items() if r != "hand-edit"},
 }
-ACROSS = {r: fn for r, (_, fn) in rules.RULES.items() if r not in OWN}
+# Findings that read other pages or the build's records of every page (hand-edit: a page wikic
+# wrote that is gone is a finding on no page there is).
+ACROSS = {r: fn for r, (_, fn) in {**rules.RULES, **citations.RULES}.items() if r not in OWN}
 
 
 @dataclass
