@@ -87,8 +87,6 @@ class Report:
                 "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens,
                 "cached_tokens": self.cached_tokens,
-                "batch_prompt_tokens": self.batch_prompt_tokens,
-                "batch_completion_tokens": self.batch_completion_tokens,
             },
             "written": self.written,
             "removed": self.removed,
@@ -98,6 +96,11 @@ class Report:
             "seconds": round(self.seconds, 3),
             "nothing_to_do": self.nothing_to_do,
         }
+        if self.batch_prompt_tokens or self.batch_completion_tokens:  # of "llm", those through a batch
+            data["batch_tokens"] = {
+                "prompt_tokens": self.batch_prompt_tokens,
+                "completion_tokens": self.batch_completion_tokens,
+            }
         if self.cost is not None:
             data["cost"] = round(self.cost, 6)
         if self.batches or self.waiting:
