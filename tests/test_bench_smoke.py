@@ -59,6 +59,7 @@ def test_build_scaling(tmp_path: Path) -> None:
     # Without ninja the script compares with the floor only; it must still finish.
     assert ("ninja not run" in out) == (shutil.which("ninja") is None)
     assert "one-source edit = minimal calls: [4] vs 4 -> met" in out
+    assert "one-source edit within 1 s:" in out and "engine CPU per action within 1.5 ms:" in out
     (figures,) = json.loads(raw.read_text())
     assert figures["sources"] == 20 and figures["full"]["calls"] > 0 and figures["noop"]["calls"] == 0
 

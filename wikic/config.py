@@ -19,6 +19,15 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class Price(Strict):
+    """Dollars per million tokens, as the provider's price list says: wikic never guesses one."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    batch_input: float | None = Field(default=None, ge=0)  # through the Batch API (often half)
+    batch_output: float | None = Field(default=None, ge=0)
+
+
 class ModelConfig(Strict):
     """Which model compiles the wiki, and how it is called."""
 
@@ -35,6 +44,11 @@ class ModelConfig(Strict):
     seed: int = 0
     repeat_penalty: float = Field(default=1.1, ge=0.5, le=2.0)  # llama backend: discourages loops
     latency: float = Field(default=0.0, ge=0.0)  # scripted backend only: seconds per call
+    # issue 17: the provider's Batch API (openai backend) and prices; none of it changes an answer
+    batch: Literal["off", "auto"] = "off"  # auto: a stage with at least batch_min pending actions
+    batch_min: int = Field(default=100, ge=1)
+    batch_poll: float = Field(default=60.0, gt=0)  # seconds between looks at a batch with --wait
+    price: Price | None = None  # for --dry-run's estimate and the report's cost
 
     def params(self) -> dict[str, Any]:
         """What changes the model's answers: part of every action key."""

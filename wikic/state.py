@@ -31,6 +31,7 @@ class Meta(StrEnum):
     ACTIONS = "actions"
     UPTODATE = "uptodate"  # the no-op check's mark (JSON), with the figures a skipped build reports
     LINT_SUMMARY = "lint_summary"  # the lint summary's cache key and counts (JSON)
+    LINT_ACROSS = "lint_across"  # the findings of the rules across pages, by what they read (JSON)
     ASK_SAVED = "ask_saved_mark"  # the build's "clean" mark as it is with a just-saved answer
 
 
@@ -45,6 +46,14 @@ CREATE TABLE IF NOT EXISTS actions (
     id TEXT PRIMARY KEY, stage TEXT, key TEXT, inputs TEXT, updated REAL);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, hash TEXT, size INTEGER, mtime_ns INTEGER);
 CREATE TABLE IF NOT EXISTS slugs (page_id TEXT PRIMARY KEY, slug TEXT UNIQUE);
+CREATE TABLE IF NOT EXISTS lint_pages (
+    rel TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, key TEXT, facts TEXT, findings TEXT);
+CREATE TABLE IF NOT EXISTS assembled (
+    slug TEXT PRIMARY KEY, body_key TEXT, page_key TEXT, links TEXT, description TEXT);
+CREATE TABLE IF NOT EXISTS composed (page_id TEXT PRIMARY KEY, key TEXT, text TEXT);
+CREATE TABLE IF NOT EXISTS batches (
+    token TEXT PRIMARY KEY, stage TEXT, file_id TEXT, batch_id TEXT, created REAL);
+CREATE TABLE IF NOT EXISTS batch_items (token TEXT, key TEXT, PRIMARY KEY (token, key));
 """
 
 
@@ -71,6 +80,36 @@ class FileRecord:
     hash: str
     size: int
     mtime_ns: int
+
+
+@dataclass(frozen=True)
+class LintRow:
+    rel: str
+    size: int
+    mtime_ns: int
+    key: str  # what the page's own findings read (settings, its sources' stats)
+    facts: str  # JSON: what the rules across pages read of it
+    findings: str  # JSON: its own findings
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """What assemble made of a page, by key: its body's inputs, the whole page's."""
+
+    body_key: str
+    page_key: str
+    links: list[str]  # the slugs its body links to
+    description: str  # its line in index.md
+
+
+@dataclass(frozen=True)
+class BatchRecord:
+    token: str  # wikic's name for the submission, recorded before the upload
+    stage: str
+    file_id: str | None  # the uploaded JSONL file, once uploaded
+    batch_id: str | None  # the provider's batch, once created
+    created: float
+    keys: list[str]  # the action keys it asks for (its lines' custom_id)
 
 
 class State:
@@ -288,6 +327,73 @@ class State:
         """When the build last wrote or removed a page: the newest file it recorded (0 if none)."""
         row = self.db.execute("SELECT MAX(mtime_ns) FROM files").fetchone()
         return (row[0] or 0) / 1e9 if row else 0.0
+    # --- issue 17: what makes an edit cost what it changes, and batches ----------
+    def lint_pages(self) -> dict[str, LintRow]:
+        """Each page's cached lint facts and own findings, by path (lint/cache.py)."""
+        rows = self.db.execute("SELECT rel, size, mtime_ns, key, facts, findings FROM lint_pages")
+        return {r[0]: LintRow(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows}
+
+    def set_lint_pages(self, rows: Iterable[LintRow], gone: Iterable[str]) -> None:
+        with self.transaction():
+            self.db.executemany("DELETE FROM lint_pages WHERE rel=?", [(rel,) for rel in gone])
+            self.db.executemany(
+                "INSERT OR REPLACE INTO lint_pages VALUES (?, ?, ?, ?, ?, ?)",
+                [(r.rel, r.size, r.mtime_ns, r.key, r.facts, r.findings) for r in rows],
+            )
+
+    def assembled(self) -> dict[str, Rendered]:
+        """slug -> what its last assembly rendered, by key (build/assemble.py)."""
+        rows = self.db.execute("SELECT slug, body_key, page_key, links, description FROM assembled")
+        return {r[0]: Rendered(r[1], r[2], json.loads(r[3]), r[4]) for r in rows}
+
+    def set_assembled(self, changed: dict[str, Rendered], gone: Iterable[str]) -> None:
+        with self.transaction():
+            self.db.executemany("DELETE FROM assembled WHERE slug=?", [(slug,) for slug in gone])
+            self.db.executemany(
+                "INSERT OR REPLACE INTO assembled VALUES (?, ?, ?, ?, ?)",
+                [(s, r.body_key, r.page_key, json.dumps(r.links), r.description) for s, r in changed.items()],
+            )
+
+    def composed(self) -> dict[str, tuple[str, str]]:
+        """page id -> (key of what its text was composed from, the text as JSON) (build/compose.py)."""
+        return {r[0]: (r[1], r[2]) for r in self.db.execute("SELECT page_id, key, text FROM composed")}
+
+    def set_composed(self, changed: dict[str, tuple[str, str]], gone: Iterable[str]) -> None:
+        with self.transaction():
+            self.db.executemany("DELETE FROM composed WHERE page_id=?", [(pid,) for pid in gone])
+            self.db.executemany(
+                "INSERT OR REPLACE INTO composed VALUES (?, ?, ?)",
+                [(p, k, t) for p, (k, t) in changed.items()],
+            )
+
+    def batches(self, stage: str | None = None) -> list[BatchRecord]:
+        """Submissions to a provider's Batch API not yet collected, oldest first (backends/batch.py)."""
+        rows = self.db.execute(
+            "SELECT token, stage, file_id, batch_id, created FROM batches ORDER BY created, token"
+        ).fetchall()
+        items: dict[str, list[str]] = {}
+        for token, key in self.db.execute("SELECT token, key FROM batch_items ORDER BY key"):
+            items.setdefault(token, []).append(key)
+        found = [BatchRecord(r[0], r[1], r[2], r[3], r[4], items.get(r[0], [])) for r in rows]
+        return [b for b in found if stage is None or b.stage == stage]
+
+    def begin_batch(self, token: str, stage: str, keys: list[str]) -> None:
+        """A submission about to be made: recorded before anything is uploaded."""
+        with self.transaction():
+            self.db.execute("INSERT INTO batches VALUES (?, ?, NULL, NULL, ?)", (token, stage, time.time()))
+            self.db.executemany("INSERT INTO batch_items VALUES (?, ?)", [(token, k) for k in keys])
+
+    def set_batch_ids(self, token: str, file_id: str | None, batch_id: str | None) -> None:
+        self.db.execute(
+            "UPDATE batches SET file_id=coalesce(?, file_id), batch_id=coalesce(?, batch_id) WHERE token=?",
+            (file_id, batch_id, token),
+        )
+
+    def end_batch(self, token: str) -> None:
+        """A submission collected (or given up): its answers are in the cache, or go live."""
+        with self.transaction():
+            self.db.execute("DELETE FROM batches WHERE token=?", (token,))
+            self.db.execute("DELETE FROM batch_items WHERE token=?", (token,))
 
     # --- batching ----------------------------------------------------------
     def transaction(self) -> _Transaction:

@@ -182,7 +182,27 @@ class OpenAIBackend:
                 log.info("%s: %s; rephrasing the request", self.where, quirk)
                 self._quirks.add(quirk)
 
+    def retrying(self, fn: Callable[[], T]) -> T:
+        """`fn` (a call through `client`) with wikic's retry policy: for the Batch API (batch.py)."""
+        return self._retrying(fn)
+
+    def translate(self, exc: Exception) -> BackendError | None:
+        return self._translate(exc)
+
+    def request_body(self, request: Request) -> dict[str, Any]:
+        """The JSON body of a live call for `request`: a Batch API line carries the same."""
+        return self._wanted(request, stream=False)
+
     def _arguments(self, request: Request, stream: bool) -> dict[str, Any]:
+        wanted = self._wanted(request, stream)
+        # parameters this version of the client does not know travel in the body
+        args = {k: v for k, v in wanted.items() if k in self._params}
+        extra = {k: v for k, v in wanted.items() if k not in self._params}
+        if extra:
+            args["extra_body"] = extra
+        return args
+
+    def _wanted(self, request: Request, stream: bool) -> dict[str, Any]:
         wanted: dict[str, Any] = {
             "model": self.cfg.name,
             "messages": request.messages,
@@ -198,12 +218,7 @@ class OpenAIBackend:
         if stream:
             wanted["stream"] = True
             wanted["stream_options"] = {"include_usage": True}
-        # parameters this version of the client does not know travel in the body
-        args = {k: v for k, v in wanted.items() if k in self._params}
-        extra = {k: v for k, v in wanted.items() if k not in self._params}
-        if extra:
-            args["extra_body"] = extra
-        return args
+        return wanted
 
     def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
         if JSON_OBJECT_SCHEMA in self._quirks:

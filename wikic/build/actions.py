@@ -11,10 +11,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from wikic.backends.base import Backend, Request
+from wikic.backends.base import Backend, Completion, Request
 from wikic.backends.structured import Invalid, complete_json
 from wikic.errors import AuthError, BackendError, Timeout, Unavailable, WikicError
 from wikic.hashing import json_digest
@@ -127,6 +127,7 @@ class Runner:
         self._backend: Backend | None = None
         self._lock = threading.Lock()
         self._refused: AuthError | None = None  # a refused key is refused for every action
+        self.primed: dict[str, Completion] = {}  # action key -> its answer from a Batch API (batches.py)
         self._down: list[BackendError] = []  # consecutive actions the backend could not serve
 
     def backend(self) -> Backend:
@@ -171,8 +172,9 @@ class Runner:
             action.error = f"not run: the model failed {len(self._down)} actions in a row ({self._down[-1]})"
             self._finish(action)
             return
+        primed = self.primed.get(action.key)
         try:
-            backend = self.backend()
+            backend: Backend = self.backend() if primed is None else _Primed(primed, self.backend)
             output, usage = complete_json(
                 backend, action.render(), _structural(action.validate), fallback=action.fallback
             )
@@ -192,6 +194,11 @@ class Runner:
                 "cached_tokens": usage.cached_tokens,
                 "calls": usage.calls,
             }
+            if primed is not None:  # its first answer came from a batch: priced as such
+                action.usage |= {
+                    "batch_prompt_tokens": primed.prompt_tokens,
+                    "batch_completion_tokens": primed.completion_tokens,
+                }
             action.status = "ran"
             self._down.clear()
             with self._lock:
@@ -205,6 +212,22 @@ class Runner:
         if self.on_done:
             with self._lock:
                 self.on_done(action)
+
+
+class _Primed:
+    """A backend whose first answer is one already received (from a batch); the repair
+    requests that may follow go to the live backend, as for any live answer."""
+
+    def __init__(self, first: Completion, live: Callable[[], Backend]) -> None:
+        self.first: Completion | None = first
+        self.live = live
+        self.model_id = ""
+
+    def complete(self, request: Request) -> Completion:
+        if self.first is not None:
+            first, self.first = self.first, None
+            return replace(first)
+        return self.live().complete(request)
 
 
 def _structural(validate: Callable[[Any], Any]) -> Callable[[Any], Any]:

@@ -11,12 +11,15 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from wikic.build.plan import PagePlan
+from wikic.hashing import fingerprint
+from wikic.state import Rendered
 from wikic.wiki.frontmatter import render_front_matter
 from wikic.wiki.page import WIKILINK, Citation, parse_links, seal, split_page
 
 WORD = re.compile(r"\w+")
 MAX_NGRAM = 6
 TYPE_HEADINGS = {"source": "Sources", "answer": "Answers"}
+VERSION = 1  # of the rendering: bump when a page's text changes for the same inputs
 
 
 @dataclass
@@ -42,6 +45,10 @@ class Linker:
                 self.names.setdefault(name.casefold().strip(), e.slug)
         self.titles = {e.slug: e.title for e in entries}
         self._keys = list(self.names)
+
+    def fingerprint(self) -> str:
+        """Every name and title: what resolving and autolinking read."""
+        return fingerprint([sorted(self.names.items()), sorted(self.titles.items())])
 
     def resolve(self, name: str) -> str | None:
         key = name.casefold().strip()
@@ -246,7 +253,9 @@ class Assembly:
     """What assemble renders: `pages` (topic pages need their `prose`); `foreign`, the
     slugs of pages the build does not own (answers, hand-made) with their text; `kept`,
     planned pages left as they are this time (their write failed): their files are among
-    `foreign`, and source pages still list them; the index's title, scope and type order."""
+    `foreign`, and source pages still list them; the index's title, scope and type order.
+    `previous`: what the last assembly rendered of each page, by key; `intact`: the slugs
+    whose files are as wikic last wrote them (by stat), which need not be rendered again."""
 
     pages: dict[str, PagePlan]
     prose: dict[str, dict[str, Any]]
@@ -256,44 +265,111 @@ class Assembly:
     scope: str
     type_order: list[str]
     kept: dict[str, PagePlan] = field(default_factory=dict)
+    previous: dict[str, Rendered] = field(default_factory=dict)
+    intact: set[str] = field(default_factory=set)
 
 
-def assemble(job: Assembly) -> dict[str, str]:
-    """Every planned page's file text, and index.md, keyed by path inside wiki/."""
+@dataclass
+class Assembled:
+    """The files to write (by name in wiki/), the pages left as they are (their inputs and
+    backlinks unchanged), and what each page was rendered from, for the next build."""
+
+    outputs: dict[str, str]
+    unchanged: set[str]
+    rendered: dict[str, Rendered]
+
+
+def assemble(job: Assembly) -> Assembled:
+    """Every planned page whose inputs changed, and index.md; the others are named unchanged."""
     entries = {p.slug: PageEntry(p.slug, p.title, p.type, p.aliases) for p in job.pages.values()}
     for slug, text in job.foreign.items():
         entries[slug] = foreign_entry(slug, text)
-    bodies = _bodies(job, entries)
+    bodies = _Bodies(job, entries)
+    for pid in sorted(job.pages):
+        bodies.settle(pid)
     back: dict[str, list[PageEntry]] = defaultdict(list)
     for e in entries.values():
         for target in e.links:
             if target != e.slug:
                 back[target].append(e)
     out: dict[str, str] = {}
+    unchanged: set[str] = set()
+    rendered: dict[str, Rendered] = {}
     for pid, page in job.pages.items():
         mine = entries[page.slug].links
         extra = sorted((e for e in back[page.slug] if e.slug not in mine), key=lambda e: e.slug)
-        out[f"{page.slug}.md"] = seal(front_matter(page) + "\n" + with_backlinks(bodies[pid], extra))
+        key = fingerprint([bodies.keys[pid], [[e.slug, e.title] for e in extra]])
+        entry = entries[page.slug]
+        rendered[page.slug] = Rendered(bodies.keys[pid], key, sorted(entry.links), entry.description)
+        prev = job.previous.get(page.slug)
+        if prev is not None and prev.page_key == key and page.slug in job.intact:
+            unchanged.add(f"{page.slug}.md")
+            continue
+        body = bodies.body(pid)
+        out[f"{page.slug}.md"] = seal(front_matter(page) + "\n" + with_backlinks(body, extra))
     out["index.md"] = seal(render_index(job.title, job.scope, list(entries.values()), job.type_order))
-    return out
+    return Assembled(out, unchanged, rendered)
 
 
-def _bodies(job: Assembly, entries: dict[str, PageEntry]) -> dict[str, str]:
-    """Each page's body with its links resolved; fills in the entries' descriptions and links."""
-    linker = Linker(list(entries.values()))
-    pages = job.pages
-    source_slugs = {p.sources[0]: p.slug for p in pages.values() if p.type == "source"}
-    planned = {**{pid: p for pid, p in job.kept.items() if p.slug in job.foreign}, **pages}
-    topic_slugs = {pid: p.slug for pid, p in planned.items() if p.type != "source"}
-    bodies: dict[str, str] = {}
-    for pid, page in sorted(pages.items()):
+class _Bodies:
+    """Each page's body with its links resolved, rendered only when its inputs changed
+    since the last assembly (or when its backlinks did, which need the whole page again)."""
+
+    def __init__(self, job: Assembly, entries: dict[str, PageEntry]) -> None:
+        self.job, self.entries = job, entries
+        self.linker = Linker(list(entries.values()))
+        pages = job.pages
+        self.source_slugs = {p.sources[0]: p.slug for p in pages.values() if p.type == "source"}
+        self.planned = {**{pid: p for pid, p in job.kept.items() if p.slug in job.foreign}, **pages}
+        self.topic_slugs = {pid: p.slug for pid, p in self.planned.items() if p.type != "source"}
+        names = self.linker.fingerprint()
+        self.cites: dict[tuple[str, str], list[list[int]]] = defaultdict(list)  # (topic, source) -> lines
+        for pid, page in self.planned.items():
+            if page.type != "source":
+                for c in page.claims:
+                    self.cites[(pid, c.source)].append([c.start, c.end])
+        self.keys = {pid: self._key(pid, page, names) for pid, page in pages.items()}
+        self.bodies: dict[str, str] = {}
+
+    def settle(self, pid: str) -> None:
+        """The page's links and index line: remembered when its body's inputs are unchanged."""
+        page = self.job.pages[pid]
+        prev = self.job.previous.get(page.slug)
+        if prev is not None and prev.body_key == self.keys[pid]:
+            self.entries[page.slug].links = set(prev.links)
+            self.entries[page.slug].description = prev.description
+        else:
+            self.body(pid)
+
+    def body(self, pid: str) -> str:
+        if pid not in self.bodies:
+            self.bodies[pid] = self._render(pid)
+        return self.bodies[pid]
+
+    def _render(self, pid: str) -> str:
+        page, job, entry = self.job.pages[pid], self.job, self.entries[self.job.pages[pid].slug]
         if page.type == "source":
             lines = job.line_counts.get(page.sources[0], 1)
-            body, links = source_body(page, lines, topic_slugs, planned, linker)
-            entries[page.slug].description = first_sentence(page.summary)
+            body, links = source_body(page, lines, self.topic_slugs, self.planned, self.linker)
+            entry.description = first_sentence(page.summary)
         else:
-            body, links = topic_body(page, job.prose[pid], linker, source_slugs)
-            entries[page.slug].description = first_sentence(job.prose[pid]["paragraphs"][0][0]["text"])
-        entries[page.slug].links = links
-        bodies[pid] = body
-    return bodies
+            body, links = topic_body(page, job.prose[pid], self.linker, self.source_slugs)
+            entry.description = first_sentence(job.prose[pid]["paragraphs"][0][0]["text"])
+        entry.links = links
+        return body
+
+    def _key(self, pid: str, page: PagePlan, names: str) -> str:
+        """Everything the page's body and front matter are made from."""
+        claims = [[c.text, c.source, c.start, c.end] for c in page.claims]
+        head = [VERSION, names, page.title, page.type, page.slug, page.aliases, page.sources, claims]
+        if page.type == "source":
+            topics = []
+            for tid in page.topics:
+                topic = self.planned.get(tid)
+                if topic is not None and tid in self.topic_slugs:
+                    cites = self.cites.get((tid, page.sources[0]), [])
+                    topics.append([self.topic_slugs[tid], topic.title, cites])
+            lines = self.job.line_counts.get(page.sources[0], 1)
+            return fingerprint([*head, page.summary, page.summary_lines, lines, topics])
+        feeds = [[s, self.source_slugs.get(s)] for s in page.sources]
+        return fingerprint([*head, page.in_text, self.job.prose[pid], feeds])

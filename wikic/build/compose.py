@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -154,8 +155,15 @@ def compose(page: PagePlan, output: dict[str, Any] | None, threshold: float) -> 
     }
 
 
+Compose = Callable[[PagePlan, dict[str, Any] | None, float], dict[str, Any]]
+
+
 def compose_pages(
-    pages: dict[str, PagePlan], written: dict[str, Any], asked: set[str], threshold: float
+    pages: dict[str, PagePlan],
+    written: dict[str, Any],
+    asked: set[str],
+    threshold: float,
+    make: Compose = compose,  # the build passes one that remembers its results (pipeline.py)
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """Every topic page's text, and the build report's figures: notes kept / total, and the
     pages by mode. A page the model was asked to write and failed is left out (kept as it is)."""
@@ -165,7 +173,7 @@ def compose_pages(
     for pid, page in pages.items():
         if page.type == "source" or not page.claims or (pid in asked and pid not in written):
             continue
-        out[pid] = composed = compose(page, written.get(pid), threshold)
+        out[pid] = composed = make(page, written.get(pid), threshold)
         modes["fallback" if composed["fallback"] else composed["mode"]] += 1
         kept += composed["kept"]
         total += composed["total"]

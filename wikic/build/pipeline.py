@@ -9,6 +9,7 @@ build left them, with every output intact, stops after the stat calls.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,12 +19,13 @@ from typing import Any
 from wikic import snapshot
 from wikic.backends import Backend, make_backend, model_id
 from wikic.build.actions import Action, Runner, resolve
-from wikic.build.assemble import Assembly, assemble
-from wikic.build.compose import compose_pages
+from wikic.build.assemble import Assembled, Assembly, assemble
+from wikic.build.batches import Batches
+from wikic.build.compose import compose, compose_pages
 from wikic.build.digest import digest_actions, merge_parts
 from wikic.build.plan import PagePlan, SourceInfo, plan
 from wikic.build.publish import append_log, publish
-from wikic.build.report import Progress, Report
+from wikic.build.report import Progress, Report, price_report
 from wikic.build.run import BackendFactory, BuildOptions
 from wikic.build.write import write_actions
 from wikic.config import Schema, load_schema
@@ -41,6 +43,7 @@ from wikic.state import ActionRecord, Meta, State
 from wikic.wiki.page import split_page
 
 __all__ = ["BuildOptions", "build"]
+COMPOSE_VERSION = 1  # bump when compose.py makes other text from the same inputs
 
 
 def build(
@@ -76,6 +79,7 @@ def build(
             _Build(setup, state, report, lambda: factory(schema)).run(files, list_errors, mark)
     finally:
         state.close()
+    price_report(report, schema.model.price)
     report.seconds = time.monotonic() - started
     return report
 
@@ -110,6 +114,16 @@ class _Build:
         self.records = state.actions()
         jobs = self.opts.jobs or self.schema.model.jobs
         self.runner = Runner(state, backend, jobs=jobs, offline=self.opts.offline, on_done=self._done)
+        self.batches = Batches(
+            state,
+            self.runner,
+            self.schema.model,
+            report,
+            self.progress,
+            force=self.opts.batch,
+            wait=self.opts.batch_wait,
+            offline=self.opts.offline,
+        )
         self.done = 0
         self.total = 0
         self.failed_sources: set[str] = set()
@@ -130,9 +144,13 @@ class _Build:
         self.stats = {f.path: f for f in files}
         report.sources = len(files)
         digests = self._digest(sources)
+        if report.waiting:
+            return self._stopped()
         infos = [SourceInfo(s.path, s.title, s.lines, digests[s.path]) for s in sources if s.path in digests]
         pages = plan(infos, self.schema, self.state.slugs())
         prose = self._write(pages)
+        if report.waiting:
+            return self._stopped()
         if self.opts.dry_run:
             report.pages = len(pages)
             return
@@ -153,10 +171,15 @@ class _Build:
             self.schema.scope,
             [*self.schema.type_names(), "source", "answer"],
             kept,
+            {} if self.opts.force else self.state.assembled(),
+            set() if self.opts.force else _intact(root, self.state),
         )
-        outputs = assemble(job)
+        done = assemble(job)
+        outputs = done.outputs
         self._explain_outputs(outputs)
-        publish(root, outputs, keep, self.state, report, force=self.opts.force)
+        unchanged = {f"wiki/{name}" for name in done.unchanged}
+        publish(root, outputs, keep | unchanged, self.state, report, force=self.opts.force)
+        self._remember(done, job)
         for rel in report.conflicts:
             self._explain(f"assemble {rel}", "hand edit kept (use --force to overwrite)")
         report.pages = len(available)
@@ -167,6 +190,13 @@ class _Build:
         # the build has rewritten what shared their notes: the rest can go
         if forgotten and not forget.purge(self.project, self.state, forgotten)["compacted"]:
             report.warnings.append(forget.NOT_COMPACTED)
+
+    def _remember(self, done: Assembled, job: Assembly) -> None:
+        """What each page was rendered from, where it changed, for the next build's assemble."""
+        changed = {s: r for s, r in done.rendered.items() if job.previous.get(s) != r}
+        gone = [slug for slug in job.previous if slug not in done.rendered]
+        if changed or gone:
+            self.state.set_assembled(changed, gone)
 
     def _read(self, files: list[SourceFile]) -> list[Source]:
         sources = []
@@ -219,9 +249,12 @@ class _Build:
         self._settle([a for pid, a in actions.items() if pid not in local])
         self._settle([a for pid, a in actions.items() if pid in local], local=True)
         written = {pid: a.output for pid, a in actions.items() if a.output is not None}
+        composer = _Composer(self.state, self.opts.force)
         texts, self.report.page_text = compose_pages(
-            pages, written, set(actions), self.schema.lint.citation_threshold
+            pages, written, set(actions), self.schema.lint.citation_threshold, composer
         )
+        if not self.opts.dry_run:
+            composer.save(pages)
         return texts
 
     def _model(self, local: bool) -> tuple[str, str, Runner]:
@@ -253,13 +286,30 @@ class _Build:
         if self.opts.dry_run:
             for a in pending:
                 request = a.render()
-                estimate = len(json.dumps(request.messages)) // 4 + request.max_tokens
+                prompt = len(json.dumps(request.messages)) // 4
                 self.report.would_run.append(
-                    {"action": a.label, "reason": a.reason, "estimated_tokens": estimate}
+                    {
+                        "action": a.label,
+                        "stage": a.stage,
+                        "reason": a.reason,
+                        "estimated_tokens": prompt + request.max_tokens,
+                        "prompt_tokens": prompt,
+                        "completion_tokens": request.max_tokens,  # at most
+                    }
                 )
             return
-        self.total += len(pending)
-        runner.run(pending)
+        # local-only text never goes into a batch: the Batch API is the configured (remote) model's
+        waiting = set() if local else {id(a) for a in self.batches.settle(pending)}
+        self.report.waiting += len(waiting)
+        now = [a for a in pending if id(a) not in waiting]
+        self.total += len(now)
+        runner.run(now)
+        self.batches.close()
+
+    def _stopped(self) -> None:
+        """A stage waits on a batch: nothing after it can be built yet, and the wiki is not clean."""
+        self.state.set_meta(Meta.CLEAN, "")
+        self.report.pages = int(self.state.get_meta(Meta.PAGES) or 0)
 
     def _done(self, action: Action) -> None:
         self.done += 1
@@ -271,11 +321,19 @@ class _Build:
         """Pages in wiki/ the build does not own: answers filed by `ask --save`, hand-made pages;
         and its own pages kept as they are (their source failed this time): still indexed."""
         ours = {p.slug for p in pages.values()} | {"index", "log"}
-        recorded = {Path(rel).stem for rel in self.state.files()}
+        recorded = {_stem(rel) for rel, _, _ in self.state.file_stats()}
         foreign = {}
         wiki = self.project.root / "wiki"
-        for path in sorted(wiki.glob("*.md")) if wiki.is_dir() else []:
-            if path.stem not in ours and (path.stem not in recorded or f"wiki/{path.name}" in keep):
+        try:
+            names = sorted(e.name for e in os.scandir(wiki) if e.name.endswith(".md"))
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+        for name in names:  # strings, not 10,000 Paths: the common case is that none is foreign
+            stem = name[:-3]
+            if stem in ours or (stem in recorded and f"wiki/{name}" not in keep):
+                continue
+            path = wiki / name
+            if path.is_file():
                 try:
                     foreign[path.stem] = path.read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError):
@@ -327,6 +385,63 @@ class _Build:
             state.set_meta(Meta.ACTIONS, str(report.ran + report.cached + report.up_to_date))
         else:
             state.set_meta(Meta.CLEAN, "")
+
+
+class _Composer:
+    """compose (compose.py) remembered by what it reads, so that an edit composes only the
+    pages whose notes or prose changed (--force composes every page again)."""
+
+    def __init__(self, state: State, force: bool) -> None:
+        self.state = state
+        self.saved = {} if force else state.composed()
+        self.changed: dict[str, tuple[str, str]] = {}
+
+    def __call__(self, page: PagePlan, output: dict[str, Any] | None, threshold: float) -> dict[str, Any]:
+        claims = [[c.text, c.source, c.start, c.end] for c in page.claims]
+        key = fingerprint(
+            [
+                COMPOSE_VERSION,
+                page.id,
+                page.title,
+                page.type,
+                page.aliases,
+                claims,
+                page.in_text,
+                output,
+                threshold,
+            ]
+        )
+        saved = self.saved.get(page.id)
+        if saved is not None and saved[0] == key:
+            text: dict[str, Any] = json.loads(saved[1])
+            return text
+        text = compose(page, output, threshold)
+        self.changed[page.id] = (key, json.dumps(text, ensure_ascii=False))
+        return text
+
+    def save(self, pages: dict[str, PagePlan]) -> None:
+        gone = [pid for pid in self.saved if pid not in pages]
+        if self.changed or gone:
+            self.state.set_composed(self.changed, gone)
+
+
+def _intact(root: Path, state: State) -> set[str]:
+    """The slugs of the pages in wiki/ as wikic last wrote them, by stat."""
+    found = set()
+    base = str(root)
+    for rel, size, mtime_ns in state.file_stats():
+        try:
+            st = os.stat(f"{base}/{rel}")
+        except OSError:
+            continue
+        if (st.st_size, st.st_mtime_ns) == (size, mtime_ns):
+            found.add(_stem(rel))
+    return found
+
+
+def _stem(rel: str) -> str:
+    """wiki/x.md -> x"""
+    return rel.rsplit("/", 1)[-1].removesuffix(".md")
 
 
 def _gone(record: ActionRecord, sources: set[str], pages: dict[str, PagePlan]) -> bool:

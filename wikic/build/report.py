@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:  # not at run time: a no-op build never imports the actions' machinery
     from wikic.build.actions import Action
+    from wikic.config import Price
 
 
 @dataclass
@@ -22,6 +23,12 @@ class Report:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
+    batch_prompt_tokens: int = 0  # of the tokens above, those answered through a Batch API
+    batch_completion_tokens: int = 0
+    batches: list[dict[str, Any]] = field(default_factory=list)  # submitted, waiting, collected
+    cost: float | None = None  # dollars spent, from model.price (None: no price in schema.yaml)
+    waiting: int = 0  # actions waiting on a submitted batch: the build stopped before the next stage
+    estimate: dict[str, dict[str, Any]] = field(default_factory=dict)  # --dry-run: by stage
     written: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
@@ -55,6 +62,8 @@ class Report:
             self.prompt_tokens += action.usage.get("prompt_tokens", 0)
             self.completion_tokens += action.usage.get("completion_tokens", 0)
             self.cached_tokens += action.usage.get("cached_tokens", 0)
+            self.batch_prompt_tokens += action.usage.get("batch_prompt_tokens", 0)
+            self.batch_completion_tokens += action.usage.get("batch_completion_tokens", 0)
             from wikic.build.actions import is_fallback  # loaded already: it ran the action
 
             if is_fallback(action.output):
@@ -87,6 +96,16 @@ class Report:
             "seconds": round(self.seconds, 3),
             "nothing_to_do": self.nothing_to_do,
         }
+        if self.batch_prompt_tokens or self.batch_completion_tokens:  # of "llm", those through a batch
+            data["batch_tokens"] = {
+                "prompt_tokens": self.batch_prompt_tokens,
+                "completion_tokens": self.batch_completion_tokens,
+            }
+        if self.cost is not None:
+            data["cost"] = round(self.cost, 6)
+        if self.batches or self.waiting:
+            data["batches"] = self.batches
+            data["waiting"] = self.waiting
         if self.lint is not None:
             data["lint"] = self.lint
         data.update(self.page_text)
@@ -95,12 +114,25 @@ class Report:
         if self.dry_run:
             data["dry_run"] = True
             data["would_run"] = self.would_run
+            data["estimate"] = self.estimate
         return data
 
     def summary(self) -> str:
         if self.dry_run:
             tokens = sum(int(w.get("estimated_tokens", 0)) for w in self.would_run)
-            return f"dry run: {len(self.would_run)} model call(s) would run, about {tokens:,} tokens"
+            lines = [f"dry run: {len(self.would_run)} model call(s) would run, about {tokens:,} tokens"]
+            for stage, est in self.estimate.items():
+                lines.append(
+                    f"  {stage}: {est['calls']} call(s), ~{est['prompt_tokens']:,} prompt tokens, "
+                    f"at most {est['completion_tokens']:,} completion tokens" + _cost_words(est)
+                )
+            return "\n".join(lines)
+        if self.waiting:
+            shown = "; ".join(_batch_words(b) for b in self.batches)
+            return (
+                f"waiting on the Batch API ({shown}): {self.waiting} action(s) not answered yet; "
+                "`wikic build` collects the answers when they are ready (`--wait` waits for them)"
+            )
         if not (
             self.ran
             or self.cached
@@ -121,7 +153,55 @@ class Report:
         )
         if self.conflicts:
             text += f", {len(self.conflicts)} conflict(s) kept"
-        return text + f" ({self.calls} model calls, {self.seconds:.1f}s)"
+        spent = f", ${self.cost:.4f}" if self.cost is not None else ""
+        return text + f" ({self.calls} model calls{spent}, {self.seconds:.1f}s)"
+
+
+def _cost_words(est: dict[str, Any]) -> str:
+    if est.get("cost") is None:
+        return " (no model.price in schema.yaml: no cost)"
+    batched = f", ~${est['batch_cost']:.4f} batched" if est.get("batch_cost") is not None else ""
+    return f", ~${est['cost']:.4f} live{batched}"
+
+
+def _batch_words(b: dict[str, Any]) -> str:
+    done = f", {b['done']}/{b['total']} done" if b.get("total") else ""
+    return f"{b['stage']} batch {b['batch']} {b['status']}{done}"
+
+
+def price_report(report: Report, price: Price | None) -> None:
+    """Dollars from model.price: spent (the report's tokens), or for --dry-run estimated per
+    stage, live and batched. Without a price (or a batch price) there is no figure: never a guess."""
+    if report.dry_run:
+        for item in report.would_run:
+            est = report.estimate.setdefault(
+                item["stage"], {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+            )
+            est["calls"] += 1
+            est["prompt_tokens"] += item["prompt_tokens"]
+            est["completion_tokens"] += item["completion_tokens"]
+        for est in report.estimate.values():
+            est["cost"] = _dollars(price, est["prompt_tokens"], est["completion_tokens"], 0, 0)
+            est["batch_cost"] = _dollars(price, 0, 0, est["prompt_tokens"], est["completion_tokens"])
+        return
+    live_prompt = report.prompt_tokens - report.batch_prompt_tokens
+    live_completion = report.completion_tokens - report.batch_completion_tokens
+    report.cost = _dollars(
+        price, live_prompt, live_completion, report.batch_prompt_tokens, report.batch_completion_tokens
+    )
+
+
+def _dollars(
+    price: Price | None, prompt: int, completion: int, b_prompt: int, b_completion: int
+) -> float | None:
+    if price is None:
+        return None
+    total = prompt * price.input + completion * price.output
+    if b_prompt or b_completion:
+        if price.batch_input is None or price.batch_output is None:
+            return None
+        total += b_prompt * price.batch_input + b_completion * price.batch_output
+    return total / 1_000_000
 
 
 class Progress:

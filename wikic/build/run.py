@@ -34,6 +34,8 @@ class BuildOptions:
     retry_failed: bool = False  # ask the model again where its last answers stayed unusable
     wait: bool = True  # for another wikic process to release the project (else fail at once)
     scrub_log: bool = False  # `wikic forget`: deleted sources' page names leave log.md's earlier entries
+    batch: bool = False  # send the stages' pending actions through the provider's Batch API
+    batch_wait: bool = False  # wait for submitted batches to finish, and go on
 
 
 def build(
@@ -70,17 +72,19 @@ def _full(
     check.before_build()
     report = pipeline.build(project, opts, progress, backend_factory, check.inputs)  # walked once
     check.after_build()
-    _lint_summary(project, report)
+    if report.waiting:  # stopped for a batch: the wiki is not built yet
+        return report
+    _lint_summary(project, report, opts.force)
     check.record(report)
     return report
 
 
-def _lint_summary(project: Project, report: Report) -> None:
+def _lint_summary(project: Project, report: Report, fresh: bool) -> None:
     """Counts by level of a deterministic lint of the built wiki (none when lint cannot run)."""
     from wikic.lint.runner import build_summary, counts_line
 
     try:
-        report.lint = build_summary(project)
+        report.lint = build_summary(project, fresh)
     except WikicError as exc:
         report.warnings.append(f"lint did not run: {exc}")
         return

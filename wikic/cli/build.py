@@ -53,6 +53,18 @@ def init(obj: Ctx, directory: Path | None, title: str | None) -> None:
     "the page was made from the source's own lines instead (otherwise kept: never paid for twice).",
 )
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), help="Parallel model requests (API backends).")
+@click.option(
+    "--batch",
+    is_flag=True,
+    help="Send each stage's model calls through the provider's Batch API (model.backend: openai; "
+    "often half the price, answers within 24 h) and stop; a later `wikic build` collects them.",
+)
+@click.option(
+    "--wait",
+    "batch_wait",
+    is_flag=True,
+    help="Wait for submitted batches (polling every model.batch_poll seconds) and go on to the next stage.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON on stdout.")
 @click.option("--no-wait", is_flag=True, help="Fail at once if another wikic process holds the project.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
@@ -68,6 +80,8 @@ def build(
     force: bool,
     retry_failed: bool,
     jobs: int | None,
+    batch: bool,
+    batch_wait: bool,
     as_json: bool,
     no_wait: bool,
     quiet: bool,
@@ -80,7 +94,11 @@ def build(
     like any answer (never paid for twice) until its inputs change or
     --retry-failed.
 
-    Exit status: 0 built, 1 some action or source failed (the rest is built
+    With --batch (or model.batch: auto), a stage's calls go to the provider's
+    Batch API and the build stops, saying so; the next `wikic build` (or
+    --wait) collects the answers, checks each one as a live answer, and goes on.
+
+    Exit status: 0 built (or waiting on a batch), 1 some action or source failed (the rest is built
     and kept), 2 usage or configuration error."""
 
     def run() -> int:
@@ -97,6 +115,8 @@ def build(
             jobs=jobs,
             retry_failed=retry_failed,
             wait=not no_wait,
+            batch=batch,
+            batch_wait=batch_wait,
         )
         report = run_build(obj.project(), opts, progress)
         progress.end_line()

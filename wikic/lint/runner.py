@@ -22,7 +22,7 @@ from wikic.lint import citations, rules
 from wikic.lint.context import Context, Finding
 from wikic.project import Project
 from wikic.state import Meta, State
-from wikic.wiki.read import gc_paused, read_wiki
+from wikic.wiki.read import Wiki, gc_paused, read_wiki
 
 RULES: dict[str, tuple[str, rules.RuleFn]] = {**rules.RULES, **citations.RULES}
 LLM_RULES: dict[str, str] = {"contradiction": "warning", "unsupported-claim": "warning"}
@@ -119,12 +119,33 @@ def lint(
                 f"{plural(unusable, 'model check')} skipped: the model's answer stayed unusable "
                 "after repair (cached; a different model or prompt tries again)"
             )
+    return _result(found, wiki, levels, calls, notes)
+
+
+def _result(
+    found: list[Finding], wiki: Wiki, levels: dict[str, str], calls: int, notes: list[str]
+) -> LintResult:
+    """Findings with their levels, less the suppressed ones, sorted by file and line."""
     disabled = {p.rel: p.disabled for p in wiki.pages.values()}
     if wiki.index is not None:
         disabled[wiki.index.rel] = wiki.index.disabled
     kept = [replace(f, level=levels[f.rule]) for f in found if not _suppressed(f, disabled)]
     kept.sort(key=lambda f: (f.path, f.line, f.rule, f.message))
     return LintResult(kept, len(wiki.pages), levels, calls, notes)
+
+
+def lint_cached(
+    project: Project, state: State, schema: Schema | None = None, fresh: bool = False
+) -> LintResult:
+    """The deterministic lint, rechecking only what changed since the last (cache.py):
+    the same result as `lint(project)`."""
+    from wikic.lint.cache import cached_findings
+
+    schema = schema or load_schema(project.schema_path)
+    levels = rule_levels(schema, LintOptions())
+    with gc_paused():
+        found, wiki = cached_findings(project, schema, levels, state, fresh)
+    return _result(found, wiki, levels, 0, [])
 
 
 # --- output -------------------------------------------------------------------------
@@ -172,14 +193,15 @@ def _inputs_fingerprint(project: Project, state: State) -> str:
     return tree.digest()
 
 
-def build_summary(project: Project) -> dict[str, int]:
-    """Counts by level of a deterministic lint, reused while nothing it reads has changed."""
+def build_summary(project: Project, fresh: bool = False) -> dict[str, int]:
+    """Counts by level of a deterministic lint, reused while nothing it reads has changed;
+    `fresh` (build --force) checks every page again instead of trusting the stat checks."""
     with State.open(project.state_path) as state:
         key = _inputs_fingerprint(project, state)
         saved = json.loads(state.get_meta(Meta.LINT_SUMMARY) or "{}")
-        if saved.get("fp") == key:
+        if saved.get("fp") == key and not fresh:
             return dict(saved["counts"])
-        counts = lint(project).counts()
+        counts = lint_cached(project, state, fresh=fresh).counts()
         state.set_meta(Meta.LINT_SUMMARY, json.dumps({"fp": key, "counts": counts}))
         return counts
 
