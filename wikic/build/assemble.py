@@ -12,7 +12,7 @@ from rapidfuzz import fuzz, process
 
 from wikic.build.plan import PagePlan
 from wikic.wiki.frontmatter import render_front_matter
-from wikic.wiki.page import WIKILINK, Citation, parse_links, seal, split_page
+from wikic.wiki.page import WIKILINK, Citation, parse_links, seal, split_page, with_pages
 
 WORD = re.compile(r"\w+")
 MAX_NGRAM = 6
@@ -256,6 +256,7 @@ class Assembly:
     scope: str
     type_order: list[str]
     kept: dict[str, PagePlan] = field(default_factory=dict)
+    page_starts: dict[str, tuple[int, ...]] = field(default_factory=dict)  # a PDF's pages, by source
 
 
 def assemble(job: Assembly) -> dict[str, str]:
@@ -295,5 +296,5 @@ def _bodies(job: Assembly, entries: dict[str, PageEntry]) -> dict[str, str]:
             body, links = topic_body(page, job.prose[pid], linker, source_slugs)
             entries[page.slug].description = first_sentence(job.prose[pid]["paragraphs"][0][0]["text"])
         entries[page.slug].links = links
-        bodies[pid] = body
+        bodies[pid] = with_pages(body, job.page_starts)
     return bodies

@@ -35,6 +35,7 @@ from wikic.privacy.local import LocalOnly, is_remote, not_run_reason
 from wikic.privacy.redact import Redactor
 from wikic.project import Project
 from wikic.prompts.loader import Prompts
+from wikic.sources.extract import store_dir
 from wikic.sources.read import Source, read_source
 from wikic.sources.scan import SourceFile, list_sources
 from wikic.state import ActionRecord, Meta, State
@@ -118,6 +119,7 @@ class _Build:
         remote = is_remote(self.schema.model)
         self.local_only = LocalOnly(self.schema.privacy.local_only if remote else [])
         self.local: tuple[str, str, Runner] | None = None  # privacy.local_model: id, fingerprint, runner
+        self.store = store_dir(self.project.root)  # extracted texts of PDF, DOCX, ... sources
 
     # --- stages ---------------------------------------------------------------
     def run(self, files: list[SourceFile], list_errors: list[SourceError], mark: str) -> None:
@@ -153,6 +155,7 @@ class _Build:
             self.schema.scope,
             [*self.schema.type_names(), "source", "answer"],
             kept,
+            {s.path: s.pages for s in sources if s.pages},
         )
         outputs = assemble(job)
         self._explain_outputs(outputs)
@@ -173,7 +176,7 @@ class _Build:
         for f in files:
             try:
                 cfg = self.schema.sources
-                src = read_source(f, cfg.max_bytes, cfg.part_lines, cfg.max_parts)
+                src = read_source(f, cfg.max_bytes, cfg.part_lines, cfg.max_parts, self.store)
             except SourceError as err:
                 self.report.error(err.path, err.reason)
                 self.failed_sources.add(err.path)

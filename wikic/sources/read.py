@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 from wikic.errors import SourceError
 from wikic.hashing import text_hash
+from wikic.sources.extract import Extracted, Limits, TooLong, load
+from wikic.sources.formats import format_of
 
 if TYPE_CHECKING:
     from wikic.sources.scan import SourceFile
@@ -25,6 +27,8 @@ class Source:
     path: str
     text: str
     hash: str
+    extractor: str = ""  # what extracted the text from a PDF, DOCX, ... (formats.extractor_id)
+    pages: tuple[int, ...] = ()  # a PDF's first line of each page, for citations to link to
 
     @property
     def lines(self) -> list[str]:
@@ -82,13 +86,20 @@ def decode(raw: bytes, path: str) -> str:
 
 
 def read_source(
-    file: SourceFile, max_bytes: int, part_lines: int | None = None, max_parts: int | None = None
+    file: SourceFile,
+    max_bytes: int,
+    part_lines: int | None = None,
+    max_parts: int | None = None,
+    store: Path | None = None,
 ) -> Source:
     """The source's normalised text, or a SourceError naming the file and what to do.
 
     With `part_lines` and `max_parts`, a source that would be digested in more
     than `max_parts` parts (one model call each) is refused rather than run.
+    A PDF, DOCX, ... is read as its extracted text, kept in `store` (extract.py).
     """
+    if format_of(file.path) is not None:
+        return _read_extracted(file, max_bytes, part_lines, max_parts, store)
     if file.size > max_bytes:
         raise SourceError(
             file.path,
@@ -106,15 +117,57 @@ def read_source(
     text = normalise(decode(raw, file.path))
     source = Source(file.path, text, text_hash(text))
     if part_lines and max_parts:
-        lines = source.lines
-        parts = len(split_parts(lines, part_lines))
-        if parts > max_parts:
-            raise SourceError(
-                file.path,
-                f"is {len(lines):,} lines long: {parts} parts of up to {part_lines} lines, one model call "
-                f"each, over the limit of {max_parts} (sources.max_parts in schema.yaml); split it into "
-                "smaller files, or raise the limit",
-            )
+        _check_parts(file.path, source.lines, part_lines, max_parts)
+    return source
+
+
+def _check_parts(path: str, lines: list[str], part_lines: int, max_parts: int) -> None:
+    parts = len(split_parts(lines, part_lines))
+    if parts > max_parts:
+        raise SourceError(
+            path,
+            f"is {len(lines):,} lines long: {parts} parts of up to {part_lines} lines, one model call "
+            f"each, over the limit of {max_parts} (sources.max_parts in schema.yaml); split it into "
+            "smaller files, or raise the limit",
+        )
+
+
+# --- PDF, DOCX, HTML, ...: their extracted text (sources/extract.py) ------------------------
+def source_text(path: str, raw: bytes, store: Path | None, limits: Limits | None = None) -> Extracted:
+    """A source's bytes as the text the build reads: decoded, or extracted (from the store)."""
+    fmt = format_of(path)
+    if fmt is None:
+        return Extracted(normalise(decode(raw, path)))
+    out = load(fmt, path, raw, limits or Limits(), store)
+    return Extracted(normalise(out.text), out.pages, out.extractor)
+
+
+def _read_extracted(
+    file: SourceFile, max_bytes: int, part_lines: int | None, max_parts: int | None, store: Path | None
+) -> Source:
+    limits = Limits(max_bytes=max_bytes)
+    if part_lines and max_parts:  # stop extracting a 2,000-page PDF once it is too long to digest
+        limits = Limits(max_lines=part_lines * max_parts, max_bytes=max_bytes)
+    if file.size > limits.max_unzipped:
+        raise SourceError(
+            file.path,
+            f"is {file.size:,} bytes, over the limit of {limits.max_unzipped:,} for a PDF or office file "
+            "(20 x sources.max_bytes in schema.yaml)",
+        )
+    try:
+        raw = file.abspath.read_bytes()
+        out = source_text(file.path, raw, store, limits)
+    except OSError as exc:
+        raise SourceError(file.path, f"cannot read: {exc.strerror or exc}") from exc
+    except TooLong:
+        raise SourceError(
+            file.path,
+            f"extracts to over {limits.max_lines:,} lines: more than {max_parts} parts of {part_lines} "
+            "lines, one model call each (sources.max_parts in schema.yaml); split it, or raise the limit",
+        ) from None
+    source = Source(file.path, out.text, text_hash(out.text), out.extractor, out.pages)
+    if part_lines and max_parts:
+        _check_parts(file.path, source.lines, part_lines, max_parts)
     return source
 
 
