@@ -16,7 +16,7 @@ from wikic.errors import SourceError
 from wikic.fsutil import atomic_write
 from wikic.hashing import bytes_hash, fingerprint
 from wikic.project import Project
-from wikic.sources.formats import Format, extractor_id
+from wikic.sources.formats import Format, extractor_id, missing_extra
 
 STORE = "extracted"  # under .wikic/
 
@@ -103,7 +103,10 @@ def extract(fmt: Format, path: str, raw: bytes, limits: Limits) -> Extracted:
     The boundary with the parsing libraries: whatever a damaged or hostile file makes
     them raise becomes a SourceError naming the file, and the rest of the build goes on."""
     ident = extractor_id(fmt, path)
-    module = importlib.import_module(fmt.module)
+    try:
+        module = importlib.import_module(fmt.module)
+    except ImportError as exc:  # installed once, broken or removed since
+        raise missing_extra(path, exc.name or fmt.libraries[0]) from exc
     try:
         out: Extracted = module.extract(fmt.name, path, raw, limits)
     except (SourceError, TooLong, MemoryError):

@@ -36,7 +36,10 @@ class Source:
 
     @property
     def title(self) -> str:
-        for line in self.lines:
+        lines = self.lines
+        if lines and lines[0] == "---" and "---" in lines[1:]:  # a web clip's front matter (wikic add)
+            lines = lines[lines.index("---", 1) + 1 :]
+        for line in lines:
             m = HEADING.match(line)
             if m:
                 return m.group(1).strip()[:120]
