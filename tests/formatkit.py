@@ -141,8 +141,10 @@ def epub(title: str, chapters: list[tuple[str, str]]) -> bytes:
 def zip_bomb(path: Path, inflated: int, like: bytes) -> None:
     """A copy of the zip file `like` with one more member that inflates to `inflated` bytes."""
     path.write_bytes(like)
-    with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as archive:
-        with archive.open("word/media/bomb.bin", "w", force_zip64=True) as member:
-            chunk = b"\0" * 1_000_000
-            for _ in range(inflated // len(chunk)):
-                member.write(chunk)
+    with (
+        zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as archive,
+        archive.open("word/media/bomb.bin", "w", force_zip64=True) as member,
+    ):
+        chunk = b"\0" * 1_000_000
+        for _ in range(inflated // len(chunk)):
+            member.write(chunk)

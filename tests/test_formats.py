@@ -98,7 +98,7 @@ def test_a_pdf_citation_links_to_the_page_its_lines_are_on(tmp_path: Path) -> No
     lines = extracted_lines(project, "sources/report.pdf")
     pdf_cites = [c for c in citations(project) if c[0] == "sources/report.pdf"]
     assert pdf_cites
-    for _, start, end, target in pdf_cites:
+    for _, start, _end, target in pdf_cites:
         page = int(re.search(r"#page=(\d+)&L", target).group(1))  # type: ignore[union-attr]
         assert target.startswith("../sources/report.pdf#page=")
         assert lines[start - 1] in PDF_PAGES[page - 1], (start, page)
