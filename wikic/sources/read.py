@@ -76,7 +76,9 @@ def decode(raw: bytes, path: str) -> str:
             raise SourceError(path, "has a UTF-16 byte-order mark but invalid UTF-16 content") from exc
     if b"\x00" in raw[:8192]:
         raise SourceError(
-            path, "is a binary file (it contains NUL bytes); only text sources (.md, .txt) are read"
+            path,
+            "is a binary file (it contains NUL bytes); sources are text (.md, .txt) or the formats "
+            "wikic extracts (.pdf .docx .pptx .xlsx .csv .html .epub)",
         )
     try:
         return raw.decode("utf-8")
