@@ -105,25 +105,33 @@ def wikic(root: Path, *args: str) -> tuple[float, dict[str, Any]]:
     return took, json.loads(proc.stdout)
 
 
-def noop_figures(sources: int, runs: int, work: Path) -> dict[str, Any]:
-    root = work / "project"
+def make_project(root: Path, sources: int, pdfs: bool) -> None:
     (root / "sources").mkdir(parents=True)
     (root / "schema.yaml").write_text(SCHEMA)
     for n in range(sources):
-        if n % 3 == 0:
+        if pdfs and n % 3 == 0:
             (root / "sources" / f"s{n:04}.pdf").write_bytes(make_pdf(5))
         else:
             (root / "sources" / f"s{n:04}.md").write_text(
                 f"# Note {n}\n\n" + "\n".join(prose(n * 9 + i) for i in range(8)) + "\n"
             )
+
+
+def noop_figures(sources: int, runs: int, work: Path) -> dict[str, Any]:
+    """The no-op with a third of the sources PDFs, interleaved with the same project in text only."""
+    root, text_root = work / "project", work / "text-only"
+    make_project(root, sources, pdfs=True)
+    make_project(text_root, sources, pdfs=False)
     full_s, full = wikic(root, "build", "--json", "-q")
+    wikic(text_root, "build", "--json", "-q")
     store = root / ".wikic" / "extracted"
     before = {p.name: p.stat().st_mtime_ns for p in store.iterdir()}
-    times = []
+    times, text_times = [], []
     for _ in range(runs):
         took, report = wikic(root, "build", "--json", "-q")
         assert report.get("nothing_to_do"), report
         times.append(took)
+        text_times.append(wikic(text_root, "build", "--json", "-q")[0])
     untouched = {p.name: p.stat().st_mtime_ns for p in store.iterdir()} == before
     return {
         "sources": sources,
@@ -131,6 +139,7 @@ def noop_figures(sources: int, runs: int, work: Path) -> dict[str, Any]:
         "full_s": full_s,
         "errors": len(full.get("errors", [])),
         "noop_median_s": statistics.median(times),
+        "text_only_noop_median_s": statistics.median(text_times),
         "store_untouched": untouched,
     }
 
@@ -173,6 +182,10 @@ def print_table(f: dict[str, Any]) -> None:
         f"| no-op build, {noop['sources']} sources ({noop['pdfs']} PDFs) "
         f"| {noop['noop_median_s'] * 1000:.0f} ms "
         f"(full build {noop['full_s']:.1f} s); store untouched: {noop['store_untouched']} |"
+    )
+    print(
+        f"| no-op build, the same {noop['sources']} sources as text only "
+        f"| {noop['text_only_noop_median_s'] * 1000:.0f} ms |"
     )
 
 
