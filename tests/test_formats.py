@@ -195,3 +195,9 @@ def test_a_sheet_is_read_to_a_bounded_number_of_rows(tmp_path: Path) -> None:
     text = source_text("big.xlsx", fk.xlsx({"Squares": rows}), None).text
     assert "| 999 | 998001 |" in text and "| 1000 | 1000000 |" not in text
     assert "(only the first 1,000 rows of 5,001 are read)" in text
+
+
+def test_a_saved_page_in_latin_1_is_read_by_its_declared_charset() -> None:
+    page = fk.ARTICLE.replace("<head>", '<head><meta charset="iso-8859-1">').replace("rarely", "rarely (café)")
+    text = source_text("old.html", page.encode("latin-1"), None).text
+    assert "rarely (café) change" in text

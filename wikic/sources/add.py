@@ -79,11 +79,14 @@ def _place(root: Path, what: str, name: str, data: bytes, force: bool = True) ->
 
 
 def _clip_text(page: Fetched, kind: str) -> tuple[str, str]:
-    html = page.body.decode(page.charset, "replace")
     if kind == "text":
-        return "", html
-    from wikic.sources.web import html_markdown  # trafilatura: only when a page is clipped
+        return "", page.body.decode(page.charset or "utf-8", "replace")
+    from wikic.sources.web import decode_html, html_markdown  # trafilatura: only for a page
 
+    try:
+        html = page.body.decode(page.charset) if page.charset else decode_html(page.body, page.url)
+    except (UnicodeDecodeError, LookupError):
+        html = decode_html(page.body, page.url)
     title, body = html_markdown(html, page.url)
     if title and not body.lstrip().startswith("# "):
         body = f"# {title}\n\n{body}"

@@ -33,7 +33,7 @@ class Fetched:
     url: str
     final_url: str
     media_type: str
-    charset: str
+    charset: str  # as the server declared it; "" when it did not
     body: bytes
 
 
@@ -73,7 +73,7 @@ def fetch(url: str, timeout: float, max_bytes: int) -> Fetched:
     if len(body) > max_bytes:
         raise SourceError(url, f"is over {max_bytes:,} bytes (--max-bytes); download it and add the file")
     media = headers.get_content_type()
-    return Fetched(url, final, media, headers.get_content_charset() or "utf-8", body)
+    return Fetched(url, final, media, headers.get_content_charset() or "", body)
 
 
 def kind_of(page: Fetched) -> str:

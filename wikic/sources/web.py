@@ -27,10 +27,23 @@ def extract(kind: str, path: str, raw: bytes, limits: Limits) -> Extracted:
     if kind == "epub":
         _epub(path, raw, limits, out)
     else:
-        from wikic.sources.read import decode  # one decoder for every text a person saves
-
-        out.add(html_markdown(decode(raw, path), path)[1])
+        out.add(html_markdown(decode_html(raw, path), path)[1])
     return out.result()
+
+
+def decode_html(raw: bytes, path: str) -> str:
+    """A saved page's text: UTF-8, else the charset it declares or trafilatura guesses
+    (pages saved from the web are often Latin-1 or Windows-1252)."""
+    from wikic.sources.read import decode  # one decoder for every text a person saves
+
+    try:
+        return decode(raw, path)
+    except SourceError:
+        try:
+            from trafilatura.utils import decode_file
+        except ImportError:
+            raise missing_extra(path, "trafilatura") from None
+        return str(decode_file(raw))
 
 
 @cache
