@@ -136,7 +136,7 @@ def test_editing_a_pdf_rebuilds_only_its_pages(tmp_path: Path) -> None:
     for name in changed - {"index.md", "log.md"}:
         meta = split_page((project.wiki_dir / name).read_text(encoding="utf-8")).meta
         assert "sources/report.pdf" in (meta.get("sources") or []), name
-    assert len(list(store_dir(project.root).glob("*.md"))) == 3  # the old text stays until pruned
+    assert len(list(store_dir(project.root).glob("*.md"))) == 2  # the old PDF's text is pruned
 
 
 def test_the_extractor_is_part_of_the_key() -> None:
@@ -198,6 +198,8 @@ def test_a_sheet_is_read_to_a_bounded_number_of_rows(tmp_path: Path) -> None:
 
 
 def test_a_saved_page_in_latin_1_is_read_by_its_declared_charset() -> None:
-    page = fk.ARTICLE.replace("<head>", '<head><meta charset="iso-8859-1">').replace("rarely", "rarely (café)")
+    page = fk.ARTICLE.replace("<head>", '<head><meta charset="iso-8859-1">').replace(
+        "rarely", "rarely (café)"
+    )
     text = source_text("old.html", page.encode("latin-1"), None).text
     assert "rarely (café) change" in text

@@ -35,7 +35,7 @@ from wikic.privacy.local import LocalOnly, is_remote, not_run_reason
 from wikic.privacy.redact import Redactor
 from wikic.project import Project
 from wikic.prompts.loader import Prompts
-from wikic.sources.extract import store_dir
+from wikic.sources.extract import prune, store_dir
 from wikic.sources.read import Source, read_source
 from wikic.sources.scan import SourceFile, list_sources
 from wikic.state import ActionRecord, Meta, State
@@ -172,7 +172,7 @@ class _Build:
             report.warnings.append(forget.NOT_COMPACTED)
 
     def _read(self, files: list[SourceFile]) -> list[Source]:
-        sources = []
+        sources, stored = [], set()
         for f in files:
             try:
                 cfg = self.schema.sources
@@ -181,11 +181,14 @@ class _Build:
                 self.report.error(err.path, err.reason)
                 self.failed_sources.add(err.path)
                 continue
+            stored.add(src.stored)
             if not src.text.strip():
                 self.report.warnings.append(f"{f.path}: empty, skipped")
                 continue
             src, self.privacy_fp[src.path] = self.redactor.source(src)  # before any model sees it
             sources.append(src)
+        if not self.opts.dry_run:
+            prune(self.store, stored)  # the texts of PDF, DOCX, ... files no longer in sources/
         return sources
 
     def _digest(self, sources: list[Source]) -> dict[str, dict[str, object]]:

@@ -46,6 +46,7 @@ class Extracted:
     text: str
     pages: tuple[int, ...] = ()
     extractor: str = ""
+    key: str = ""  # its name in the store
 
     def page_of(self, line: int) -> int | None:
         """The page a line is on, or None for a format without pages."""
@@ -57,7 +58,7 @@ class Extracted:
         return page
 
 
-class TooLong(Exception):
+class TooLong(SourceError):
     """An extractor passed Limits.max_lines; read.py turns it into the max_parts message."""
 
 
@@ -81,7 +82,7 @@ class Lines:
             self.lines.append(line)
             self.size += len(line) + 1
         if len(self.lines) > self.limits.max_lines:
-            raise TooLong(self.path)
+            raise TooLong(self.path, f"extracts to over {self.limits.max_lines:,} lines")
         if self.size > self.limits.max_bytes:
             raise SourceError(
                 self.path, f"extracts to over {self.limits.max_bytes:,} bytes of text (sources.max_bytes)"
@@ -109,7 +110,7 @@ def extract(fmt: Format, path: str, raw: bytes, limits: Limits) -> Extracted:
         raise missing_extra(path, exc.name or fmt.libraries[0]) from exc
     try:
         out: Extracted = module.extract(fmt.name, path, raw, limits)
-    except (SourceError, TooLong, MemoryError):
+    except (SourceError, MemoryError):
         raise
     except Exception as exc:  # noqa: BLE001 - any parser failure is the file's, not wikic's
         detail = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
@@ -158,7 +159,16 @@ def load(fmt: Format, path: str, raw: bytes, limits: Limits, store: Path | None)
         # the page map first: a text without its map is never taken as complete
         atomic_write(store / f"{key}.json", json.dumps({"pages": list(out.pages)}).encode())
         atomic_write(store / f"{key}.md", out.text.encode("utf-8"))
-    return out
+    return Extracted(out.text, out.pages, ident, key)
+
+
+def prune(store: Path, keep: set[str]) -> None:
+    """Remove the texts of files no source has any more (edited, removed)."""
+    if not store.is_dir():
+        return
+    for path in store.iterdir():
+        if path.name.split(".", 1)[0] not in keep:
+            path.unlink(missing_ok=True)
 
 
 def _stored(store: Path, key: str, ident: str) -> Extracted | None:
@@ -167,4 +177,4 @@ def _stored(store: Path, key: str, ident: str) -> Extracted | None:
         pages = json.loads((store / f"{key}.json").read_text(encoding="utf-8"))["pages"]
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
         return None
-    return Extracted(text, tuple(int(p) for p in pages), ident)
+    return Extracted(text, tuple(int(p) for p in pages), ident, key)

@@ -29,6 +29,7 @@ class Source:
     hash: str
     extractor: str = ""  # what extracted the text from a PDF, DOCX, ... (formats.extractor_id)
     pages: tuple[int, ...] = ()  # a PDF's first line of each page, for citations to link to
+    stored: str = ""  # its extracted text's name in the store
 
     @property
     def lines(self) -> list[str]:
@@ -143,8 +144,9 @@ def source_text(path: str, raw: bytes, store: Path | None, limits: Limits | None
     fmt = format_of(path)
     if fmt is None:
         return Extracted(normalise(decode(raw, path)))
-    out = load(fmt, path, raw, limits or Limits(), store)
-    return Extracted(normalise(out.text), out.pages, out.extractor)
+    # lint and ask read what a build accepted, normally from the store: no line limit of their own
+    out = load(fmt, path, raw, limits or Limits(max_lines=10_000_000), store)
+    return Extracted(normalise(out.text), out.pages, out.extractor, out.key)
 
 
 def _read_extracted(
@@ -170,7 +172,7 @@ def _read_extracted(
             f"extracts to over {limits.max_lines:,} lines: more than {max_parts} parts of {part_lines} "
             "lines, one model call each (sources.max_parts in schema.yaml); split it, or raise the limit",
         ) from None
-    source = Source(file.path, out.text, text_hash(out.text), out.extractor, out.pages)
+    source = Source(file.path, out.text, text_hash(out.text), out.extractor, out.pages, out.key)
     if part_lines and max_parts:
         _check_parts(file.path, source.lines, part_lines, max_parts)
     return source
