@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -94,12 +95,20 @@ def docx_figures(count: int) -> dict[str, Any]:
     return {"files": count, "per_file_ms": statistics.mean(times) * 1000, "max_ms": max(times) * 1000}
 
 
-def wikic(root: Path, *args: str) -> tuple[float, dict[str, Any]]:
-    started = time.perf_counter()
+def cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def wikic(root: Path, *args: str, cpu_times: list[float] | None = None) -> tuple[float, dict[str, Any]]:
+    """Wall seconds of `python -m wikic ARGS` in a fresh process (its CPU seconds to `cpu_times`)."""
+    started, cpu_started = time.perf_counter(), cpu()
     proc = subprocess.run(
         [sys.executable, "-m", "wikic", "-C", str(root), *args], capture_output=True, text=True, timeout=3600
     )
     took = time.perf_counter() - started
+    if cpu_times is not None:
+        cpu_times.append(cpu() - cpu_started)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"wikic {' '.join(args)} exited {proc.returncode}: {proc.stderr[-2000:]}")
     return took, json.loads(proc.stdout)
@@ -126,12 +135,15 @@ def noop_figures(sources: int, runs: int, work: Path) -> dict[str, Any]:
     wikic(text_root, "build", "--json", "-q")
     store = root / ".wikic" / "extracted"
     before = {p.name: p.stat().st_mtime_ns for p in store.iterdir()}
-    times, text_times = [], []
+    times: list[float] = []
+    text_times: list[float] = []
+    cpus: list[float] = []
+    text_cpus: list[float] = []
     for _ in range(runs):
-        took, report = wikic(root, "build", "--json", "-q")
+        took, report = wikic(root, "build", "--json", "-q", cpu_times=cpus)
         assert report.get("nothing_to_do"), report
         times.append(took)
-        text_times.append(wikic(text_root, "build", "--json", "-q")[0])
+        text_times.append(wikic(text_root, "build", "--json", "-q", cpu_times=text_cpus)[0])
     untouched = {p.name: p.stat().st_mtime_ns for p in store.iterdir()} == before
     return {
         "sources": sources,
@@ -140,6 +152,8 @@ def noop_figures(sources: int, runs: int, work: Path) -> dict[str, Any]:
         "errors": len(full.get("errors", [])),
         "noop_median_s": statistics.median(times),
         "text_only_noop_median_s": statistics.median(text_times),
+        "noop_cpu_median_s": statistics.median(cpus),
+        "text_only_noop_cpu_median_s": statistics.median(text_cpus),
         "store_untouched": untouched,
     }
 
@@ -180,12 +194,13 @@ def print_table(f: dict[str, Any]) -> None:
     print(f"| DOCX, {docx['files']} files | {docx['per_file_ms']:.1f} ms a file (max {docx['max_ms']:.1f}) |")
     print(
         f"| no-op build, {noop['sources']} sources ({noop['pdfs']} PDFs) "
-        f"| {noop['noop_median_s'] * 1000:.0f} ms "
+        f"| {noop['noop_median_s'] * 1000:.0f} ms wall, {noop['noop_cpu_median_s'] * 1000:.0f} ms CPU "
         f"(full build {noop['full_s']:.1f} s); store untouched: {noop['store_untouched']} |"
     )
     print(
         f"| no-op build, the same {noop['sources']} sources as text only "
-        f"| {noop['text_only_noop_median_s'] * 1000:.0f} ms |"
+        f"| {noop['text_only_noop_median_s'] * 1000:.0f} ms wall, "
+        f"{noop['text_only_noop_cpu_median_s'] * 1000:.0f} ms CPU |"
     )
 
 
