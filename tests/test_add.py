@@ -19,6 +19,7 @@ from projects import make_project, run_build
 from wikic.cli.main import cli
 from wikic.project import Project
 from wikic.wiki.frontmatter import split_front_matter
+from wikic.wiki.page import parse_citations
 
 
 class Site:
@@ -100,8 +101,14 @@ def test_an_article_is_saved_as_its_main_content(tmp_path: Path, site: tuple[Sit
         assert chrome not in text, chrome
     report, _ = run_build(project)
     assert report.errors == []
-    titles = [split_front_matter(p.read_text()).meta.get("title") for p in project.wiki_dir.glob("*.md")]
-    assert "How restat gives ninja early cutoff" in titles
+    pages = {p.name: split_front_matter(p.read_text()) for p in project.wiki_dir.glob("*.md")}
+    assert "How restat gives ninja early cutoff" in [page.meta.get("title") for page in pages.values()]
+    # the clip's front matter is metadata: no page quotes it, and the body keeps its line numbers
+    assert not any("fetched:" in page.body or "url:" in page.body for page in pages.values())
+    lines = text.splitlines()
+    for page in pages.values():
+        for cite, _ in parse_citations(page.body):
+            assert any(line.strip() for line in lines[cite.start - 1 : cite.end]), cite
 
 
 def test_re_adding_an_unchanged_url_changes_nothing(tmp_path: Path, site: tuple[Site, str]) -> None:

@@ -203,3 +203,11 @@ def test_a_saved_page_in_latin_1_is_read_by_its_declared_charset() -> None:
     )
     text = source_text("old.html", page.encode("latin-1"), None).text
     assert "rarely (café) change" in text
+
+
+def test_a_leading_front_matter_is_blank_lines_for_the_build() -> None:
+    note = '---\nurl: "https://example.org/a"\ntags:\n  - build\n---\n\n# Make\n\nMake was written in 1976.\n'
+    text = source_text("sources/a.md", note.encode(), None).text
+    assert text.splitlines()[:5] == [""] * 5 and text.splitlines()[6] == "# Make"
+    ruled = "---\nA line between two rules.\n---\n\nText.\n"
+    assert source_text("sources/b.md", ruled.encode(), None).text == ruled

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from wikic.sources.scan import SourceFile
 
 HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
+YAML_LINE = re.compile(r"$|[\w-]+:|\s|- |#")  # a key, an indented or list line, a comment
+FRONT_MATTER_LINES = 60
 
 
 @dataclass(frozen=True)
@@ -37,10 +39,7 @@ class Source:
 
     @property
     def title(self) -> str:
-        lines = self.lines
-        if lines and lines[0] == "---" and "---" in lines[1:]:  # a web clip's front matter (wikic add)
-            lines = lines[lines.index("---", 1) + 1 :]
-        for line in lines:
+        for line in self.lines:
             m = HEADING.match(line)
             if m:
                 return m.group(1).strip()[:120]
@@ -65,6 +64,21 @@ def normalise(text: str) -> str:
     while lines and not lines[-1]:
         lines.pop()
     return "\n".join(lines) + "\n" if lines else ""
+
+
+def blank_front_matter(text: str) -> str:
+    """A leading YAML front matter block (a web clip's url, title and date; a note's tags) as
+    blank lines: metadata, not prose to digest, and every later line keeps its number."""
+    if not text.startswith("---\n"):
+        return text
+    lines = text.split("\n")
+    try:
+        end = lines.index("---", 1, FRONT_MATTER_LINES)
+    except ValueError:
+        return text
+    if not all(YAML_LINE.match(line) for line in lines[1:end]):
+        return text  # a rule (---) opening a text, not front matter
+    return "\n" * end + "\n" + "\n".join(lines[end + 1 :])
 
 
 def decode(raw: bytes, path: str) -> str:
@@ -120,7 +134,7 @@ def read_source(
         raise SourceError(file.path, f"cannot read: {exc.strerror or exc}") from exc
     if len(raw) > max_bytes:
         raise SourceError(file.path, f"is over the limit of {max_bytes:,} bytes (sources.max_bytes)")
-    text = normalise(decode(raw, file.path))
+    text = blank_front_matter(normalise(decode(raw, file.path)))
     source = Source(file.path, text, text_hash(text))
     if part_lines and max_parts:
         _check_parts(file.path, source.lines, part_lines, max_parts)
@@ -143,7 +157,7 @@ def source_text(path: str, raw: bytes, store: Path | None, limits: Limits | None
     """A source's bytes as the text the build reads: decoded, or extracted (from the store)."""
     fmt = format_of(path)
     if fmt is None:
-        return Extracted(normalise(decode(raw, path)))
+        return Extracted(blank_front_matter(normalise(decode(raw, path))))
     # lint and ask read what a build accepted, normally from the store: no line limit of their own
     out = load(fmt, path, raw, limits or Limits(max_lines=10_000_000), store)
     return Extracted(normalise(out.text), out.pages, out.extractor, out.key)
