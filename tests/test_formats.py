@@ -4,6 +4,7 @@ page); the extracted text is stored and reused; editing one rebuilds only its pa
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -211,3 +212,14 @@ def test_a_leading_front_matter_is_blank_lines_for_the_build() -> None:
     assert text.splitlines()[:5] == [""] * 5 and text.splitlines()[6] == "# Make"
     ruled = "---\nA line between two rules.\n---\n\nText.\n"
     assert source_text("sources/b.md", ruled.encode(), None).text == ruled
+
+
+def test_the_mcp_read_source_tool_reads_the_extracted_text(tmp_path: Path) -> None:
+    from wikic.mcp.tools import Tools
+
+    project = formats_project(tmp_path, ["report.pdf"])
+    run_build(project)
+    out = Tools(project).read_source("sources/report.pdf", "1-2")
+    lines = extracted_lines(project, "sources/report.pdf")
+    assert out["total_lines"] == len(lines)
+    assert PDF_PAGES[0][0] in json.dumps(out)
