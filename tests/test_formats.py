@@ -223,3 +223,13 @@ def test_the_mcp_read_source_tool_reads_the_extracted_text(tmp_path: Path) -> No
     lines = extracted_lines(project, "sources/report.pdf")
     assert out["total_lines"] == len(lines)
     assert PDF_PAGES[0][0] in json.dumps(out)
+
+
+def test_a_deleted_pdf_leaves_no_extracted_text(tmp_path: Path) -> None:
+    project = formats_project(tmp_path, ["report.pdf", "notes.docx"])
+    run_build(project)
+    (project.sources_dir / "report.pdf").unlink()
+    report, _ = run_build(project)
+    assert report.errors == []
+    texts = [p.read_text(encoding="utf-8") for p in store_dir(project.root).glob("*.md")]
+    assert len(texts) == 1 and not any("Restat gives Ninja" in t for t in texts)
