@@ -233,3 +233,18 @@ def test_a_deleted_pdf_leaves_no_extracted_text(tmp_path: Path) -> None:
     assert report.errors == []
     texts = [p.read_text(encoding="utf-8") for p in store_dir(project.root).glob("*.md")]
     assert len(texts) == 1 and not any("Restat gives Ninja" in t for t in texts)
+
+
+def test_the_viewer_shows_a_pdf_as_its_extracted_lines_and_follows_its_citations(tmp_path: Path) -> None:
+    from wikic.sources.scan import list_sources
+    from wikic.web.model import read_source_lines
+    from wikic.web.render import CITE_HREF
+
+    project = formats_project(tmp_path, ["report.pdf"])
+    run_build(project)
+    files, _ = list_sources(project.root, SourcesConfig())
+    pdf = next(f for f in files if f.path == "sources/report.pdf")
+    assert read_source_lines(pdf) == extracted_lines(project, "sources/report.pdf")
+    target = next(c[3] for c in citations(project) if c[0] == "sources/report.pdf")
+    m = CITE_HREF.fullmatch(target)
+    assert m is not None and m.group(1) == "sources/report.pdf"
