@@ -31,6 +31,7 @@ SMOKED = {
     "mcp_latency.py",
     "redact_scale.py",
     "web_scale.py",
+    "extract.py",
 }
 ELSEWHERE = {"eval_qa.py": "test_eval_qa.py", "ask_modes.py": "test_eval_qa.py"}
 
@@ -165,3 +166,16 @@ def test_entity_pages() -> None:
         pytest.skip("../shared/eval/hotpotqa is not beside this checkout")
     out = bench("entity_pages.py", "--data", str(data)).stdout
     assert "answer entities have a page" in out
+
+
+def test_extract(tmp_path: Path) -> None:
+    raw = tmp_path / "figures.json"
+    args = ("--pdf-pages", "4", "--docx", "2", "--sources", "3", "--runs", "1", "--json", str(raw))
+    out = bench("extract.py", *args).stdout
+    assert "ms a page" in out and "ms a file" in out
+    figures = json.loads(raw.read_text())
+    assert figures["noop"]["store_untouched"] is True and figures["noop"]["errors"] == 0
+    page = tmp_path / "page.html"
+    page.write_text("<html><body><article><h1>A</h1><p>Ninja is a build system.</p></article></body></html>")
+    out = bench("extract.py", "--compare", str(page)).stdout
+    assert "| page.html | trafilatura |" in out and "| page.html | readability-lxml |" in out

@@ -85,7 +85,11 @@ class Topic(Strict):
 
 
 class SourcesConfig(Strict):
-    include: list[str] = ["**/*.md", "**/*.txt", "**/*.markdown"]
+    # text as it is; the other formats through their extractors (sources/formats.py, the same list)
+    include: list[str] = [
+        *("**/*.md", "**/*.txt", "**/*.markdown", "**/*.pdf", "**/*.docx", "**/*.pptx"),
+        *("**/*.xlsx", "**/*.csv", "**/*.html", "**/*.htm", "**/*.epub"),
+    ]
     exclude: list[str] = []
     max_bytes: int = Field(default=5_000_000, ge=1)
     part_lines: int = Field(default=120, ge=10)  # longer sources are digested in parts

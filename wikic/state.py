@@ -327,6 +327,7 @@ class State:
         """When the build last wrote or removed a page: the newest file it recorded (0 if none)."""
         row = self.db.execute("SELECT MAX(mtime_ns) FROM files").fetchone()
         return (row[0] or 0) / 1e9 if row else 0.0
+
     # --- issue 17: what makes an edit cost what it changes, and batches ----------
     def lint_pages(self) -> dict[str, LintRow]:
         """Each page's cached lint facts and own findings, by path (lint/cache.py)."""

@@ -11,9 +11,11 @@ from pathlib import Path
 
 from wikic.ask.passages import Sentence
 from wikic.ask.select import Corpus, group, pack, rank
-from wikic.errors import UsageError
+from wikic.errors import UsageError, WikicError
 from wikic.privacy.redact import NONE, Redactor
 from wikic.prompts.loader import Prompts
+from wikic.sources.extract import store_dir
+from wikic.sources.read import source_text
 from wikic.wiki.page import COMMENT, Citation, Page, plain_links, split_page
 
 BOOKKEEPING = {"index", "log"}
@@ -228,7 +230,7 @@ class ContextBuilder:
         path = (self.root / cite.source).resolve()
         if not path.is_relative_to(sources):
             return None  # a page cannot make ask read outside sources/
-        lines = self._source_lines(path)
+        lines = self._source_lines(self.root, cite.source, path)
         if lines is None:
             return None
         end = min(cite.end, cite.start + SOURCE_LINES - 1, len(lines))
@@ -238,12 +240,12 @@ class ContextBuilder:
         span = f"{cite.start}" if end == cite.start else f"{cite.start}-{end}"
         return Shown(cite.source, span, text) if text else None
 
-    def _source_lines(self, path: Path) -> list[str] | None:
+    def _source_lines(self, root: Path, rel: str, path: Path) -> list[str] | None:
         """A source's lines, redacted as the build redacted them; read once per question."""
         if path not in self._lines:
-            try:
-                lines = path.read_text(encoding="utf-8").splitlines()
-            except (OSError, UnicodeDecodeError):
+            try:  # a PDF, DOCX, ... as its extracted text, whose lines the citations count
+                lines = source_text(rel, path.read_bytes(), store_dir(root)).text.splitlines()
+            except (OSError, WikicError):
                 lines = None
             self._lines[path] = None if lines is None else self.redactor.lines(lines)
         return self._lines[path]

@@ -30,6 +30,7 @@ INPUT_REASONS = {
     "schema": "schema.yaml changed",
     "claims": "its notes changed (an upstream source changed)",
     "privacy": "privacy.redact rules changed",
+    "extractor": "extractor changed (the library that reads the PDF, DOCX, ... was upgraded)",
 }
 
 
@@ -54,7 +55,10 @@ class Action:
     usage: dict[str, int] = field(default_factory=dict)
 
 
-def action_key(stage: str, request: Request, model_id: str) -> str:
+def action_key(stage: str, request: Request, model_id: str, extractor: str = "") -> str:
+    """`extractor`: what turned a PDF, DOCX, ... into the text the messages hold, so that
+    upgrading it runs that source's actions again (absent for text sources: their keys
+    stay as they were)."""
     payload = {
         "stage": stage,
         "version": STAGE_VERSION[stage],
@@ -64,6 +68,8 @@ def action_key(stage: str, request: Request, model_id: str) -> str:
         "max_tokens": request.max_tokens,
         "temperature": request.temperature,
     }
+    if extractor:
+        payload["extractor"] = extractor
     return json_digest(payload)
 
 
@@ -97,7 +103,7 @@ def resolve(
     if retry_failed and record is not None and is_fallback(state.cached(record.key)):
         action.reason = "--retry-failed: its last answer was made without the model"
     request = action.render()
-    action.key = action_key(action.stage, request, model_id)
+    action.key = action_key(action.stage, request, model_id, action.inputs.get("extractor", ""))
     output = state.cached(action.key)
     if output is not None and not (retry_failed and is_fallback(output)):
         action.status, action.output = "cached", output

@@ -14,7 +14,7 @@ from wikic.build.plan import PagePlan
 from wikic.hashing import fingerprint
 from wikic.state import Rendered
 from wikic.wiki.frontmatter import render_front_matter
-from wikic.wiki.page import WIKILINK, Citation, parse_links, seal, split_page
+from wikic.wiki.page import WIKILINK, Citation, parse_links, seal, split_page, with_pages
 
 WORD = re.compile(r"\w+")
 MAX_NGRAM = 6
@@ -267,6 +267,7 @@ class Assembly:
     kept: dict[str, PagePlan] = field(default_factory=dict)
     previous: dict[str, Rendered] = field(default_factory=dict)
     intact: set[str] = field(default_factory=set)
+    page_starts: dict[str, tuple[int, ...]] = field(default_factory=dict)  # a PDF's pages, by source
 
 
 @dataclass
@@ -356,12 +357,13 @@ class _Bodies:
             body, links = topic_body(page, job.prose[pid], self.linker, self.source_slugs)
             entry.description = first_sentence(job.prose[pid]["paragraphs"][0][0]["text"])
         entry.links = links
-        return body
+        return with_pages(body, job.page_starts)  # a PDF's citations also name its page
 
     def _key(self, pid: str, page: PagePlan, names: str) -> str:
         """Everything the page's body and front matter are made from."""
         claims = [[c.text, c.source, c.start, c.end] for c in page.claims]
-        head = [VERSION, names, page.title, page.type, page.slug, page.aliases, page.sources, claims]
+        starts = [self.job.page_starts.get(s) for s in page.sources]  # a PDF's pages, cited in links
+        head = [VERSION, names, page.title, page.type, page.slug, page.aliases, page.sources, claims, starts]
         if page.type == "source":
             topics = []
             for tid in page.topics:

@@ -10,21 +10,27 @@ best defines its topic, and notes beyond write.max_notes are listed under "More 
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rapidfuzz import fuzz
 
 from wikic.build.plan import Claim, PagePlan
+from wikic.hashing import fingerprint
 from wikic.wiki.overlap import content_words, plain
 from wikic.wiki.support import MAX_NOVEL, check_against, sentences
+
+if TYPE_CHECKING:
+    from wikic.state import State
 
 DEFINING_VERB = re.compile(
     r"(?:is|are|was|were|means|refers|stops|describes|lets|makes|lists|gives|has|have)\b", re.I
 )
 PRONOUN = re.compile(r"(it|its|this|these|that|those|they|he|she|such)\b", re.I)
+VERSION = 1  # bump when compose makes other text from the same inputs (Composer's key)
 DUPLICATE = 95  # rapidfuzz token_set_ratio at which two notes say the same thing
 
 
@@ -178,3 +184,41 @@ def compose_pages(
         kept += composed["kept"]
         total += composed["total"]
     return out, {"notes": {"kept": kept, "total": total}, "pages_by_mode": dict(sorted(modes.items()))}
+
+
+class Composer:
+    """compose (compose.py) remembered by what it reads, so that an edit composes only the
+    pages whose notes or prose changed (--force composes every page again)."""
+
+    def __init__(self, state: State, force: bool) -> None:
+        self.state = state
+        self.saved = {} if force else state.composed()
+        self.changed: dict[str, tuple[str, str]] = {}
+
+    def __call__(self, page: PagePlan, output: dict[str, Any] | None, threshold: float) -> dict[str, Any]:
+        claims = [[c.text, c.source, c.start, c.end, c.section] for c in page.claims]
+        key = fingerprint(
+            [
+                VERSION,
+                page.id,
+                page.title,
+                page.type,
+                page.aliases,
+                claims,
+                page.in_text,
+                output,
+                threshold,
+            ]
+        )
+        saved = self.saved.get(page.id)
+        if saved is not None and saved[0] == key:
+            text: dict[str, Any] = json.loads(saved[1])
+            return text
+        text = compose(page, output, threshold)
+        self.changed[page.id] = (key, json.dumps(text, ensure_ascii=False))
+        return text
+
+    def save(self, pages: dict[str, PagePlan]) -> None:
+        gone = [pid for pid in self.saved if pid not in pages]
+        if self.changed or gone:
+            self.state.set_composed(self.changed, gone)

@@ -273,6 +273,8 @@ class _Digester:
         }
         if self.privacy:  # only where a rule fired: other sources keep their keys as they were
             inputs["privacy"] = self.privacy
+        if source.extractor:  # a PDF, DOCX, ...: upgrading its extractor runs it again
+            inputs["extractor"] = source.extractor
         return Action(
             id=f"digest:{source.path}{suffix}",
             stage="digest",

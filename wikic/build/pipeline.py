@@ -21,7 +21,7 @@ from wikic.backends import Backend, make_backend, model_id
 from wikic.build.actions import Action, Runner, resolve
 from wikic.build.assemble import Assembled, Assembly, assemble
 from wikic.build.batches import Batches
-from wikic.build.compose import compose, compose_pages
+from wikic.build.compose import Composer, compose_pages
 from wikic.build.digest import digest_actions, merge_parts
 from wikic.build.plan import PagePlan, SourceInfo, plan
 from wikic.build.publish import append_log, publish
@@ -37,13 +37,13 @@ from wikic.privacy.local import LocalOnly, is_remote, not_run_reason
 from wikic.privacy.redact import Redactor
 from wikic.project import Project
 from wikic.prompts.loader import Prompts
+from wikic.sources.extract import prune, store_dir
 from wikic.sources.read import Source, read_source
 from wikic.sources.scan import SourceFile, list_sources
 from wikic.state import ActionRecord, Meta, State
 from wikic.wiki.page import split_page
 
 __all__ = ["BuildOptions", "build"]
-COMPOSE_VERSION = 1  # bump when compose.py makes other text from the same inputs
 
 
 def build(
@@ -132,6 +132,7 @@ class _Build:
         remote = is_remote(self.schema.model)
         self.local_only = LocalOnly(self.schema.privacy.local_only if remote else [])
         self.local: tuple[str, str, Runner] | None = None  # privacy.local_model: id, fingerprint, runner
+        self.store = store_dir(self.project.root)  # extracted texts of PDF, DOCX, ... sources
 
     # --- stages ---------------------------------------------------------------
     def run(self, files: list[SourceFile], list_errors: list[SourceError], mark: str) -> None:
@@ -173,6 +174,7 @@ class _Build:
             kept,
             {} if self.opts.force else self.state.assembled(),
             set() if self.opts.force else _intact(root, self.state),
+            {s.path: s.pages for s in sources if s.pages},
         )
         done = assemble(job)
         outputs = done.outputs
@@ -199,20 +201,23 @@ class _Build:
             self.state.set_assembled(changed, gone)
 
     def _read(self, files: list[SourceFile]) -> list[Source]:
-        sources = []
+        sources, stored = [], set()
         for f in files:
             try:
                 cfg = self.schema.sources
-                src = read_source(f, cfg.max_bytes, cfg.part_lines, cfg.max_parts)
+                src = read_source(f, cfg.max_bytes, cfg.part_lines, cfg.max_parts, self.store)
             except SourceError as err:
                 self.report.error(err.path, err.reason)
                 self.failed_sources.add(err.path)
                 continue
+            stored.add(src.stored)
             if not src.text.strip():
                 self.report.warnings.append(f"{f.path}: empty, skipped")
                 continue
             src, self.privacy_fp[src.path] = self.redactor.source(src)  # before any model sees it
             sources.append(src)
+        if not self.opts.dry_run:
+            prune(self.store, stored)  # the texts of PDF, DOCX, ... files no longer in sources/
         return sources
 
     def _digest(self, sources: list[Source]) -> dict[str, dict[str, object]]:
@@ -249,7 +254,7 @@ class _Build:
         self._settle([a for pid, a in actions.items() if pid not in local])
         self._settle([a for pid, a in actions.items() if pid in local], local=True)
         written = {pid: a.output for pid, a in actions.items() if a.output is not None}
-        composer = _Composer(self.state, self.opts.force)
+        composer = Composer(self.state, self.opts.force)
         texts, self.report.page_text = compose_pages(
             pages, written, set(actions), self.schema.lint.citation_threshold, composer
         )
@@ -385,44 +390,6 @@ class _Build:
             state.set_meta(Meta.ACTIONS, str(report.ran + report.cached + report.up_to_date))
         else:
             state.set_meta(Meta.CLEAN, "")
-
-
-class _Composer:
-    """compose (compose.py) remembered by what it reads, so that an edit composes only the
-    pages whose notes or prose changed (--force composes every page again)."""
-
-    def __init__(self, state: State, force: bool) -> None:
-        self.state = state
-        self.saved = {} if force else state.composed()
-        self.changed: dict[str, tuple[str, str]] = {}
-
-    def __call__(self, page: PagePlan, output: dict[str, Any] | None, threshold: float) -> dict[str, Any]:
-        claims = [[c.text, c.source, c.start, c.end] for c in page.claims]
-        key = fingerprint(
-            [
-                COMPOSE_VERSION,
-                page.id,
-                page.title,
-                page.type,
-                page.aliases,
-                claims,
-                page.in_text,
-                output,
-                threshold,
-            ]
-        )
-        saved = self.saved.get(page.id)
-        if saved is not None and saved[0] == key:
-            text: dict[str, Any] = json.loads(saved[1])
-            return text
-        text = compose(page, output, threshold)
-        self.changed[page.id] = (key, json.dumps(text, ensure_ascii=False))
-        return text
-
-    def save(self, pages: dict[str, PagePlan]) -> None:
-        gone = [pid for pid in self.saved if pid not in pages]
-        if self.changed or gone:
-            self.state.set_composed(self.changed, gone)
 
 
 def _intact(root: Path, state: State) -> set[str]:

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from wikic import __version__
+from wikic.cli.add import add
 from wikic.cli.ask import ask
 from wikic.cli.build import build, init, watch
 from wikic.cli.common import CONTEXT, Ctx
@@ -38,7 +39,7 @@ def cli(ctx: click.Context, directory: Path | None) -> None:
     ctx.obj = Ctx(directory)
 
 
-for command in (init, build, watch, ask, lint, mcp, forget, gc, serve, site, graph):
+for command in (init, build, watch, ask, lint, mcp, forget, gc, serve, site, graph, add):
     cli.add_command(command)
 
 

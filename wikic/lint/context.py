@@ -11,7 +11,8 @@ from wikic.errors import SourceError
 from wikic.hashing import bytes_hash, text_hash
 from wikic.privacy.redact import NONE, Redactor
 from wikic.project import Project
-from wikic.sources.read import decode, normalise
+from wikic.sources.extract import store_dir
+from wikic.sources.read import source_text
 from wikic.state import State
 from wikic.wiki.overlap import content_words
 from wikic.wiki.page import Citation
@@ -82,8 +83,8 @@ class SourceCache:
             return "does not exist"
         except OSError as exc:
             return f"cannot be read: {exc.strerror or exc}"
-        try:
-            text = normalise(decode(raw, rel))
+        try:  # a PDF, DOCX, ... as its extracted text, the one the build digested
+            text = source_text(rel, raw, store_dir(self.root)).text
         except SourceError as exc:
             return exc.reason
         lines = self.redactor.lines(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"))

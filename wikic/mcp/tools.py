@@ -16,7 +16,9 @@ from wikic.ask.passages import line_ref
 from wikic.errors import PageError, SourceError, UsageError
 from wikic.mcp.loaded import WikiCache, own_links
 from wikic.project import Project
-from wikic.sources.read import Source, decode, normalise
+from wikic.sources.extract import store_dir
+from wikic.sources.formats import format_of
+from wikic.sources.read import Source, source_text
 from wikic.wiki.page import SEAL, Citation, Page, split_page
 from wikic.wiki.read import INDEX
 
@@ -214,17 +216,20 @@ class Tools:
         full = (self.project.root / rel).resolve()
         if not full.is_relative_to(sources) or full == sources:
             raise UsageError(f"read_source reads files inside sources/ only, not {path!r}")
+        limit = MAX_SOURCE_BYTES * (20 if format_of(full.name) else 1)  # a PDF, DOCX, ... (read.py)
         try:
             with open(full, "rb") as fh:
-                raw = fh.read(MAX_SOURCE_BYTES + 1)
+                raw = fh.read(limit + 1)
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             raise SourceError(rel, "no such file in sources/; a page's citations name its sources") from None
         except OSError as exc:
             raise SourceError(rel, f"cannot read: {exc.strerror or exc}") from exc
-        if len(raw) > MAX_SOURCE_BYTES:
-            raise SourceError(rel, f"is over {MAX_SOURCE_BYTES:,} bytes; wikic does not read it either")
+        if len(raw) > limit:
+            raise SourceError(rel, f"is over {limit:,} bytes; wikic does not read it either")
         rel = full.relative_to(self.project.root.resolve()).as_posix()
-        return rel, Source(rel, normalise(decode(raw, rel)), "").lines
+        # a PDF, DOCX, ... as its extracted text: the lines the build digested and pages cite
+        text = source_text(rel, raw, store_dir(self.project.root)).text
+        return rel, Source(rel, text, "").lines
 
 
 def parse_lines(lines: str, total: int) -> tuple[int, int]:

@@ -117,8 +117,9 @@ def purge(project: Project, state: State, forgotten: list[str]) -> dict[str, Any
 
 
 def _forget_extracted(project: Project, forgotten: Iterable[str]) -> None:
-    """The hook for text extracted from converted sources (PDF, Office, HTML) under .wikic/:
-    nothing is stored there yet; the store that lands (issue 15) deletes its entries here."""
+    """Text extracted from converted sources (PDF, Office, HTML) under .wikic/extracted/:
+    the build that dropped the forgotten sources read the others first and kept only
+    their texts there (sources/extract.prune), so none of the forgotten ones is left."""
     return None
 
 

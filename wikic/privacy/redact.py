@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from wikic.hashing import fingerprint
@@ -167,7 +167,8 @@ class Redactor:
         red = self.redact(source.text)
         if not red.changed:
             return source, ""
-        return Source(source.path, red.text, source.hash), self.fingerprint_of(red.kinds)
+        # replace: a PDF's page map and extractor stay (the redaction keeps every line)
+        return replace(source, text=red.text), self.fingerprint_of(red.kinds)
 
     def lines(self, lines: list[str]) -> list[str]:
         """A whole source's lines, redacted as the build redacted them (one numbering)."""

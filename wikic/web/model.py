@@ -123,10 +123,12 @@ def lint_findings(project: Project) -> dict[str, list[Finding]]:
 def read_source_lines(file: SourceFile) -> list[str]:
     """A source's lines as citations number them (the build's own normalisation)."""
     from wikic.errors import SourceError
+    from wikic.sources.extract import store_dir
     from wikic.sources.read import read_source
 
-    try:
-        return read_source(file, max_bytes=64 * 1024 * 1024).lines
+    root = file.abspath.parents[len(file.path.split("/")) - 1]  # file.path: sources/...
+    try:  # a PDF, DOCX, ... as its extracted text (from the build's store)
+        return read_source(file, max_bytes=64 * 1024 * 1024, store=store_dir(root)).lines
     except SourceError as exc:
         return [f"(wikic cannot show this source: {exc})"]
 

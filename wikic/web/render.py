@@ -18,8 +18,9 @@ from markdown_it.token import Token
 from wikic.wiki.blocks import PLAIN_START  # a line that can only be paragraph text
 from wikic.wiki.page import COMMENT, WIKILINK
 
-# A citation as assemble writes it, relative to wiki/: ../sources/x.md#L3-L4
-CITE_HREF = re.compile(r"\.\./(sources/[^#?]+)#L(\d+)(?:-L(\d+))?")
+# A citation as assemble writes it, relative to wiki/: ../sources/x.md#L3-L4, or for a PDF
+# ../sources/x.pdf#page=2&L3-L4 (the viewer shows the extracted lines, so the page is not needed)
+CITE_HREF = re.compile(r"\.\./(sources/[^#?]+)#(?:page=\d+&)?L(\d+)(?:-L(\d+))?")
 SAFE_SCHEME = re.compile(r"(https?:|mailto:)", re.I)
 PAGE_HREF = re.compile(r"(?:\./)?([A-Za-z0-9][A-Za-z0-9._-]*)\.md(#[A-Za-z0-9_-]*)?")
 

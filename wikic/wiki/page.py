@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -22,7 +23,10 @@ RESERVED = {"index", "log", "con", "prn", "aux", "nul", "readme"} | {
 }
 MAX_SLUG = 80
 WIKILINK = re.compile(r"\[\[([^\[\]|#\n]*)(#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
-CITATION = re.compile(r"\[([^\[\]\n]+?):(\d+)(?:-(\d+))?\]\(\.\./(sources/[^)\s#]+)#L(\d+)(?:-L(\d+))?\)")
+# a PDF's citation also names the page its lines are on: (../sources/r.pdf#page=7&L120-L122)
+CITATION = re.compile(
+    r"\[([^\[\]\n]+?):(\d+)(?:-(\d+))?\]\(\.\./(sources/[^)\s#]+)#(?:page=\d+&)?L(\d+)(?:-L(\d+))?\)"
+)
 
 
 SEAL = re.compile(r"\n<!-- wikic:([0-9a-f]{20}) -->\n\Z")
@@ -89,6 +93,20 @@ class Citation:
         lines = f"{self.start}" if self.start == self.end else f"{self.start}-{self.end}"
         anchor = f"L{self.start}" if self.start == self.end else f"L{self.start}-L{self.end}"
         return f"[{label}:{lines}](../{quote(self.source)}#{anchor})"
+
+
+def with_pages(text: str, page_starts: dict[str, tuple[int, ...]]) -> str:
+    """Citations of paged sources (PDF) link to the page their first line is on, which a
+    PDF viewer opens (#page=N); `page_starts`: each such source's first line of each page."""
+
+    def repl(m: re.Match[str]) -> str:
+        starts = page_starts.get(unquote(m.group(4)))
+        if not starts or "#page=" in m.group(0):
+            return m.group(0)
+        page = max(bisect_right(starts, int(m.group(5))), 1)
+        return m.group(0).replace("#L", f"#page={page}&L", 1)
+
+    return CITATION.sub(repl, text) if page_starts else text
 
 
 def parse_citations(text: str) -> list[tuple[Citation, int]]:
