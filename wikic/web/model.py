@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from wikic.project import Project
-from wikic.wiki.page import COMMENT, Page, parse_links
+from wikic.wiki.page import COMMENT, Page, parse_citations, parse_links
 from wikic.wiki.read import Wiki, read_wiki
 
 if TYPE_CHECKING:
@@ -60,12 +60,13 @@ class Model:
     outbound: dict[str, set[str]] = field(default_factory=dict)  # slug -> the pages it links to
     inbound: dict[str, set[str]] = field(default_factory=dict)  # slug -> the pages that link to it
     fed: dict[str, list[str]] = field(default_factory=dict)  # source path -> slugs of pages it feeds
+    cites: dict[str, list[str]] = field(default_factory=dict)  # slug -> the source of each citation
 
     def __post_init__(self) -> None:
+        # `targets` and `cites` may come filled (the site's manifest, for pages it did not read).
         for page in self.wiki.pages.values():
-            self.targets[page.slug] = sorted(
-                {link.target for link in parse_links(COMMENT.sub("", page.body)) if link.target}
-            )
+            if page.slug not in self.targets:
+                self.targets[page.slug] = page_targets(page)
             self.outbound[page.slug] = _outlinks(self.wiki, page.slug, self.targets[page.slug])
             self.inbound.setdefault(page.slug, set())
             for source in page.sources:
@@ -75,15 +76,34 @@ class Model:
                 self.inbound.setdefault(target, set()).add(slug)
 
     @classmethod
-    def load(cls, project: Project, lint: bool = True) -> Model:
+    def load(
+        cls,
+        project: Project,
+        lint: bool = True,
+        wiki: Wiki | None = None,
+        targets: dict[str, list[str]] | None = None,
+        cites: dict[str, list[str]] | None = None,
+    ) -> Model:
+        """`wiki`, `targets`, `cites`: what the caller already knows (the site's manifest)."""
         from wikic.config import load_schema
         from wikic.sources.scan import list_sources
 
         schema = load_schema(project.schema_path)
         files, _ = list_sources(project.root, schema.sources)
-        wiki = read_wiki(project.root, project.wiki_dir)
+        wiki = wiki or read_wiki(project.root, project.wiki_dir)
         findings = lint_findings(project) if lint else None
-        return cls(project, wiki, schema.title, {f.path: f for f in files}, findings)
+        sources = {f.path: f for f in files}
+        return cls(project, wiki, schema.title, sources, findings, targets=targets or {}, cites=cites or {})
+
+    def cited(self, page: Page) -> list[str]:
+        """The source path of each of the page's citations (the regex: no block parse)."""
+        if page.slug not in self.cites:
+            self.cites[page.slug] = self.cites_of(page)
+        return self.cites[page.slug]
+
+    @staticmethod
+    def cites_of(page: Page) -> list[str]:
+        return [citation.source for citation, _ in parse_citations(page.body)]
 
     def page(self, slug: str) -> Page | None:
         return self.wiki.pages.get(slug)
@@ -99,6 +119,10 @@ class Model:
         return sorted(
             self.wiki.pages.values(), key=lambda p: (p.type == "source", p.type, p.title.casefold())
         )
+
+
+def page_targets(page: Page) -> list[str]:
+    return sorted({link.target for link in parse_links(COMMENT.sub("", page.body)) if link.target})
 
 
 def _outlinks(wiki: Wiki, slug: str, targets: list[str]) -> set[str]:

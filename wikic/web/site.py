@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 from wikic.errors import UsageError
 from wikic.hashing import bytes_hash, digest, json_digest
 from wikic.project import Project
+from wikic.web.facts import Facts, affected, read_known, read_page, resolutions
 from wikic.web.model import HOME, Model, is_within, page_path, source_path
 from wikic.web.views import (
     TEMPLATES,
@@ -26,12 +28,15 @@ from wikic.web.views import (
     health_view,
     home_view,
     page_view,
-    search_data,
+    search_piece,
     search_view,
     source_view,
 )
 
 MANIFEST = ".wikic-site.json"
+FORMAT = 2  # of the manifest; a site written by another format is rendered again in full
+PIECES = 64  # of the search index
+FACT_KEYS = {"stat", "hash", "title", "aliases", "type", "sources", "targets", "cites", "entry", "res"}
 ASSETS = Path(__file__).parent / "assets"
 STATIC = Mode()
 
@@ -73,15 +78,53 @@ def check_out(project: Project, out: Path) -> None:
 
 
 def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 500) -> SiteReport:
-    started = time.monotonic()
+    started, started_ns = time.monotonic(), time.time_ns()
     check_out(project, out)
-    model = Model.load(project, lint=lint)
     old = _read_manifest(out)
     version = _code_version()
+    from wikic.config import load_schema
+
+    context = json_digest([FORMAT, version, load_schema(project.schema_path).title, lint, graph_limit])
+    same = old.get("context") == context
+    known: dict[str, Facts] = old["pages"] if same else {}
+    wiki, facts = read_known(project, known, old.get("started_ns", 0))
+    stubs = {slug for slug, f in facts.items() if f is known.get(slug)}
+    model = Model.load(
+        project,
+        lint=lint,
+        wiki=wiki,
+        targets={s: facts[s]["targets"] for s in stubs},
+        cites={s: facts[s]["cites"] for s in stubs},
+    )
+    res = resolutions(model)
+    moved = set(old.get("sources", [])) ^ set(model.sources)
+    todo, graph = affected(known, facts, res, model, moved) if same and not lint else (set(facts), True)
+    site = Site(model, version, graph_limit, old["files"], facts, todo, graph, stubs)
     report = SiteReport(str(out), len(model.wiki.pages))
+    new = _write_outputs(out, site, report)
+    for rel in sorted(set(old["files"]) - set(new)):
+        if _remove(out, rel):
+            report.removed.append(rel)
+    for slug, found in facts.items():
+        found["res"] = res[slug]
+    manifest = {
+        "format": FORMAT,
+        "context": context,
+        "started_ns": started_ns,
+        "sources": sorted(model.sources),
+        "pages": facts,
+        "files": new,
+    }
+    _write(out / MANIFEST, json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode())
+    report.seconds = round(time.monotonic() - started, 3)
+    return report
+
+
+def _write_outputs(out: Path, site: Site, report: SiteReport) -> dict[str, dict[str, str]]:
+    """Render what changed; write what differs from the file there."""
     new: dict[str, dict[str, str]] = {}
-    for rel, key, make in _outputs(model, version, graph_limit):
-        before = old.get(rel)
+    for rel, key, make in _outputs(site):
+        before = site.files.get(rel)
         if before is not None and before.get("key") == key and (out / rel).is_file():
             new[rel] = before
             continue
@@ -91,19 +134,30 @@ def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 50
         if before is None or before.get("hash") != new[rel]["hash"] or not (out / rel).is_file():
             _write(out / rel, data)
             report.written.append(rel)
-    for rel in sorted(set(old) - set(new)):
-        if _remove(out, rel):
-            report.removed.append(rel)
-    _write(out / MANIFEST, json.dumps(new, sort_keys=True, indent=0).encode())
-    report.seconds = round(time.monotonic() - started, 3)
-    return report
+    return new
+
+
+@dataclass
+class Site:
+    """One export: the model, what the last export left (its files' keys, the pages' facts),
+    and which pages may render differently from then (`todo`)."""
+
+    model: Model
+    version: str
+    graph_limit: int
+    files: dict[str, dict[str, str]]
+    facts: dict[str, Facts]
+    todo: set[str]
+    graph: bool  # a page's title, type, links or sources changed: the graph's key is computed again
+    stubs: set[str]  # pages known from their facts, not read
 
 
 Output = tuple[str, str, Callable[[], bytes]]
 
 
-def _outputs(model: Model, version: str, graph_limit: int) -> list[Output]:
+def _outputs(site: Site) -> list[Output]:
     """Every file of the site: its path, the key of its inputs, how to make its bytes."""
+    model, version = site.model, site.version
     wiki = model.wiki
     everything = json_digest(
         [
@@ -113,27 +167,27 @@ def _outputs(model: Model, version: str, graph_limit: int) -> list[Output]:
             wiki.index.hash if wiki.index else "",
             sorted(model.sources),
             _findings_key(model, None),
-            graph_limit,
         ]
     )
     outs: list[Output] = [
         (f"assets/{p.name}", bytes_hash(p.read_bytes()), p.read_bytes) for p in sorted(ASSETS.iterdir())
     ]
+    scripts = tuple(_piece_path(i) for i in range(PIECES))
     outs += [
         (HOME, _home_key(model, version), lambda: home_view(model, STATIC).encode()),
-        ("search.html", version, lambda: search_view(model, STATIC).encode()),
-        ("data/search.js", everything, lambda: search_data(model).encode()),
         (
-            "graph.html",
-            json_digest([version, _graph_key(model), graph_limit]),
-            lambda: graph_view(model, STATIC, graph_limit).encode(),
+            "search.html",
+            json_digest([version, scripts]),
+            lambda: search_view(model, STATIC, scripts).encode(),
         ),
+        ("graph.html", _graph_output_key(site), lambda: graph_view(model, STATIC, site.graph_limit).encode()),
         ("health.html", everything, lambda: health_view(model, STATIC).encode()),
     ]
-    for page in wiki.pages.values():
-        outs.append(
-            (page_path(page.slug), _page_key(model, page.slug, version), _page_maker(model, page.slug))
-        )
+    outs += _search_outputs(site)
+    for slug in wiki.pages:
+        before = site.files.get(page_path(slug))
+        key = _page_key(model, slug, version) if slug in site.todo or before is None else before["key"]
+        outs.append((page_path(slug), key, _page_maker(site, slug)))
     for path, file in model.sources.items():
         fed = sorted(
             (s, wiki.pages[s].title, wiki.pages[s].type) for s in model.fed.get(path, []) if s in wiki.pages
@@ -143,8 +197,62 @@ def _outputs(model: Model, version: str, graph_limit: int) -> list[Output]:
     return outs
 
 
-def _page_maker(model: Model, slug: str) -> Callable[[], bytes]:
-    return lambda: page_view(model, model.wiki.pages[slug], STATIC).encode()
+def _graph_output_key(site: Site) -> str:
+    before = site.files.get("graph.html")
+    if before is not None and not site.graph:
+        return before["key"]
+    return json_digest([site.version, _graph_key(site.model), site.graph_limit])
+
+
+def _piece_path(i: int) -> str:
+    return f"data/search-{i:02d}.js"
+
+
+def _piece(slug: str) -> int:
+    return zlib.crc32(slug.encode()) % PIECES
+
+
+def _search_outputs(site: Site) -> list[Output]:
+    """The search index in PIECES pieces by a hash of the slug: a page read again (its entry may
+    have changed) or gone makes its piece render again; the other pieces keep their key."""
+    members: list[list[str]] = [[] for _ in range(PIECES)]
+    for slug in site.facts:
+        members[_piece(slug)].append(slug)
+    gone = {rel[2:-5] for rel in site.files if rel.startswith("p/") and rel.endswith(".html")} - set(
+        site.facts
+    )
+    dirty = {_piece(slug) for slug in (set(site.facts) - site.stubs) | gone}
+    outs: list[Output] = []
+    for i, slugs in enumerate(members):
+        before = site.files.get(_piece_path(i))
+        if before is not None and i not in dirty:
+            outs.append((_piece_path(i), before["key"], _piece_maker(site, slugs)))
+            continue
+        data = _piece_maker(site, slugs)()
+        outs.append((_piece_path(i), bytes_hash(data), _made(data)))
+    return outs
+
+
+def _made(data: bytes) -> Callable[[], bytes]:
+    return lambda: data
+
+
+def _piece_maker(site: Site, slugs: list[str]) -> Callable[[], bytes]:
+    return lambda: search_piece(sorted((site.facts[s]["entry"] for s in slugs), key=_entry_order)).encode()
+
+
+def _entry_order(entry: dict[str, Any]) -> tuple[bool, str, str, str]:
+    return (entry["y"] == "source", entry["y"], entry["t"].casefold(), entry["u"])
+
+
+def _page_maker(site: Site, slug: str) -> Callable[[], bytes]:
+    def make() -> bytes:
+        page = site.model.wiki.pages[slug]
+        if slug in site.stubs:  # known from its facts: its text is read now, to render it
+            page = read_page(site.model.project.wiki_dir / f"{slug}.md", page.rel)
+        return page_view(site.model, page, STATIC).encode()
+
+    return make
 
 
 def _source_maker(model: Model, path: str) -> Callable[[], bytes]:
@@ -205,12 +313,27 @@ def _graph_key(model: Model) -> str:
     )
 
 
-def _read_manifest(out: Path) -> dict[str, dict[str, str]]:
+def _read_manifest(out: Path) -> dict[str, Any]:
+    """The last export's manifest; its page facts only if they have the shape this code wrote
+    (else every page is read and rendered again: slower, never wrong)."""
     try:
         data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        data = {}
+    data = data if isinstance(data, dict) else {}
+    if data.get("format") != FORMAT:  # an older site: its files are still the ones to remove
+        data = {"files": data}
+    files = data.get("files")
+    files = {k: v for k, v in files.items() if isinstance(v, dict)} if isinstance(files, dict) else {}
+    pages = data.get("pages")
+    if not isinstance(pages, dict) or not all(_well_formed(f) for f in pages.values()):
+        pages, data["context"] = {}, None
+    started = data.get("started_ns")
+    return {**data, "files": files, "pages": pages, "started_ns": started if isinstance(started, int) else 0}
+
+
+def _well_formed(facts: object) -> bool:
+    return isinstance(facts, dict) and facts.keys() >= FACT_KEYS and isinstance(facts["targets"], list)
 
 
 def _write(path: Path, data: bytes) -> None:
