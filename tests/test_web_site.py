@@ -160,6 +160,7 @@ def _changes(project: Project) -> list[tuple[str, str, str | None]]:
         ("new page linking to existing ones", "graph-search.md", NEW_PAGE),
         ("title renamed", "faiss.md", faiss.replace("title: FAISS", "title: Faiss library")),
         ("aliases added", "hnsw.md", None),  # filled below: needs the page's text
+        ("page linking to another deleted", "chunking.md", None),
         ("page deleted", "hnsw.md", None),
         ("index edited", "index.md", "# Home\n\nStart at [[graph-search]] or [[Faiss library]].\n"),
     ]

@@ -7,6 +7,7 @@ consider again (`affected`), exactly, from the facts before and after."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -112,30 +113,56 @@ def resolutions(model: Model) -> dict[str, list[str | None]]:
     return {slug: [model.wiki.resolve(t) for t in targets] for slug, targets in model.targets.items()}
 
 
+@dataclass
+class Changes:
+    """What changed since the last export, as far as the site's files can tell."""
+
+    todo: set[str]  # pages whose HTML inputs may have changed
+    graph: bool  # a page's title, type, links or sources, or the pages themselves
+    names: bool  # a page's title, type or aliases, or the pages themselves: how links resolve
+
+
+def everything(facts: dict[str, Facts]) -> Changes:
+    return Changes(set(facts), True, True)
+
+
 def affected(
     old: dict[str, Facts],
     new: dict[str, Facts],
     res: dict[str, list[str | None]],
     model: Model,
     moved_sources: set[str],
-) -> tuple[set[str], bool]:
-    """The pages whose HTML inputs may have changed, and whether any page's graph facts did.
-    A page's HTML depends on its file, what its targets resolve to and their titles and types,
-    who links to it and their titles and types, which of its sources exist: each is covered."""
+) -> Changes:
+    """A page's HTML depends on its file, what its targets resolve to and their titles and
+    types, who links to it and their titles and types, which of its sources exist: each of
+    these is followed here, from the facts before and after."""
     changed = {s for s, f in new.items() if s not in old or old[s]["hash"] != f["hash"]}
     relinked = {s for s in new if s not in old or old[s].get("res") != res[s]}
     todo = changed | relinked
+    graph = bool(moved_sources or set(old) ^ set(new))
     for slug in relinked:  # a page that gained or lost a link changes the target's backlinks
         before = {r for r in old[slug].get("res", []) if r and r != slug} if slug in old else set()
-        todo |= before ^ model.outbound[slug]
-    for slug in set(old) | set(new):
+        gained_or_lost = before ^ model.outbound[slug]
+        todo |= gained_or_lost
+        graph = graph or bool(gained_or_lost)
+    names = bool(set(old) ^ set(new))
+    for slug in changed & set(old):
         if _face(old.get(slug)) != _face(new.get(slug)):  # its neighbours show its title and type
             todo |= model.inbound.get(slug, set()) | model.outbound.get(slug, set())
+        names = names or _names(old[slug]) != _names(new[slug])
+        graph = graph or _face(old[slug]) != _face(new[slug]) or old[slug]["sources"] != new[slug]["sources"]
+    for slug in set(new) - set(old):  # an added page: its neighbours list it
+        todo |= model.inbound[slug] | model.outbound[slug]
+    for slug in set(old) - set(new):  # a removed page: the pages it linked to listed it
+        todo |= {r for r in old[slug].get("res", []) if r}
     for source in moved_sources:
         todo |= set(model.fed.get(source, []))
-    graph = bool(changed or relinked or moved_sources or set(old) - set(new))
-    return todo & set(new), graph
+    return Changes(todo & set(new), graph, names)
 
 
 def _face(facts: Facts | None) -> tuple[str, str] | None:
     return (facts["title"], facts["type"]) if facts is not None else None
+
+
+def _names(facts: Facts) -> tuple[str, str, list[str]]:
+    return (facts["title"], facts["type"], facts["aliases"])

@@ -19,7 +19,7 @@ from typing import Any
 from wikic.errors import UsageError
 from wikic.hashing import bytes_hash, digest, json_digest
 from wikic.project import Project
-from wikic.web.facts import Facts, affected, read_known, read_page, resolutions
+from wikic.web.facts import Changes, Facts, affected, everything, read_known, read_page, resolutions
 from wikic.web.model import HOME, Model, is_within, page_path, source_path
 from wikic.web.views import (
     TEMPLATES,
@@ -28,6 +28,7 @@ from wikic.web.views import (
     health_view,
     home_view,
     page_view,
+    receipt,
     search_piece,
     search_view,
     source_view,
@@ -82,12 +83,8 @@ def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 50
     check_out(project, out)
     old = _read_manifest(out)
     version = _code_version()
-    from wikic.config import load_schema
-
-    context = json_digest([FORMAT, version, load_schema(project.schema_path).title, lint, graph_limit])
-    same = old.get("context") == context
-    known: dict[str, Facts] = old["pages"] if same else {}
-    wiki, facts = read_known(project, known, old.get("started_ns", 0))
+    known: dict[str, Facts] = old["pages"]
+    wiki, facts = read_known(project, known, old["started_ns"])
     stubs = {slug for slug, f in facts.items() if f is known.get(slug)}
     model = Model.load(
         project,
@@ -97,9 +94,15 @@ def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 50
         cites={s: facts[s]["cites"] for s in stubs},
     )
     res = resolutions(model)
-    moved = set(old.get("sources", [])) ^ set(model.sources)
-    todo, graph = affected(known, facts, res, model, moved) if same and not lint else (set(facts), True)
-    site = Site(model, version, graph_limit, old["files"], facts, todo, graph, stubs)
+    context = json_digest([version, model.title, lint, graph_limit])
+    index = wiki.index.hash if wiki.index else ""
+    if old.get("context") == context and not lint:  # lint's findings may change any page
+        moved = set(old.get("sources", [])) ^ set(model.sources)
+        changes = affected(known, facts, res, model, moved)
+        changes.names = changes.names or bool(moved) or old.get("index") != index
+    else:
+        changes = everything(facts)
+    site = Site(model, version, graph_limit, old["files"], facts, changes, stubs, _present(out))
     report = SiteReport(str(out), len(model.wiki.pages))
     new = _write_outputs(out, site, report)
     for rel in sorted(set(old["files"]) - set(new)):
@@ -111,6 +114,7 @@ def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 50
         "format": FORMAT,
         "context": context,
         "started_ns": started_ns,
+        "index": index,
         "sources": sorted(model.sources),
         "pages": facts,
         "files": new,
@@ -120,18 +124,28 @@ def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 50
     return report
 
 
+def _present(out: Path) -> set[str]:
+    """The files under OUT, by name (one directory scan, not a stat per file)."""
+    found: set[str] = set()
+    for folder, _, names in os.walk(out):
+        prefix = Path(folder).relative_to(out).as_posix()
+        found.update(names if prefix == "." else (f"{prefix}/{n}" for n in names))
+    return found
+
+
 def _write_outputs(out: Path, site: Site, report: SiteReport) -> dict[str, dict[str, str]]:
     """Render what changed; write what differs from the file there."""
     new: dict[str, dict[str, str]] = {}
     for rel, key, make in _outputs(site):
         before = site.files.get(rel)
-        if before is not None and before.get("key") == key and (out / rel).is_file():
+        there = rel in site.present
+        if before is not None and before.get("key") == key and there:
             new[rel] = before
             continue
         data = make()
         report.rendered += 1
         new[rel] = {"key": key, "hash": bytes_hash(data)}
-        if before is None or before.get("hash") != new[rel]["hash"] or not (out / rel).is_file():
+        if before is None or before.get("hash") != new[rel]["hash"] or not there:
             _write(out / rel, data)
             report.written.append(rel)
     return new
@@ -140,16 +154,16 @@ def _write_outputs(out: Path, site: Site, report: SiteReport) -> dict[str, dict[
 @dataclass
 class Site:
     """One export: the model, what the last export left (its files' keys, the pages' facts),
-    and which pages may render differently from then (`todo`)."""
+    and what changed since (`changes.todo`: the pages that may render differently)."""
 
     model: Model
     version: str
     graph_limit: int
     files: dict[str, dict[str, str]]
     facts: dict[str, Facts]
-    todo: set[str]
-    graph: bool  # a page's title, type, links or sources changed: the graph's key is computed again
+    changes: Changes
     stubs: set[str]  # pages known from their facts, not read
+    present: set[str]  # the files under OUT now
 
 
 Output = tuple[str, str, Callable[[], bytes]]
@@ -159,34 +173,27 @@ def _outputs(site: Site) -> list[Output]:
     """Every file of the site: its path, the key of its inputs, how to make its bytes."""
     model, version = site.model, site.version
     wiki = model.wiki
-    everything = json_digest(
-        [
-            version,
-            model.title,
-            sorted((p.slug, p.hash) for p in wiki.pages.values()),
-            wiki.index.hash if wiki.index else "",
-            sorted(model.sources),
-            _findings_key(model, None),
-        ]
-    )
     outs: list[Output] = [
         (f"assets/{p.name}", bytes_hash(p.read_bytes()), p.read_bytes) for p in sorted(ASSETS.iterdir())
     ]
     scripts = tuple(_piece_path(i) for i in range(PIECES))
     outs += [
-        (HOME, _home_key(model, version), lambda: home_view(model, STATIC).encode()),
+        (HOME, _home_key(site), lambda: home_view(model, STATIC).encode()),
         (
             "search.html",
             json_digest([version, scripts]),
             lambda: search_view(model, STATIC, scripts).encode(),
         ),
         ("graph.html", _graph_output_key(site), lambda: graph_view(model, STATIC, site.graph_limit).encode()),
-        ("health.html", everything, lambda: health_view(model, STATIC).encode()),
+        ("health.html", _health_key(model, version), lambda: health_view(model, STATIC).encode()),
     ]
     outs += _search_outputs(site)
     for slug in wiki.pages:
         before = site.files.get(page_path(slug))
-        key = _page_key(model, slug, version) if slug in site.todo or before is None else before["key"]
+        if before is None or slug in site.changes.todo:
+            key = _page_key(model, slug, version)
+        else:
+            key = before["key"]
         outs.append((page_path(slug), key, _page_maker(site, slug)))
     for path, file in model.sources.items():
         fed = sorted(
@@ -199,7 +206,7 @@ def _outputs(site: Site) -> list[Output]:
 
 def _graph_output_key(site: Site) -> str:
     before = site.files.get("graph.html")
-    if before is not None and not site.graph:
+    if before is not None and not site.changes.graph:
         return before["key"]
     return json_digest([site.version, _graph_key(site.model), site.graph_limit])
 
@@ -281,12 +288,27 @@ def _page_key(model: Model, slug: str, version: str) -> str:
     )
 
 
-def _home_key(model: Model, version: str) -> str:
+def _home_key(site: Site) -> str:
     """index.md, and what its links resolve to: not every page's text (a big index takes
-    seconds to render, and most edits leave it as it was)."""
+    seconds to render, and most edits leave it as it was). Computed only when the index, a
+    page's name or the pages changed: it lists every page."""
+    before = site.files.get(HOME)
+    if before is not None and not site.changes.names:
+        return before["key"]
+    model = site.model
     wiki = model.wiki
-    pages = sorted((p.slug, p.title, p.type) for p in wiki.pages.values())
-    return json_digest([version, model.title, wiki.index.hash if wiki.index else "", pages])
+    pages = sorted((slug, p.title, p.type, p.aliases) for slug, p in wiki.pages.items())
+    cited = [s in model.sources for s in model.cites_of(wiki.index)] if wiki.index else []
+    return json_digest([site.version, model.title, wiki.index.hash if wiki.index else "", pages, cited])
+
+
+def _health_key(model: Model, version: str) -> str:
+    """The compile receipt and the findings, with whether the page each concerns exists."""
+    rows = sorted(
+        (rel, rel.removeprefix("wiki/").removesuffix(".md") in model.wiki.pages)
+        for rel in model.findings or {}
+    )
+    return json_digest([version, model.title, receipt(model), _findings_key(model, None), rows])
 
 
 def _findings_key(model: Model, rel: str | None) -> Any:
