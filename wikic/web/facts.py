@@ -108,11 +108,6 @@ def stub(rel: str, facts: Facts) -> Page:
     return page
 
 
-def resolutions(model: Model) -> dict[str, list[str | None]]:
-    """slug -> what each of its link targets resolves to now."""
-    return {slug: [model.wiki.resolve(t) for t in targets] for slug, targets in model.targets.items()}
-
-
 @dataclass
 class Changes:
     """What changed since the last export, as far as the site's files can tell."""

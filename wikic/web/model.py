@@ -57,22 +57,31 @@ class Model:
     findings: dict[str, list[Finding]] | None  # wiki/x.md -> lint findings; None: lint not run
     linting: bool = False  # lint is running for this model (the server lints in the background)
     targets: dict[str, list[str]] = field(default_factory=dict)  # slug -> its [[link]] targets
+    resolved: dict[str, list[str | None]] = field(
+        default_factory=dict
+    )  # slug -> what each target resolves to
     outbound: dict[str, set[str]] = field(default_factory=dict)  # slug -> the pages it links to
     inbound: dict[str, set[str]] = field(default_factory=dict)  # slug -> the pages that link to it
     fed: dict[str, list[str]] = field(default_factory=dict)  # source path -> slugs of pages it feeds
     cites: dict[str, list[str]] = field(default_factory=dict)  # slug -> the source of each citation
 
     def __post_init__(self) -> None:
+        # A page's targets come from the wikilink pattern over its text: many times faster than
+        # lint's block-by-block reading (which also skips links inside code), and what a
+        # 10,000-page wiki needs to open in seconds.
         # `targets` and `cites` may come filled (the site's manifest, for pages it did not read).
-        for page in self.wiki.pages.values():
-            if page.slug not in self.targets:
-                self.targets[page.slug] = page_targets(page)
-            self.outbound[page.slug] = _outlinks(self.wiki, page.slug, self.targets[page.slug])
-            self.inbound.setdefault(page.slug, set())
+        resolve = self.wiki.resolve
+        for slug, page in self.wiki.pages.items():
+            targets = self.targets.get(slug)
+            if targets is None:
+                targets = self.targets[slug] = page_targets(page)
+            self.resolved[slug] = found = [resolve(t) for t in targets]
+            self.outbound[slug] = {s for s in found if s is not None and s != slug}
+            self.inbound.setdefault(slug, set())
             for source in page.sources:
-                self.fed.setdefault(source, []).append(page.slug)
-        for slug, targets in self.outbound.items():
-            for target in targets:
+                self.fed.setdefault(source, []).append(slug)
+        for slug, linked in self.outbound.items():
+            for target in linked:
                 self.inbound.setdefault(target, set()).add(slug)
 
     @classmethod
@@ -123,15 +132,6 @@ class Model:
 
 def page_targets(page: Page) -> list[str]:
     return sorted({link.target for link in parse_links(COMMENT.sub("", page.body)) if link.target})
-
-
-def _outlinks(wiki: Wiki, slug: str, targets: list[str]) -> set[str]:
-    """The pages a page links to. Its targets come from the wikilink pattern over its text:
-    many times faster than lint's block-by-block reading (which also skips links inside code),
-    and what a 10,000-page wiki needs to open in seconds."""
-    found = {wiki.resolve(target) for target in targets}
-    found.discard(slug)
-    return {slug for slug in found if slug is not None}
 
 
 def lint_findings(project: Project) -> dict[str, list[Finding]]:

@@ -19,7 +19,7 @@ from typing import Any
 from wikic.errors import UsageError
 from wikic.hashing import bytes_hash, digest, json_digest
 from wikic.project import Project
-from wikic.web.facts import Changes, Facts, affected, everything, read_known, read_page, resolutions
+from wikic.web.facts import Changes, Facts, affected, everything, read_known, read_page
 from wikic.web.model import HOME, Model, is_within, page_path, source_path
 from wikic.web.views import (
     TEMPLATES,
@@ -93,7 +93,7 @@ def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 50
         targets={s: facts[s]["targets"] for s in stubs},
         cites={s: facts[s]["cites"] for s in stubs},
     )
-    res = resolutions(model)
+    res = model.resolved
     context = json_digest([version, model.title, lint, graph_limit])
     index = wiki.index.hash if wiki.index else ""
     if old.get("context") == context and not lint:  # lint's findings may change any page
