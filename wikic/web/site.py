@@ -7,10 +7,8 @@ rewritten. Only files the manifest lists are ever removed."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
-import zlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -20,6 +18,7 @@ from wikic.errors import UsageError
 from wikic.hashing import bytes_hash, digest, json_digest
 from wikic.project import Project
 from wikic.web.facts import Changes, Facts, affected, everything, read_known, read_page
+from wikic.web.manifest import FORMAT, MANIFEST, PIECES, dump, piece, read_manifest, shard_path, shards
 from wikic.web.model import HOME, Model, is_within, page_path, source_path
 from wikic.web.views import (
     TEMPLATES,
@@ -34,10 +33,6 @@ from wikic.web.views import (
     source_view,
 )
 
-MANIFEST = ".wikic-site.json"
-FORMAT = 2  # of the manifest; a site written by another format is rendered again in full
-PIECES = 64  # of the search index
-FACT_KEYS = {"stat", "hash", "title", "aliases", "type", "sources", "targets", "cites", "entry", "res"}
 ASSETS = Path(__file__).parent / "assets"
 STATIC = Mode()
 
@@ -81,7 +76,7 @@ def check_out(project: Project, out: Path) -> None:
 def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 500) -> SiteReport:
     started, started_ns = time.monotonic(), time.time_ns()
     check_out(project, out)
-    old = _read_manifest(out)
+    old = read_manifest(out, page_path)
     version = _code_version()
     known: dict[str, Facts] = old["pages"]
     wiki, facts = read_known(project, known, old["started_ns"])
@@ -102,26 +97,40 @@ def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 50
         changes.names = changes.names or bool(moved) or old.get("index") != index
     else:
         changes = everything(facts)
-    site = Site(model, version, graph_limit, old["files"], facts, changes, stubs, _present(out))
+    present = _present(out)
+    site = Site(model, version, graph_limit, old["files"], facts, changes, stubs, present)
     report = SiteReport(str(out), len(model.wiki.pages))
     new = _write_outputs(out, site, report)
     for rel in sorted(set(old["files"]) - set(new)):
         if _remove(out, rel):
             report.removed.append(rel)
+    dirty = _dirty_shards(site, known, new) if changes.todo != set(facts) else set(range(PIECES))
     for slug, found in facts.items():
         found["res"] = res[slug]
+    for rel, data in shards(facts, new, page_path, dirty).items():
+        _write(out / rel, data)
+    pages = {page_path(slug) for slug in facts}
     manifest = {
         "format": FORMAT,
         "context": context,
         "started_ns": started_ns,
         "index": index,
         "sources": sorted(model.sources),
-        "pages": facts,
-        "files": new,
+        "files": {rel: record for rel, record in new.items() if rel not in pages},
     }
-    _write(out / MANIFEST, json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode())
+    _write(out / MANIFEST, dump(manifest))
     report.seconds = round(time.monotonic() - started, 3)
     return report
+
+
+def _dirty_shards(site: Site, known: dict[str, Facts], new: dict[str, dict[str, str]]) -> set[int]:
+    """The shards whose pages' facts or HTML records changed (or that are missing)."""
+    facts, res = site.facts, site.model.resolved
+    dirty = {i for i in range(PIECES) if shard_path(i) not in site.present}
+    dirty |= {piece(s) for s in facts if s not in site.stubs or known[s].get("res") != res[s]}
+    dirty |= {piece(s) for s in set(known) - set(facts)}
+    dirty |= {piece(s) for s in facts if new.get(page_path(s)) is not site.files.get(page_path(s))}
+    return dirty
 
 
 def _present(out: Path) -> set[str]:
@@ -215,20 +224,16 @@ def _piece_path(i: int) -> str:
     return f"data/search-{i:02d}.js"
 
 
-def _piece(slug: str) -> int:
-    return zlib.crc32(slug.encode()) % PIECES
-
-
 def _search_outputs(site: Site) -> list[Output]:
     """The search index in PIECES pieces by a hash of the slug: a page read again (its entry may
     have changed) or gone makes its piece render again; the other pieces keep their key."""
     members: list[list[str]] = [[] for _ in range(PIECES)]
     for slug in site.facts:
-        members[_piece(slug)].append(slug)
+        members[piece(slug)].append(slug)
     gone = {rel[2:-5] for rel in site.files if rel.startswith("p/") and rel.endswith(".html")} - set(
         site.facts
     )
-    dirty = {_piece(slug) for slug in (set(site.facts) - site.stubs) | gone}
+    dirty = {piece(slug) for slug in (set(site.facts) - site.stubs) | gone}
     outs: list[Output] = []
     for i, slugs in enumerate(members):
         before = site.files.get(_piece_path(i))
@@ -333,29 +338,6 @@ def _graph_key(model: Model) -> str:
             for p in wiki.pages.values()
         )
     )
-
-
-def _read_manifest(out: Path) -> dict[str, Any]:
-    """The last export's manifest; its page facts only if they have the shape this code wrote
-    (else every page is read and rendered again: slower, never wrong)."""
-    try:
-        data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        data = {}
-    data = data if isinstance(data, dict) else {}
-    if data.get("format") != FORMAT:  # an older site: its files are still the ones to remove
-        data = {"files": data}
-    files = data.get("files")
-    files = {k: v for k, v in files.items() if isinstance(v, dict)} if isinstance(files, dict) else {}
-    pages = data.get("pages")
-    if not isinstance(pages, dict) or not all(_well_formed(f) for f in pages.values()):
-        pages, data["context"] = {}, None
-    started = data.get("started_ns")
-    return {**data, "files": files, "pages": pages, "started_ns": started if isinstance(started, int) else 0}
-
-
-def _well_formed(facts: object) -> bool:
-    return isinstance(facts, dict) and facts.keys() >= FACT_KEYS and isinstance(facts["targets"], list)
 
 
 def _write(path: Path, data: bytes) -> None:
