@@ -1,8 +1,10 @@
 """`wikic site OUT`: the viewer's pages as a static site (relative links: it works from file://
 and any static host; search and graph need no server). Incremental: each file's inputs are
-hashed into a key kept in OUT/.wikic-site.json, so a page whose text, links, backlinks and
-findings are unchanged is not rendered again, and a file whose bytes are unchanged is not
-rewritten. Only files the manifest lists are ever removed."""
+hashed into a key kept in the manifest (manifest.py), so a page whose text, links, backlinks
+and findings are unchanged is not rendered again, and a file whose bytes are unchanged is not
+rewritten; a page whose file's stat is unchanged is not even read (facts.py), and only the
+pages the change can reach have their key computed again. Only files the manifest lists are
+ever removed."""
 
 from __future__ import annotations
 
