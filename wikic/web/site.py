@@ -34,6 +34,7 @@ from wikic.web.views import (
     search_view,
     source_view,
 )
+from wikic.wiki.read import gc_paused
 
 ASSETS = Path(__file__).parent / "assets"
 STATIC = Mode()
@@ -78,7 +79,37 @@ def check_out(project: Project, out: Path) -> None:
 def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 500) -> SiteReport:
     started, started_ns = time.monotonic(), time.time_ns()
     check_out(project, out)
-    old = read_manifest(out, page_path)
+    with gc_paused():  # many small objects and no cycles: the collector's passes cost a fifth
+        old = read_manifest(out, page_path)
+        site = _prepare(project, out, old, lint, graph_limit)
+        outputs = _outputs(site)
+    report = SiteReport(str(out), len(site.model.wiki.pages))
+    new = _write_outputs(out, site, outputs, report)
+    for rel in sorted(set(old["files"]) - set(new)):
+        if _remove(out, rel):
+            report.removed.append(rel)
+    facts, known = site.facts, old["pages"]
+    dirty = _dirty_shards(site, known, new) if site.changes.todo != set(facts) else set(range(PIECES))
+    for slug, found in facts.items():
+        found["res"] = site.model.resolved[slug]
+    for rel, data in shards(facts, new, page_path, dirty).items():
+        _write(out / rel, data)
+    pages = {page_path(slug) for slug in facts}
+    manifest = {
+        "format": FORMAT,
+        "context": site.context,
+        "started_ns": started_ns,
+        "index": site.index,
+        "sources": sorted(site.model.sources),
+        "files": {rel: record for rel, record in new.items() if rel not in pages},
+    }
+    _write(out / MANIFEST, dump(manifest))
+    report.seconds = round(time.monotonic() - started, 3)
+    return report
+
+
+def _prepare(project: Project, out: Path, old: dict[str, Any], lint: bool, graph_limit: int) -> Site:
+    """The model, from the pages' facts where their files did not change, and what changed."""
     version = _code_version()
     known: dict[str, Facts] = old["pages"]
     wiki, facts = read_known(project, known, old["started_ns"])
@@ -90,39 +121,17 @@ def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 50
         targets={s: facts[s]["targets"] for s in stubs},
         cites={s: facts[s]["cites"] for s in stubs},
     )
-    res = model.resolved
     context = json_digest([version, model.title, lint, graph_limit])
     index = wiki.index.hash if wiki.index else ""
     if old.get("context") == context and not lint:  # lint's findings may change any page
         moved = set(old.get("sources", [])) ^ set(model.sources)
-        changes = affected(known, facts, res, model, moved)
+        changes = affected(known, facts, model.resolved, model, moved)
         changes.names = changes.names or bool(moved) or old.get("index") != index
     else:
         changes = everything(facts)
-    present = _present(out)
-    site = Site(model, version, graph_limit, old["files"], facts, changes, stubs, present)
-    report = SiteReport(str(out), len(model.wiki.pages))
-    new = _write_outputs(out, site, report)
-    for rel in sorted(set(old["files"]) - set(new)):
-        if _remove(out, rel):
-            report.removed.append(rel)
-    dirty = _dirty_shards(site, known, new) if changes.todo != set(facts) else set(range(PIECES))
-    for slug, found in facts.items():
-        found["res"] = res[slug]
-    for rel, data in shards(facts, new, page_path, dirty).items():
-        _write(out / rel, data)
-    pages = {page_path(slug) for slug in facts}
-    manifest = {
-        "format": FORMAT,
-        "context": context,
-        "started_ns": started_ns,
-        "index": index,
-        "sources": sorted(model.sources),
-        "files": {rel: record for rel, record in new.items() if rel not in pages},
-    }
-    _write(out / MANIFEST, dump(manifest))
-    report.seconds = round(time.monotonic() - started, 3)
-    return report
+    return Site(
+        model, version, graph_limit, old["files"], facts, changes, stubs, _present(out), context, index
+    )
 
 
 def _dirty_shards(site: Site, known: dict[str, Facts], new: dict[str, dict[str, str]]) -> set[int]:
@@ -144,10 +153,12 @@ def _present(out: Path) -> set[str]:
     return found
 
 
-def _write_outputs(out: Path, site: Site, report: SiteReport) -> dict[str, dict[str, str]]:
+def _write_outputs(
+    out: Path, site: Site, outputs: list[Output], report: SiteReport
+) -> dict[str, dict[str, str]]:
     """Render what changed; write what differs from the file there."""
     new: dict[str, dict[str, str]] = {}
-    for rel, key, make in _outputs(site):
+    for rel, key, make in outputs:
         before = site.files.get(rel)
         there = rel in site.present
         if before is not None and before.get("key") == key and there:
@@ -175,6 +186,8 @@ class Site:
     changes: Changes
     stubs: set[str]  # pages known from their facts, not read
     present: set[str]  # the files under OUT now
+    context: str  # the key of what every file depends on: templates, the wiki's title, options
+    index: str  # the hash of index.md
 
 
 Output = tuple[str, str, Callable[[], bytes]]
