@@ -220,3 +220,17 @@ def test_a_second_export_reads_no_page(project: Project, tmp_path: Path) -> None
     finally:
         (project.wiki_dir / "faiss.md").chmod(0o644)
     assert again.written == [] and again.rendered == 0
+
+
+def test_lost_search_entries_are_read_again_from_the_pages(project: Project, tmp_path: Path) -> None:
+    for path in project.wiki_dir.iterdir():
+        _age(path, 0)
+    out = tmp_path / "site"
+    export(project, out, lint=False)
+    for kept in (out / ".wikic-site").glob("search-*.json"):
+        kept.unlink()
+    for name in ("faiss.md", "hnsw.md", "chunking.md"):  # some piece holds one with a stub beside it
+        page = project.wiki_dir / name
+        _edit(project, name, page.read_text().replace("\n\n", "\n\nEdited.\n\n", 1), 1)
+    export(project, out, lint=False)
+    _same_as_fresh(project, out, tmp_path / "fresh", "entries lost")

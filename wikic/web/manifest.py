@@ -1,7 +1,8 @@
 """The static site's manifest: OUT/.wikic-site.json (the site's own files and their keys, what
 the export saw) and OUT/.wikic-site/NN.json, the pages' facts and their HTML's key in PIECES
 shards by a hash of the slug (the search index's pieces), so that one changed page rewrites
-one shard, not the facts of the whole wiki."""
+one shard, not the facts of the whole wiki; and OUT/.wikic-site/search-NN.json, the search
+entries of each piece's pages, read only when that piece is written again."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ MANIFEST = ".wikic-site.json"
 SHARDS = ".wikic-site"
 FORMAT = 2  # a site written by another format is rendered again in full (its files are known)
 PIECES = 64
-FACT_KEYS = {"stat", "hash", "title", "aliases", "type", "sources", "targets", "cites", "entry", "res"}
+FACT_KEYS = {"stat", "hash", "title", "aliases", "type", "sources", "targets", "cites", "res"}
 
 
 def piece(slug: str) -> int:
@@ -24,6 +25,21 @@ def piece(slug: str) -> int:
 
 def shard_path(i: int) -> str:
     return f"{SHARDS}/{i:02d}.json"
+
+
+def entries_path(i: int) -> str:
+    """The search entries of a piece's pages, kept apart: read only when the piece changes."""
+    return f"{SHARDS}/search-{i:02d}.json"
+
+
+def read_entries(path: Path) -> dict[str, Any]:
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(entries, dict):
+        return {}
+    return {k: v for k, v in entries.items() if isinstance(v, dict) and v.keys() >= {"u", "t", "a", "y", "x"}}
 
 
 def read_manifest(out: Path, page_path: Callable[[str], str]) -> dict[str, Any]:
@@ -79,7 +95,8 @@ def shards(
     for slug, found in facts.items():
         i = piece(slug)
         if i in members:
-            members[i][slug] = {**found, "page": files.get(page_path(slug))}
+            kept = {k: v for k, v in found.items() if k != "entry"}  # kept apart: entries_path
+            members[i][slug] = {**kept, "page": files.get(page_path(slug))}
     return {shard_path(i): dump(m) for i, m in members.items()}
 
 

@@ -20,7 +20,18 @@ from wikic.errors import UsageError
 from wikic.hashing import bytes_hash, digest, json_digest
 from wikic.project import Project
 from wikic.web.facts import Changes, Facts, affected, everything, read_known, read_page
-from wikic.web.manifest import FORMAT, MANIFEST, PIECES, dump, piece, read_manifest, shard_path, shards
+from wikic.web.manifest import (
+    FORMAT,
+    MANIFEST,
+    PIECES,
+    dump,
+    entries_path,
+    piece,
+    read_entries,
+    read_manifest,
+    shard_path,
+    shards,
+)
 from wikic.web.model import HOME, Model, is_within, page_path, source_path
 from wikic.web.views import (
     TEMPLATES,
@@ -30,6 +41,7 @@ from wikic.web.views import (
     home_view,
     page_view,
     receipt,
+    search_entry,
     search_piece,
     search_view,
     source_view,
@@ -94,6 +106,8 @@ def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 50
         found["res"] = site.model.resolved[slug]
     for rel, data in shards(facts, new, page_path, dirty).items():
         _write(out / rel, data)
+    for i, entries in site.pieces.items():
+        _write(out / entries_path(i), dump(entries))
     pages = {page_path(slug) for slug in facts}
     manifest = {
         "format": FORMAT,
@@ -129,8 +143,9 @@ def _prepare(project: Project, out: Path, old: dict[str, Any], lint: bool, graph
         changes.names = changes.names or bool(moved) or old.get("index") != index
     else:
         changes = everything(facts)
+    present = _present(out)
     return Site(
-        model, version, graph_limit, old["files"], facts, changes, stubs, _present(out), context, index
+        model, version, graph_limit, old["files"], facts, changes, stubs, present, context, index, out
     )
 
 
@@ -188,6 +203,8 @@ class Site:
     present: set[str]  # the files under OUT now
     context: str  # the key of what every file depends on: templates, the wiki's title, options
     index: str  # the hash of index.md
+    out: Path
+    pieces: dict[int, dict[str, Any]] = field(default_factory=dict)  # search pieces made: entries
 
 
 Output = tuple[str, str, Callable[[], bytes]]
@@ -249,13 +266,14 @@ def _search_outputs(site: Site) -> list[Output]:
         site.facts
     )
     dirty = {piece(slug) for slug in (set(site.facts) - site.stubs) | gone}
+    dirty |= {i for i in range(PIECES) if entries_path(i) not in site.present}  # made again: kept again
     outs: list[Output] = []
     for i, slugs in enumerate(members):
         before = site.files.get(_piece_path(i))
         if before is not None and i not in dirty:
-            outs.append((_piece_path(i), before["key"], _piece_maker(site, slugs)))
+            outs.append((_piece_path(i), before["key"], _piece_maker(site, i, slugs)))
             continue
-        data = _piece_maker(site, slugs)()
+        data = _piece_maker(site, i, slugs)()
         outs.append((_piece_path(i), bytes_hash(data), _made(data)))
     return outs
 
@@ -264,8 +282,30 @@ def _made(data: bytes) -> Callable[[], bytes]:
     return lambda: data
 
 
-def _piece_maker(site: Site, slugs: list[str]) -> Callable[[], bytes]:
-    return lambda: search_piece(sorted((site.facts[s]["entry"] for s in slugs), key=_entry_order)).encode()
+def _piece_maker(site: Site, i: int, slugs: list[str]) -> Callable[[], bytes]:
+    def make() -> bytes:
+        entries = site.pieces[i] = _piece_entries(site, i, slugs)
+        return search_piece(sorted(entries.values(), key=_entry_order)).encode()
+
+    return make
+
+
+def _piece_entries(site: Site, i: int, slugs: list[str]) -> dict[str, dict[str, Any]]:
+    """The piece's entries: a page read now has its own; the others were kept beside the
+    shards when the piece was last written (read only now: they are most of the facts' bytes),
+    or, if not, their pages are read again."""
+    kept: dict[str, Any] | None = None
+    found: dict[str, dict[str, Any]] = {}
+    for slug in slugs:
+        entry = site.facts[slug].get("entry")
+        if entry is None:
+            kept = read_entries(site.out / entries_path(i)) if kept is None else kept
+            entry = kept.get(slug)
+        if entry is None:
+            page = site.model.wiki.pages[slug]
+            entry = search_entry(read_page(site.model.project.wiki_dir / f"{slug}.md", page.rel))
+        found[slug] = entry
+    return found
 
 
 def _entry_order(entry: dict[str, Any]) -> tuple[bool, str, str, str]:
