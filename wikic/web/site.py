@@ -27,12 +27,12 @@ from wikic.web.manifest import (
     dump,
     entries_path,
     piece,
-    read_entries,
     read_manifest,
     shard_path,
     shards,
 )
 from wikic.web.model import HOME, Model, is_within, page_path, source_path
+from wikic.web.pieces import piece_path, search_outputs
 from wikic.web.views import (
     TEMPLATES,
     Mode,
@@ -41,8 +41,6 @@ from wikic.web.views import (
     home_view,
     page_view,
     receipt,
-    search_entry,
-    search_piece,
     search_view,
     source_view,
 )
@@ -217,7 +215,7 @@ def _outputs(site: Site) -> list[Output]:
     outs: list[Output] = [
         (f"assets/{p.name}", bytes_hash(p.read_bytes()), p.read_bytes) for p in sorted(ASSETS.iterdir())
     ]
-    scripts = tuple(_piece_path(i) for i in range(PIECES))
+    scripts = tuple(piece_path(i) for i in range(PIECES))
     outs += [
         (HOME, _home_key(site), lambda: home_view(model, STATIC).encode()),
         (
@@ -228,7 +226,7 @@ def _outputs(site: Site) -> list[Output]:
         ("graph.html", _graph_output_key(site), lambda: graph_view(model, STATIC, site.graph_limit).encode()),
         ("health.html", _health_key(model, version), lambda: health_view(model, STATIC).encode()),
     ]
-    outs += _search_outputs(site)
+    outs += search_outputs(site)
     for slug in wiki.pages:
         before = site.files.get(page_path(slug))
         if before is None or slug in site.changes.todo:
@@ -250,66 +248,6 @@ def _graph_output_key(site: Site) -> str:
     if before is not None and not site.changes.graph:
         return before["key"]
     return json_digest([site.version, _graph_key(site.model), site.graph_limit])
-
-
-def _piece_path(i: int) -> str:
-    return f"data/search-{i:02d}.js"
-
-
-def _search_outputs(site: Site) -> list[Output]:
-    """The search index in PIECES pieces by a hash of the slug: a page read again (its entry may
-    have changed) or gone makes its piece render again; the other pieces keep their key."""
-    members: list[list[str]] = [[] for _ in range(PIECES)]
-    for slug in site.facts:
-        members[piece(slug)].append(slug)
-    gone = {rel[2:-5] for rel in site.files if rel.startswith("p/") and rel.endswith(".html")} - set(
-        site.facts
-    )
-    dirty = {piece(slug) for slug in (set(site.facts) - site.stubs) | gone}
-    dirty |= {i for i in range(PIECES) if entries_path(i) not in site.present}  # made again: kept again
-    outs: list[Output] = []
-    for i, slugs in enumerate(members):
-        before = site.files.get(_piece_path(i))
-        if before is not None and i not in dirty:
-            outs.append((_piece_path(i), before["key"], _piece_maker(site, i, slugs)))
-            continue
-        data = _piece_maker(site, i, slugs)()
-        outs.append((_piece_path(i), bytes_hash(data), _made(data)))
-    return outs
-
-
-def _made(data: bytes) -> Callable[[], bytes]:
-    return lambda: data
-
-
-def _piece_maker(site: Site, i: int, slugs: list[str]) -> Callable[[], bytes]:
-    def make() -> bytes:
-        entries = site.pieces[i] = _piece_entries(site, i, slugs)
-        return search_piece(sorted(entries.values(), key=_entry_order)).encode()
-
-    return make
-
-
-def _piece_entries(site: Site, i: int, slugs: list[str]) -> dict[str, dict[str, Any]]:
-    """The piece's entries: a page read now has its own; the others were kept beside the
-    shards when the piece was last written (read only now: they are most of the facts' bytes),
-    or, if not, their pages are read again."""
-    kept: dict[str, Any] | None = None
-    found: dict[str, dict[str, Any]] = {}
-    for slug in slugs:
-        entry = site.facts[slug].get("entry")
-        if entry is None:
-            kept = read_entries(site.out / entries_path(i)) if kept is None else kept
-            entry = kept.get(slug)
-        if entry is None:
-            page = site.model.wiki.pages[slug]
-            entry = search_entry(read_page(site.model.project.wiki_dir / f"{slug}.md", page.rel))
-        found[slug] = entry
-    return found
-
-
-def _entry_order(entry: dict[str, Any]) -> tuple[bool, str, str, str]:
-    return (entry["y"] == "source", entry["y"], entry["t"].casefold(), entry["u"])
 
 
 def _page_maker(site: Site, slug: str) -> Callable[[], bytes]:
