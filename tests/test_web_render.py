@@ -98,6 +98,13 @@ SAMPLES = [
     "* star\n",
     "#nospace\n",
     "- [[ninja]] — desc\n- **bold** and `code`\n\nafter\n",
+    # the inline subset rendered without markdown-it, and its edges
+    "A **b** c **d**. (**e**) f**g** **h**i **j*** **k** **l**_m_ [[a|b]] [[x#y|z]] [[]]\n",
+    "See [tools.md:5](../sources/tools.md#L5) and [x](../sources/a-b/c.md#L1-L3).\n",
+    "[ a ](../sources/a.md#L1) [a_b](../sources/a.md#L1) ![a](../sources/a.md#L1) [a](../sources/a.md)\n",
+    "x & y < z > \"q\" 'r' \\*s\\* `t` <http://u.v> ~~w~~ **a**b**c** ***x*** **a *b* c**\n",
+    "**[[faiss|FAISS]]** and **a [[b]] c** and [[<b>]] and **&amp;**\n",
+    "- **Ninja** — a [[ninja]] item [n.md:1](../sources/n.md#L1)\n- plain: text, here; (and) ok?\n",
 ]
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -24,7 +26,14 @@ def project(tmp_path: Path) -> Project:
 def test_export_writes_every_view(project: Project, tmp_path: Path) -> None:
     out = tmp_path / "site"
     report = export(project, out)
-    for rel in ("index.html", "search.html", "graph.html", "health.html", "data/search.js", "assets/app.js"):
+    for rel in (
+        "index.html",
+        "search.html",
+        "graph.html",
+        "health.html",
+        "data/search-00.js",
+        "assets/app.js",
+    ):
         assert (out / rel).is_file(), rel
     pages = {p.stem for p in project.wiki_dir.glob("*.md")} - {"index", "log"}
     assert {p.stem for p in (out / "p").glob("*.html")} == pages
@@ -96,7 +105,7 @@ def test_a_hand_edited_manifest_cannot_delete_outside_the_site(project: Project,
     victim = tmp_path / "victim.txt"
     victim.write_text("keep")
     manifest = json.loads((out / MANIFEST).read_text())
-    manifest["../victim.txt"] = {"key": "x", "hash": "y"}
+    manifest["files"]["../victim.txt"] = {"key": "x", "hash": "y"}
     (out / MANIFEST).write_text(json.dumps(manifest))
     export(project, out)
     assert victim.read_text() == "keep"
@@ -107,3 +116,121 @@ def test_cli_site_json(project: Project, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["pages"] > 0 and "index.html" in report["written"]
+
+
+# --- incremental export equals a fresh one, byte for byte, after each kind of change -----------
+
+HOUR = 3600 * 10**9
+
+
+def _age(path: Path, step: int) -> None:
+    """An mtime well before the export (as a page edited long ago): the export trusts its stat."""
+    past = time.time_ns() - 2 * HOUR + step * 10**9
+    os.utime(path, ns=(past, past))
+
+
+def _edit(project: Project, name: str, text: str | None, step: int) -> None:
+    path = project.wiki_dir / name
+    if text is None:
+        path.unlink()
+        return
+    path.write_text(text)
+    _age(path, step)
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+
+def _manifest(out: Path) -> dict[str, object]:
+    data = json.loads((out / MANIFEST).read_text())
+    data.pop("started_ns")
+    return data
+
+
+NEW_PAGE = "---\ntitle: Graph search\ntype: concept\n---\n\n# Graph search\n\nSee [[HNSW]] and [[FAISS]].\n"
+
+
+def _changes(project: Project) -> list[tuple[str, str, str | None]]:
+    faiss = (project.wiki_dir / "faiss.md").read_text()
+    chunking = (project.wiki_dir / "chunking.md").read_text()
+    return [
+        ("text edited", "faiss.md", faiss.replace("similarity search", "fast similarity search")),
+        ("link added to a page", "chunking.md", chunking + "\nSee [[hnsw]].\n"),
+        ("new page linking to existing ones", "graph-search.md", NEW_PAGE),
+        ("title renamed", "faiss.md", faiss.replace("title: FAISS", "title: Faiss library")),
+        ("aliases added", "hnsw.md", None),  # filled below: needs the page's text
+        ("page linking to another deleted", "chunking.md", None),
+        ("page deleted", "hnsw.md", None),
+        ("index edited", "index.md", "# Home\n\nStart at [[graph-search]] or [[Faiss library]].\n"),
+    ]
+
+
+def test_incremental_export_equals_a_fresh_one(project: Project, tmp_path: Path) -> None:
+    for path in project.wiki_dir.iterdir():
+        _age(path, 0)
+    out = tmp_path / "site"
+    export(project, out, lint=False)
+    hnsw = (project.wiki_dir / "hnsw.md").read_text()
+    for step, (what, name, text) in enumerate(_changes(project), 1):
+        if what == "aliases added":
+            text = hnsw.replace("type: concept", "type: concept\naliases: [Hierarchical graph]")
+        _edit(project, name, text, step)
+        report = export(project, out, lint=False)
+        _same_as_fresh(project, out, tmp_path / f"fresh-{step}", what)
+        assert report.rendered < 12, (what, report.rendered)  # not every page again
+    (project.sources_dir / "vectors.md").unlink()  # cited by pages that now cite nothing served
+    report = export(project, out, lint=False)
+    _same_as_fresh(project, out, tmp_path / "fresh-source", "source deleted")
+    assert "p/faiss.html" in report.written
+
+
+def _same_as_fresh(project: Project, out: Path, fresh: Path, what: str) -> None:
+    export(project, fresh, lint=False)
+    ours, theirs = _files(out), _files(fresh)
+    assert ours.keys() == theirs.keys(), what
+    assert [rel for rel, data in theirs.items() if rel != MANIFEST and ours[rel] != data] == [], what
+    assert _manifest(out) == _manifest(fresh), what
+
+
+def test_backlinks_follow_a_new_page_and_a_retitled_one(project: Project, tmp_path: Path) -> None:
+    for path in project.wiki_dir.iterdir():
+        _age(path, 0)
+    out = tmp_path / "site"
+    export(project, out, lint=False)
+    _edit(project, "graph-search.md", NEW_PAGE, 1)
+    report = export(project, out, lint=False)
+    assert {"p/graph-search.html", "p/hnsw.html", "p/faiss.html"} <= set(report.written)
+    assert "Graph search" in (out / "p" / "hnsw.html").read_text()
+    new = NEW_PAGE.replace("title: Graph search", "title: Graph walks")
+    _edit(project, "graph-search.md", new, 2)
+    report = export(project, out, lint=False)
+    assert "Graph walks" in (out / "p" / "hnsw.html").read_text()
+    assert "p/chunking.html" not in report.written
+
+
+def test_a_second_export_reads_no_page(project: Project, tmp_path: Path) -> None:
+    for path in project.wiki_dir.iterdir():
+        _age(path, 0)
+    out = tmp_path / "site"
+    export(project, out, lint=False)
+    (project.wiki_dir / "faiss.md").chmod(0)  # a page read again would be unreadable now
+    try:
+        again = export(project, out, lint=False)
+    finally:
+        (project.wiki_dir / "faiss.md").chmod(0o644)
+    assert again.written == [] and again.rendered == 0
+
+
+def test_lost_search_entries_are_read_again_from_the_pages(project: Project, tmp_path: Path) -> None:
+    for path in project.wiki_dir.iterdir():
+        _age(path, 0)
+    out = tmp_path / "site"
+    export(project, out, lint=False)
+    for kept in (out / ".wikic-site").glob("search-*.json"):
+        kept.unlink()
+    for name in ("faiss.md", "hnsw.md", "chunking.md"):  # some piece holds one with a stub beside it
+        page = project.wiki_dir / name
+        _edit(project, name, page.read_text().replace("\n\n", "\n\nEdited.\n\n", 1), 1)
+    export(project, out, lint=False)
+    _same_as_fresh(project, out, tmp_path / "fresh", "entries lost")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from wikic.project import Project
-from wikic.wiki.page import COMMENT, Page, parse_links
+from wikic.wiki.page import COMMENT, Page, parse_citations, parse_links
 from wikic.wiki.read import Wiki, read_wiki
 
 if TYPE_CHECKING:
@@ -57,33 +57,62 @@ class Model:
     findings: dict[str, list[Finding]] | None  # wiki/x.md -> lint findings; None: lint not run
     linting: bool = False  # lint is running for this model (the server lints in the background)
     targets: dict[str, list[str]] = field(default_factory=dict)  # slug -> its [[link]] targets
+    resolved: dict[str, list[str | None]] = field(
+        default_factory=dict
+    )  # slug -> what each target resolves to
     outbound: dict[str, set[str]] = field(default_factory=dict)  # slug -> the pages it links to
     inbound: dict[str, set[str]] = field(default_factory=dict)  # slug -> the pages that link to it
     fed: dict[str, list[str]] = field(default_factory=dict)  # source path -> slugs of pages it feeds
+    cites: dict[str, list[str]] = field(default_factory=dict)  # slug -> the source of each citation
 
     def __post_init__(self) -> None:
-        for page in self.wiki.pages.values():
-            self.targets[page.slug] = sorted(
-                {link.target for link in parse_links(COMMENT.sub("", page.body)) if link.target}
-            )
-            self.outbound[page.slug] = _outlinks(self.wiki, page.slug, self.targets[page.slug])
-            self.inbound.setdefault(page.slug, set())
+        # A page's targets come from the wikilink pattern over its text: many times faster than
+        # lint's block-by-block reading (which also skips links inside code), and what a
+        # 10,000-page wiki needs to open in seconds.
+        # `targets` and `cites` may come filled (the site's manifest, for pages it did not read).
+        resolve = self.wiki.resolve
+        for slug, page in self.wiki.pages.items():
+            targets = self.targets.get(slug)
+            if targets is None:
+                targets = self.targets[slug] = page_targets(page)
+            self.resolved[slug] = found = [resolve(t) for t in targets]
+            self.outbound[slug] = {s for s in found if s is not None and s != slug}
+            self.inbound.setdefault(slug, set())
             for source in page.sources:
-                self.fed.setdefault(source, []).append(page.slug)
-        for slug, targets in self.outbound.items():
-            for target in targets:
+                self.fed.setdefault(source, []).append(slug)
+        for slug, linked in self.outbound.items():
+            for target in linked:
                 self.inbound.setdefault(target, set()).add(slug)
 
     @classmethod
-    def load(cls, project: Project, lint: bool = True) -> Model:
+    def load(
+        cls,
+        project: Project,
+        lint: bool = True,
+        wiki: Wiki | None = None,
+        targets: dict[str, list[str]] | None = None,
+        cites: dict[str, list[str]] | None = None,
+    ) -> Model:
+        """`wiki`, `targets`, `cites`: what the caller already knows (the site's manifest)."""
         from wikic.config import load_schema
         from wikic.sources.scan import list_sources
 
         schema = load_schema(project.schema_path)
         files, _ = list_sources(project.root, schema.sources)
-        wiki = read_wiki(project.root, project.wiki_dir)
+        wiki = wiki or read_wiki(project.root, project.wiki_dir)
         findings = lint_findings(project) if lint else None
-        return cls(project, wiki, schema.title, {f.path: f for f in files}, findings)
+        sources = {f.path: f for f in files}
+        return cls(project, wiki, schema.title, sources, findings, targets=targets or {}, cites=cites or {})
+
+    def cited(self, page: Page) -> list[str]:
+        """The source path of each of the page's citations (the regex: no block parse)."""
+        if page.slug not in self.cites:
+            self.cites[page.slug] = self.cites_of(page)
+        return self.cites[page.slug]
+
+    @staticmethod
+    def cites_of(page: Page) -> list[str]:
+        return [citation.source for citation, _ in parse_citations(page.body)]
 
     def page(self, slug: str) -> Page | None:
         return self.wiki.pages.get(slug)
@@ -101,13 +130,8 @@ class Model:
         )
 
 
-def _outlinks(wiki: Wiki, slug: str, targets: list[str]) -> set[str]:
-    """The pages a page links to. Its targets come from the wikilink pattern over its text:
-    many times faster than lint's block-by-block reading (which also skips links inside code),
-    and what a 10,000-page wiki needs to open in seconds."""
-    found = {wiki.resolve(target) for target in targets}
-    found.discard(slug)
-    return {slug for slug in found if slug is not None}
+def page_targets(page: Page) -> list[str]:
+    return sorted({link.target for link in parse_links(COMMENT.sub("", page.body)) if link.target})
 
 
 def lint_findings(project: Project) -> dict[str, list[Finding]]:

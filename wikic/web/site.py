@@ -1,13 +1,14 @@
 """`wikic site OUT`: the viewer's pages as a static site (relative links: it works from file://
 and any static host; search and graph need no server). Incremental: each file's inputs are
-hashed into a key kept in OUT/.wikic-site.json, so a page whose text, links, backlinks and
-findings are unchanged is not rendered again, and a file whose bytes are unchanged is not
-rewritten. Only files the manifest lists are ever removed."""
+hashed into a key kept in the manifest (manifest.py), so a page whose text, links, backlinks
+and findings are unchanged is not rendered again, and a file whose bytes are unchanged is not
+rewritten; a page whose file's stat is unchanged is not even read (facts.py), and only the
+pages the change can reach have their key computed again. Only files the manifest lists are
+ever removed."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import Callable
@@ -18,7 +19,20 @@ from typing import Any
 from wikic.errors import UsageError
 from wikic.hashing import bytes_hash, digest, json_digest
 from wikic.project import Project
+from wikic.web.facts import Changes, Facts, affected, everything, read_known, read_page
+from wikic.web.manifest import (
+    FORMAT,
+    MANIFEST,
+    PIECES,
+    dump,
+    entries_path,
+    piece,
+    read_manifest,
+    shard_path,
+    shards,
+)
 from wikic.web.model import HOME, Model, is_within, page_path, source_path
+from wikic.web.pieces import piece_path, search_outputs
 from wikic.web.views import (
     TEMPLATES,
     Mode,
@@ -26,12 +40,12 @@ from wikic.web.views import (
     health_view,
     home_view,
     page_view,
-    search_data,
+    receipt,
     search_view,
     source_view,
 )
+from wikic.wiki.read import gc_paused
 
-MANIFEST = ".wikic-site.json"
 ASSETS = Path(__file__).parent / "assets"
 STATIC = Mode()
 
@@ -73,67 +87,153 @@ def check_out(project: Project, out: Path) -> None:
 
 
 def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 500) -> SiteReport:
-    started = time.monotonic()
+    started, started_ns = time.monotonic(), time.time_ns()
     check_out(project, out)
-    model = Model.load(project, lint=lint)
-    old = _read_manifest(out)
+    with gc_paused():  # many small objects and no cycles: the collector's passes cost a fifth
+        old = read_manifest(out, page_path)
+        site = _prepare(project, out, old, lint, graph_limit)
+        outputs = _outputs(site)
+    report = SiteReport(str(out), len(site.model.wiki.pages))
+    new = _write_outputs(out, site, outputs, report)
+    for rel in sorted(set(old["files"]) - set(new)):
+        if _remove(out, rel):
+            report.removed.append(rel)
+    facts, known = site.facts, old["pages"]
+    dirty = _dirty_shards(site, known, new) if site.changes.todo != set(facts) else set(range(PIECES))
+    for slug, found in facts.items():
+        found["res"] = site.model.resolved[slug]
+    for rel, data in shards(facts, new, page_path, dirty).items():
+        _write(out / rel, data)
+    for i, entries in site.pieces.items():
+        _write(out / entries_path(i), dump(entries))
+    pages = {page_path(slug) for slug in facts}
+    manifest = {
+        "format": FORMAT,
+        "context": site.context,
+        "started_ns": started_ns,
+        "index": site.index,
+        "sources": sorted(site.model.sources),
+        "files": {rel: record for rel, record in new.items() if rel not in pages},
+    }
+    _write(out / MANIFEST, dump(manifest))
+    report.seconds = round(time.monotonic() - started, 3)
+    return report
+
+
+def _prepare(project: Project, out: Path, old: dict[str, Any], lint: bool, graph_limit: int) -> Site:
+    """The model, from the pages' facts where their files did not change, and what changed."""
     version = _code_version()
-    report = SiteReport(str(out), len(model.wiki.pages))
+    known: dict[str, Facts] = old["pages"]
+    wiki, facts = read_known(project, known, old["started_ns"])
+    stubs = {slug for slug, f in facts.items() if f is known.get(slug)}
+    model = Model.load(
+        project,
+        lint=lint,
+        wiki=wiki,
+        targets={s: facts[s]["targets"] for s in stubs},
+        cites={s: facts[s]["cites"] for s in stubs},
+    )
+    context = json_digest([version, model.title, lint, graph_limit])
+    index = wiki.index.hash if wiki.index else ""
+    if old.get("context") == context and not lint:  # lint's findings may change any page
+        moved = set(old.get("sources", [])) ^ set(model.sources)
+        changes = affected(known, facts, model.resolved, model, moved)
+        changes.names = changes.names or bool(moved) or old.get("index") != index
+    else:
+        changes = everything(facts)
+    present = _present(out)
+    return Site(
+        model, version, graph_limit, old["files"], facts, changes, stubs, present, context, index, out
+    )
+
+
+def _dirty_shards(site: Site, known: dict[str, Facts], new: dict[str, dict[str, str]]) -> set[int]:
+    """The shards whose pages' facts or HTML records changed (or that are missing)."""
+    facts, res = site.facts, site.model.resolved
+    dirty = {i for i in range(PIECES) if shard_path(i) not in site.present}
+    dirty |= {piece(s) for s in facts if s not in site.stubs or known[s].get("res") != res[s]}
+    dirty |= {piece(s) for s in set(known) - set(facts)}
+    dirty |= {piece(s) for s in facts if new.get(page_path(s)) is not site.files.get(page_path(s))}
+    return dirty
+
+
+def _present(out: Path) -> set[str]:
+    """The files under OUT, by name (one directory scan, not a stat per file)."""
+    found: set[str] = set()
+    for folder, _, names in os.walk(out):
+        prefix = Path(folder).relative_to(out).as_posix()
+        found.update(names if prefix == "." else (f"{prefix}/{n}" for n in names))
+    return found
+
+
+def _write_outputs(
+    out: Path, site: Site, outputs: list[Output], report: SiteReport
+) -> dict[str, dict[str, str]]:
+    """Render what changed; write what differs from the file there."""
     new: dict[str, dict[str, str]] = {}
-    for rel, key, make in _outputs(model, version, graph_limit):
-        before = old.get(rel)
-        if before is not None and before.get("key") == key and (out / rel).is_file():
+    for rel, key, make in outputs:
+        before = site.files.get(rel)
+        there = rel in site.present
+        if before is not None and before.get("key") == key and there:
             new[rel] = before
             continue
         data = make()
         report.rendered += 1
         new[rel] = {"key": key, "hash": bytes_hash(data)}
-        if before is None or before.get("hash") != new[rel]["hash"] or not (out / rel).is_file():
+        if before is None or before.get("hash") != new[rel]["hash"] or not there:
             _write(out / rel, data)
             report.written.append(rel)
-    for rel in sorted(set(old) - set(new)):
-        if _remove(out, rel):
-            report.removed.append(rel)
-    _write(out / MANIFEST, json.dumps(new, sort_keys=True, indent=0).encode())
-    report.seconds = round(time.monotonic() - started, 3)
-    return report
+    return new
+
+
+@dataclass
+class Site:
+    """One export: the model, what the last export left (its files' keys, the pages' facts),
+    and what changed since (`changes.todo`: the pages that may render differently)."""
+
+    model: Model
+    version: str
+    graph_limit: int
+    files: dict[str, dict[str, str]]
+    facts: dict[str, Facts]
+    changes: Changes
+    stubs: set[str]  # pages known from their facts, not read
+    present: set[str]  # the files under OUT now
+    context: str  # the key of what every file depends on: templates, the wiki's title, options
+    index: str  # the hash of index.md
+    out: Path
+    pieces: dict[int, dict[str, Any]] = field(default_factory=dict)  # search pieces made: entries
 
 
 Output = tuple[str, str, Callable[[], bytes]]
 
 
-def _outputs(model: Model, version: str, graph_limit: int) -> list[Output]:
+def _outputs(site: Site) -> list[Output]:
     """Every file of the site: its path, the key of its inputs, how to make its bytes."""
+    model, version = site.model, site.version
     wiki = model.wiki
-    everything = json_digest(
-        [
-            version,
-            model.title,
-            sorted((p.slug, p.hash) for p in wiki.pages.values()),
-            wiki.index.hash if wiki.index else "",
-            sorted(model.sources),
-            _findings_key(model, None),
-            graph_limit,
-        ]
-    )
     outs: list[Output] = [
         (f"assets/{p.name}", bytes_hash(p.read_bytes()), p.read_bytes) for p in sorted(ASSETS.iterdir())
     ]
+    scripts = tuple(piece_path(i) for i in range(PIECES))
     outs += [
-        (HOME, _home_key(model, version), lambda: home_view(model, STATIC).encode()),
-        ("search.html", version, lambda: search_view(model, STATIC).encode()),
-        ("data/search.js", everything, lambda: search_data(model).encode()),
+        (HOME, _home_key(site), lambda: home_view(model, STATIC).encode()),
         (
-            "graph.html",
-            json_digest([version, _graph_key(model), graph_limit]),
-            lambda: graph_view(model, STATIC, graph_limit).encode(),
+            "search.html",
+            json_digest([version, scripts]),
+            lambda: search_view(model, STATIC, scripts).encode(),
         ),
-        ("health.html", everything, lambda: health_view(model, STATIC).encode()),
+        ("graph.html", _graph_output_key(site), lambda: graph_view(model, STATIC, site.graph_limit).encode()),
+        ("health.html", _health_key(model, version), lambda: health_view(model, STATIC).encode()),
     ]
-    for page in wiki.pages.values():
-        outs.append(
-            (page_path(page.slug), _page_key(model, page.slug, version), _page_maker(model, page.slug))
-        )
+    outs += search_outputs(site)
+    for slug in wiki.pages:
+        before = site.files.get(page_path(slug))
+        if before is None or slug in site.changes.todo:
+            key = _page_key(model, slug, version)
+        else:
+            key = before["key"]
+        outs.append((page_path(slug), key, _page_maker(site, slug)))
     for path, file in model.sources.items():
         fed = sorted(
             (s, wiki.pages[s].title, wiki.pages[s].type) for s in model.fed.get(path, []) if s in wiki.pages
@@ -143,8 +243,21 @@ def _outputs(model: Model, version: str, graph_limit: int) -> list[Output]:
     return outs
 
 
-def _page_maker(model: Model, slug: str) -> Callable[[], bytes]:
-    return lambda: page_view(model, model.wiki.pages[slug], STATIC).encode()
+def _graph_output_key(site: Site) -> str:
+    before = site.files.get("graph.html")
+    if before is not None and not site.changes.graph:
+        return before["key"]
+    return json_digest([site.version, _graph_key(site.model), site.graph_limit])
+
+
+def _page_maker(site: Site, slug: str) -> Callable[[], bytes]:
+    def make() -> bytes:
+        page = site.model.wiki.pages[slug]
+        if slug in site.stubs:  # known from its facts: its text is read now, to render it
+            page = read_page(site.model.project.wiki_dir / f"{slug}.md", page.rel)
+        return page_view(site.model, page, STATIC).encode()
+
+    return make
 
 
 def _source_maker(model: Model, path: str) -> Callable[[], bytes]:
@@ -173,12 +286,27 @@ def _page_key(model: Model, slug: str, version: str) -> str:
     )
 
 
-def _home_key(model: Model, version: str) -> str:
+def _home_key(site: Site) -> str:
     """index.md, and what its links resolve to: not every page's text (a big index takes
-    seconds to render, and most edits leave it as it was)."""
+    seconds to render, and most edits leave it as it was). Computed only when the index, a
+    page's name or the pages changed: it lists every page."""
+    before = site.files.get(HOME)
+    if before is not None and not site.changes.names:
+        return before["key"]
+    model = site.model
     wiki = model.wiki
-    pages = sorted((p.slug, p.title, p.type) for p in wiki.pages.values())
-    return json_digest([version, model.title, wiki.index.hash if wiki.index else "", pages])
+    pages = sorted((slug, p.title, p.type, p.aliases) for slug, p in wiki.pages.items())
+    cited = [s in model.sources for s in model.cites_of(wiki.index)] if wiki.index else []
+    return json_digest([site.version, model.title, wiki.index.hash if wiki.index else "", pages, cited])
+
+
+def _health_key(model: Model, version: str) -> str:
+    """The compile receipt and the findings, with whether the page each concerns exists."""
+    rows = sorted(
+        (rel, rel.removeprefix("wiki/").removesuffix(".md") in model.wiki.pages)
+        for rel in model.findings or {}
+    )
+    return json_digest([version, model.title, receipt(model), _findings_key(model, None), rows])
 
 
 def _findings_key(model: Model, rel: str | None) -> Any:
@@ -203,14 +331,6 @@ def _graph_key(model: Model) -> str:
             for p in wiki.pages.values()
         )
     )
-
-
-def _read_manifest(out: Path) -> dict[str, dict[str, str]]:
-    try:
-        data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _write(path: Path, data: bytes) -> None:

@@ -16,9 +16,10 @@ from markupsafe import Markup
 
 from wikic.web.model import HOME, Model, href, page_path, read_source_lines, root_of, source_path
 from wikic.web.render import Links, render_body, strip_title
-from wikic.wiki.page import Page, parse_citations
+from wikic.wiki.page import Page
 
 TEMPLATES = Path(__file__).parent / "templates"
+ENTRY_KEYS = ("u", "t", "a", "y", "x")  # a search entry: address, title, aliases, type, text
 MARKERS = re.compile(r"^(?:#{1,6} |[-*+] |\d+[.)] |> )", re.M)
 
 
@@ -123,8 +124,13 @@ def source_view(model: Model, path: str, mode: Mode) -> str:
     )
 
 
-def search_view(model: Model, mode: Mode) -> str:
-    return _env().get_template("search.html").render(**_common(model, "search.html", mode, "Search"))
+def search_view(model: Model, mode: Mode, scripts: tuple[str, ...] = ("data/search.js",)) -> str:
+    """`scripts`: the files the index is in (the static site writes it in pieces)."""
+    return (
+        _env()
+        .get_template("search.html")
+        .render(**_common(model, "search.html", mode, "Search"), scripts=scripts)
+    )
 
 
 def graph_view(model: Model, mode: Mode, limit: int) -> str:
@@ -163,9 +169,9 @@ def receipt(model: Model) -> dict[str, Any]:
     """The compile receipt: pages, sources, citations, and the share that open a source line."""
     total = resolving = 0
     for page in model.wiki.pages.values():
-        for citation, _ in parse_citations(page.body):  # the regex: no block parse of every page
+        for source in model.cited(page):
             total += 1
-            resolving += citation.source in model.sources
+            resolving += source in model.sources
     found = [f for fs in (model.findings or {}).values() for f in fs]
     return {
         "pages": len(model.wiki.pages),
@@ -181,17 +187,23 @@ def receipt(model: Model) -> dict[str, Any]:
 
 def search_data(model: Model) -> str:
     """The client-side search index as a script (a script, not JSON: it loads from file:// too)."""
-    entries = [
-        {
-            "u": page_path(p.slug),
-            "t": p.title,
-            "a": p.aliases,
-            "y": p.type,
-            "x": _searchable(p.plain),
-        }
-        for p in model.ordered_pages()
-    ]
-    return "window.WIKIC_SEARCH = " + script_json(entries) + ";\n"
+    return "window.WIKIC_SEARCH = " + script_json([search_entry(p) for p in model.ordered_pages()]) + ";\n"
+
+
+def search_piece(entries: list[dict[str, Any]]) -> str:
+    """One piece of the index: the pages' entries added to what the pieces before it added."""
+    ordered = [{k: e[k] for k in ENTRY_KEYS} for e in entries]  # as made, whatever JSON round trip
+    return "window.WIKIC_SEARCH = (window.WIKIC_SEARCH || []).concat(" + script_json(ordered) + ");\n"
+
+
+def search_entry(page: Page) -> dict[str, Any]:
+    return {
+        "u": page_path(page.slug),
+        "t": page.title,
+        "a": page.aliases,
+        "y": page.type,
+        "x": _searchable(page.plain),
+    }
 
 
 def _searchable(text: str) -> str:

@@ -72,7 +72,8 @@ function runSearch() {
     var s = scoreEntry(data[i], words);
     if (s > 0) found.push([s, data[i]]);
   }
-  found.sort(function (a, b) { return b[0] - a[0] || a[1].t.localeCompare(b[1].t); });
+  // Ties by address too: the index's pieces load in any order of pages.
+  found.sort(function (a, b) { return b[0] - a[0] || a[1].t.localeCompare(b[1].t) || (a[1].u < b[1].u ? -1 : 1); });
   document.getElementById("search-count").textContent = found.length + " pages match";
   found.slice(0, 50).forEach(function (pair) {
     var e = pair[1], li = document.createElement("li"), a = document.createElement("a");

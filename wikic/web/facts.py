@@ -1,0 +1,163 @@
+"""What `wikic site` remembers of each page between exports: its facts (title, aliases, type,
+sources, link targets and what they resolved to, the source of each citation, its search entry,
+the hash of its file), kept in the site's manifest keyed by the file's stat, so that a
+re-export reads only the pages whose stat changed; and which pages' HTML an export must
+consider again (`affected`), exactly, from the facts before and after."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wikic.fsutil import TMP_MARK
+from wikic.hashing import bytes_hash
+from wikic.project import Project
+from wikic.web.model import Model, page_targets
+from wikic.web.views import search_entry
+from wikic.wiki.page import Page, split_page, unreadable_page
+from wikic.wiki.read import INDEX, LOG, Wiki, _attachments, gc_paused
+
+Facts = dict[str, Any]
+# A file written this close to the export that recorded its stat may change again within the
+# same mtime tick at the same size (git's "racily clean" entries): such a stat is not trusted.
+RACY_NS = 100_000_000
+
+
+def read_known(project: Project, known: dict[str, Facts], since_ns: int) -> tuple[Wiki, dict[str, Facts]]:
+    """The wiki as read_wiki gives it, except that a page whose file has the stat its facts
+    recorded (and older than `since_ns` by a margin) is a stub made from them: no body."""
+    pages: dict[str, Page] = {}
+    facts: dict[str, Facts] = {}
+    index: Page | None = None
+    wiki_dir = project.wiki_dir
+    prefix = (
+        wiki_dir.relative_to(project.root).as_posix() if wiki_dir.is_relative_to(project.root) else "wiki"
+    )
+    with gc_paused():
+        for name, stat in _page_stats(wiki_dir):
+            rel = f"{prefix}/{name}"
+            if name == INDEX:
+                index = read_page(wiki_dir / name, rel)
+                continue
+            slug = name.removesuffix(".md")
+            before = known.get(slug)
+            if before is not None and before.get("stat") == stat and stat[1] < since_ns - RACY_NS:
+                pages[slug], facts[slug] = stub(rel, before), before
+                continue
+            page = read_page(wiki_dir / name, rel)
+            pages[slug] = page
+            facts[slug] = page_facts(page, stat if page.read_error is None else None)
+    return Wiki(project.root, pages, index, _attachments(wiki_dir)), facts
+
+
+def _page_stats(wiki_dir: Path) -> list[tuple[str, list[int]]]:
+    """The .md files directly in wiki/ as read_wiki takes them, with [size, mtime_ns]."""
+    try:
+        entries = list(os.scandir(wiki_dir))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    found = []
+    for e in entries:
+        if (
+            e.name.endswith(".md")
+            and not e.name.startswith((".", TMP_MARK))
+            and e.name != LOG
+            and e.is_file()
+        ):
+            st = e.stat()
+            found.append((e.name, [st.st_size, st.st_mtime_ns]))
+    return sorted(found)
+
+
+def read_page(path: Path, rel: str) -> Page:
+    """One page as read_wiki reads it."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return unreadable_page(rel, f"cannot be read: {exc.strerror or exc}")
+    try:
+        page = split_page(raw.decode("utf-8"), rel)
+    except UnicodeDecodeError as exc:
+        page = unreadable_page(rel, f"is not valid UTF-8 (byte offset {exc.start})")
+    page.hash = bytes_hash(raw)
+    return page
+
+
+def page_facts(page: Page, stat: list[int] | None) -> Facts:
+    return {
+        "stat": stat,
+        "hash": page.hash,
+        "title": page.title,
+        "aliases": page.aliases,
+        "type": page.type,
+        "sources": page.sources,
+        "targets": page_targets(page),
+        "cites": Model.cites_of(page),
+        "entry": search_entry(page),
+    }
+
+
+def stub(rel: str, facts: Facts) -> Page:
+    """A page that answers title, aliases, type, sources and hash from its facts; its body is
+    read again only if its HTML must be rendered."""
+    meta = {k: facts[k] for k in ("title", "aliases", "type", "sources")}
+    page = Page(rel, "", meta=meta, has_front_matter=True)
+    page.hash = facts["hash"]
+    return page
+
+
+@dataclass
+class Changes:
+    """What changed since the last export, as far as the site's files can tell."""
+
+    todo: set[str]  # pages whose HTML inputs may have changed
+    graph: bool  # a page's title, type, links or sources, or the pages themselves
+    names: bool  # a page's title, type or aliases, or the pages themselves: how links resolve
+
+
+def everything(facts: dict[str, Facts]) -> Changes:
+    return Changes(set(facts), True, True)
+
+
+def affected(
+    old: dict[str, Facts],
+    new: dict[str, Facts],
+    res: dict[str, list[str | None]],
+    model: Model,
+    moved_sources: set[str],
+) -> Changes:
+    """A page's HTML depends on its file, what its targets resolve to and their titles and
+    types, who links to it and their titles and types, which of its sources exist: each of
+    these is followed here, from the facts before and after."""
+    changed = {s for s, f in new.items() if s not in old or old[s]["hash"] != f["hash"]}
+    relinked = {s for s in new if s not in old or old[s].get("res") != res[s]}
+    todo = changed | relinked
+    graph = bool(moved_sources or set(old) ^ set(new))
+    for slug in relinked:  # a page that gained or lost a link changes the target's backlinks
+        before = {r for r in old[slug].get("res", []) if r and r != slug} if slug in old else set()
+        gained_or_lost = before ^ model.outbound[slug]
+        todo |= gained_or_lost
+        graph = graph or bool(gained_or_lost)
+    names = bool(set(old) ^ set(new))
+    for slug in changed & set(old):
+        if _face(old.get(slug)) != _face(new.get(slug)):  # its neighbours show its title and type
+            todo |= model.inbound.get(slug, set()) | model.outbound.get(slug, set())
+        names = names or _names(old[slug]) != _names(new[slug])
+        graph = graph or _face(old[slug]) != _face(new[slug]) or old[slug]["sources"] != new[slug]["sources"]
+    for slug in set(new) - set(old):  # an added page: its neighbours list it
+        todo |= model.inbound[slug] | model.outbound[slug]
+    for slug in set(old) - set(new):  # a removed page: the pages it linked to listed it
+        todo |= {r for r in old[slug].get("res", []) if r}
+    for source in moved_sources:
+        todo |= set(model.fed.get(source, []))
+    return Changes(todo & set(new), graph, names)
+
+
+def _face(facts: Facts | None) -> tuple[str, str] | None:
+    return (facts["title"], facts["type"]) if facts is not None else None
+
+
+def _names(facts: Facts) -> tuple[str, str, list[str]]:
+    return (facts["title"], facts["type"], facts["aliases"])
