@@ -6,6 +6,7 @@ the offline replay of the rest still works."""
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from pathlib import Path
 
@@ -105,15 +106,33 @@ def test_a_plain_delete_and_build_forgets_too(tmp_path: Path) -> None:
     (project.sources_dir / "incident.md").write_text(body_note(word) + f"It ran {word} twice.\n")
     assert run_build(project)[0].ok  # an older version too
     saved_prefix_state(project, word)
-    log = (project.wiki_dir / "log.md").read_bytes()
+    log = (project.wiki_dir / "log.md").read_text()
     (project.sources_dir / "incident.md").unlink()
     report, _ = run_build(project)
     assert report.ok, report.errors
-    # log.md stays append-only (`wikic forget` also takes page names out of earlier entries)
-    assert (project.wiki_dir / "log.md").read_bytes().startswith(log)
+    # earlier entries stay (only names of pages that went and the source's path leave them)
+    after = (project.wiki_dir / "log.md").read_text()
+    assert re.findall(r"^## .* build$", log, re.M) == re.findall(r"^## .* build$", after, re.M)[:-1]
     assert holding(project, word) == []
     wal = project.state_dir / "state.db-wal"
     assert not wal.exists() or b"incident" not in wal.read_bytes()
+
+
+def test_a_deleted_source_s_title_leaves_log_md(tmp_path: Path) -> None:
+    """The title names the source's page, and log.md's entries list that name."""
+    word = canary()
+    title = f"# {word} runbook\n\n## Chunking\n\nThe cluster kept chunks of a few hundred tokens.\n"
+    project = built_with_secret(tmp_path, word, text=title)
+    assert (project.wiki_dir / "retrieval-augmented-generation.md").exists()  # kept below
+    assert any(
+        word.lower() in line.lower() for line in (project.wiki_dir / "log.md").read_text().splitlines()
+    )
+    (project.sources_dir / "incident.md").unlink()
+    code, out = invoke(project, "build", "--json")
+    assert code == 0, out
+    assert holding(project, word) == []
+    log = (project.wiki_dir / "log.md").read_text()
+    assert "incident.md" not in log and "retrieval-augmented-generation.md" in log  # others stay
 
 
 def test_notes_mode_and_an_older_version_of_the_source(tmp_path: Path) -> None:

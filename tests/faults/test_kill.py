@@ -5,7 +5,9 @@ After each kill every file in wiki/ is its old or its new version (temporary fil
 aside, which the next build removes), state.db passes `PRAGMA integrity_check`, and
 the next build makes a wiki byte-identical to an uninterrupted build (log.md is left
 out of that comparison, since its entries carry times; it is checked to hold only
-whole entries) while repeating no model call that had finished: at most the one in
+whole entries, and its earlier entries, from which only the names of pages that
+build removes and the paths of sources deleted may go: a deleted source is
+forgotten) while repeating no model call that had finished: at most the one in
 flight at each kill (the build runs with -j 1).
 
 WIKIC_FAULT_KILLS (default 32) and WIKIC_FAULT_SEED (default 7) change how many
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import time
 from dataclasses import dataclass
@@ -68,6 +71,7 @@ class Build:
     digests: int
     first_call: float  # seconds from spawn to the first model call
     total: float
+    deleted: list[str]  # sources the build finds deleted (sources/x.md)
 
 
 @dataclass
@@ -76,7 +80,7 @@ class References:
     incremental: Build
 
 
-def _reference(tmp: Path, name: str, project: Project, log: Path) -> Build:
+def _reference(tmp: Path, name: str, project: Project, log: Path, deleted: list[str]) -> Build:
     before = copy_project(project.root, tmp / f"{name}-before")
     old, old_log = wiki_snapshot(project), _log(project)
     started = time.time()
@@ -94,7 +98,14 @@ def _reference(tmp: Path, name: str, project: Project, log: Path) -> Build:
         sum(c["stage"] == "digest" for c in made),
         float(made[0]["t"]) - started,
         total,
+        deleted,
     )  # type: ignore[arg-type]
+
+
+def _sources(project: Project) -> set[str]:
+    return {
+        f"sources/{p.relative_to(project.sources_dir).as_posix()}" for p in project.sources_dir.rglob("*.md")
+    }
 
 
 def _log(project: Project) -> bytes | None:
@@ -106,11 +117,35 @@ def _log(project: Project) -> bytes | None:
 def refs(tmp_path_factory: pytest.TempPathFactory) -> References:
     tmp = tmp_path_factory.mktemp("kill-ref")
     project = make_project(tmp / "ref", notes(SOURCES), latency=LATENCY)  # type: ignore[arg-type]
-    first = _reference(tmp, "first", project, tmp / "first.log")
+    first = _reference(tmp, "first", project, tmp / "first.log", [])
+    sources = _sources(project)
     to_v2(project)
-    incremental = _reference(tmp, "incremental", project, tmp / "incremental.log")
+    incremental = _reference(
+        tmp, "incremental", project, tmp / "incremental.log", sorted(sources - _sources(project))
+    )
     assert first.new != incremental.new
     return References(first, incremental)
+
+
+LIST_LINE = re.compile(r"^(- (?:written|removed|conflicts kept): )(.*?)((?: and \d+ more)?)$")
+
+
+def _scrubbed(ref: Build) -> bytes:
+    """The earlier log.md without the names of the pages the build removes (made from titles
+    and headings of the deleted source, which forgetting it takes out) and the deleted paths."""
+    gone, deleted = set(ref.old) - set(ref.new), ref.deleted
+    lines = []
+    for line in (ref.old_log or b"").decode("utf-8").split("\n"):
+        m = LIST_LINE.match(line)
+        if any(path in line for path in deleted):
+            continue
+        if m:
+            kept = [item for item in m.group(2).split(", ") if item not in gone]
+            if not kept and not m.group(3):
+                continue
+            line = f"{m.group(1)}{', '.join(kept)}{m.group(3)}"
+        lines.append(line)
+    return "\n".join(lines).encode("utf-8")
 
 
 def check_after_kill(project: Project, ref: Build) -> dict[str, int]:
@@ -124,7 +159,9 @@ def check_after_kill(project: Project, ref: Build) -> dict[str, int]:
         elif name == "log.md":
             text = data.decode("utf-8")
             assert log_is_well_formed(text), f"log.md holds a partial entry:\n{text[-400:]}"
-            assert ref.old_log is None or data.startswith(ref.old_log), "log.md lost earlier entries"
+            assert ref.old_log is None or data.startswith((ref.old_log, _scrubbed(ref))), (
+                "log.md lost earlier entries"
+            )
         else:
             assert name in ref.old or name in ref.new, f"{name}: neither an old nor a new page"
             assert data in (ref.old.get(name), ref.new.get(name)), (

@@ -185,9 +185,10 @@ class _Build:
         for rel in report.conflicts:
             self._explain(f"assemble {rel}", "hand edit kept (use --force to overwrite)")
         report.pages = len(available)
-        append_log(root, self.state, report)
-        if forgotten and self.opts.scrub_log:  # else log.md stays append-only
-            forget.scrub_log(root, self.state, forgotten)
+        # a deleted source's page names (made from its titles) leave earlier entries too
+        append_log(
+            root, self.state, report, scrub=forget.log_scrubber(root, forgotten) if forgotten else None
+        )
         self._save(sources, pages, mark)
         # the build has rewritten what shared their notes: the rest can go
         if forgotten and not forget.purge(self.project, self.state, forgotten)["compacted"]:

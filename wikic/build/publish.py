@@ -111,16 +111,38 @@ def _ours(rel: str) -> bool:
     return folder == WIKI and is_safe_file_name(name)
 
 
-def append_log(root: Path, state: State, report: Report, when: float | None = None) -> None:
+def append_log(
+    root: Path,
+    state: State,
+    report: Report,
+    when: float | None = None,
+    scrub: Callable[[str], str] | None = None,
+) -> None:
     """One entry in log.md for a build that changed the wiki, or that finds a wiki
-    without its log (a build killed before it wrote log.md, whose pages this one adopted)."""
+    without its log (a build killed before it wrote log.md, whose pages this one adopted).
+    `scrub` (a build that forgot sources) edits the whole log, earlier entries too, in the
+    same atomic write: a kill leaves the old log.md or the new one, never a half-scrubbed one."""
     path = root / WIKI / LOG
-    changed = report.written or report.removed or report.conflicts or report.errors
-    if not changed and (path.exists() or not report.pages):
-        return
     try:
-        current = path.read_text(encoding="utf-8")
+        current: str | None = path.read_text(encoding="utf-8")
     except FileNotFoundError:
+        current = None
+    text = _with_entry(current, report, when)
+    if scrub is not None and text is not None:
+        text = scrub(text)
+    if text is None or text == current:
+        return
+    data = text.encode("utf-8")
+    atomic_write(path, data)
+    _record(state, f"{WIKI}/{LOG}", path, data)
+
+
+def _with_entry(current: str | None, report: Report, when: float | None) -> str | None:
+    """log.md's text with this build's entry added, if one is due; else as it is (None: no log)."""
+    changed = report.written or report.removed or report.conflicts or report.errors
+    if not changed and (current is not None or not report.pages):
+        return current
+    if current is None:
         current = "# Build log\n\nWhat each `wikic build` changed, newest last.\n"
     stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when or time.time()))
     lines = [
@@ -141,6 +163,4 @@ def append_log(root: Path, state: State, report: Report, when: float | None = No
             lines.append(f"- {label}: {shown}{more}")
     for err in report.errors[:20]:
         lines.append(f"- error: {err['where']}: {err['message'].splitlines()[0]}")
-    data = (current.rstrip("\n") + "\n" + "\n".join(lines) + "\n").encode("utf-8")
-    atomic_write(path, data)
-    _record(state, f"{WIKI}/{LOG}", path, data)
+    return current.rstrip("\n") + "\n" + "\n".join(lines) + "\n"

@@ -33,7 +33,6 @@ class BuildOptions:
     jobs: int | None = None
     retry_failed: bool = False  # ask the model again where its last answers stayed unusable
     wait: bool = True  # for another wikic process to release the project (else fail at once)
-    scrub_log: bool = False  # `wikic forget`: deleted sources' page names leave log.md's earlier entries
     batch: bool = False  # send the stages' pending actions through the provider's Batch API
     batch_wait: bool = False  # wait for submitted batches to finish, and go on
 

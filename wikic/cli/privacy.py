@@ -28,7 +28,7 @@ def forget(
     pages (an answer edited by hand is kept, and reported), every saved prefix
     state, their page names and paths in log.md; state.db is compacted so no
     deleted byte stays in it or its WAL. Deleting a source and running
-    `wikic build` does the same, but leaves log.md's earlier entries as they are.
+    `wikic build` does the same.
 
     Exit status: 0 forgotten, 1 the rebuild of shared pages failed (run
     `wikic build` again), 2 usage error."""
@@ -48,7 +48,7 @@ def forget(
         rels = sources_to_forget(project, list(paths), known, obj.directory or Path.cwd())
         delete_sources(project, rels)
         progress = Progress(quiet=quiet)
-        opts = BuildOptions(offline=offline, wait=not no_wait, scrub_log=True)
+        opts = BuildOptions(offline=offline, wait=not no_wait)
         report = run_build(project, opts, progress)
         progress.end_line()
         if as_json:

@@ -1,8 +1,8 @@
 """Forgetting a source everywhere wikic keeps something of it, when it is deleted or
 `wikic forget` removes it: saved answers that cite only its pages, its extracted
-text, every saved prefix state, its cached model answers, and the deleted bytes
-of state.db and its WAL; with `wikic forget`, also its page names and path in
-log.md's earlier entries (a plain delete leaves log.md append-only).
+text, every saved prefix state, its cached model answers, the deleted bytes of
+state.db and its WAL, and its page names and path in log.md's entries (earlier
+ones too).
 
 The build calls these (build/pipeline.py), so a plain delete followed by a build
 forgets the source's text as thoroughly as `wikic forget`: its pages and its
@@ -18,10 +18,8 @@ from typing import Any
 
 from wikic.backends.prefix_cache import PrefixCache
 from wikic.build.report import Report
-from wikic.fsutil import atomic_write
-from wikic.hashing import bytes_hash
 from wikic.project import Project
-from wikic.state import FileRecord, State
+from wikic.state import State
 from wikic.wiki.page import sealed_intact, split_page
 
 ANSWER = "answer"  # the page type `wikic ask --save` files (ask/answers.py)
@@ -67,23 +65,18 @@ def drop_answers(root: Path, gone: set[str], report: Report) -> None:
             )
 
 
-def scrub_log(root: Path, state: State, forgotten: list[str]) -> None:
-    """Take the forgotten sources' paths out of log.md's details, and the names of pages that
-    no longer exist (any page of theirs, of this version or an older one, is among them:
-    page names come from titles, which may be what must go); record the new bytes as wikic's."""
-    path = root / "wiki" / "log.md"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return
-    current = {p.name for p in path.parent.glob("*.md")}
-    lines = [out for line in text.split("\n") if (out := _scrub(line, current, forgotten)) is not None]
-    data = "\n".join(lines).encode("utf-8")
-    if data == text.encode("utf-8"):
-        return
-    atomic_write(path, data)
-    st = path.stat()
-    state.set_file(FileRecord("wiki/log.md", bytes_hash(data), st.st_size, st.st_mtime_ns))
+def log_scrubber(root: Path, forgotten: list[str]) -> Callable[[str], str]:
+    """What takes the forgotten sources' paths out of log.md, earlier entries included, and
+    the names of pages that no longer exist (any page of theirs, of this version or an older
+    one, is among them: page names come from titles, which may be what must go). Called
+    after publishing, so that the pages on disk are the new wiki's."""
+
+    def scrub(text: str) -> str:
+        current = {p.name for p in (root / "wiki").glob("*.md")}
+        lines = (_scrub(line, current, forgotten) for line in text.split("\n"))
+        return "\n".join(line for line in lines if line is not None)
+
+    return scrub
 
 
 def _scrub(line: str, current: set[str], forgotten: list[str]) -> str | None:
