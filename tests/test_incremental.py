@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.projects import NOTES as BASE_NOTES
 from tests.projects import make_project, wiki_files
 from wikic.build.report import Report
 from wikic.build.run import BuildOptions, build
@@ -18,33 +19,7 @@ from wikic.project import Project
 from wikic.state import State
 
 NOTES = {
-    "vectors.md": """# Vector databases
-
-A **vector database** stores embeddings and answers nearest-neighbour queries.
-
-## HNSW
-
-HNSW is a graph index used by **FAISS** and most vector stores.
-It trades memory for fast approximate search.
-""",
-    "rag.md": """# Retrieval-augmented generation
-
-RAG retrieves chunks from a **vector database** before the model answers.
-
-## Chunking
-
-Documents are split into chunks of a few hundred tokens.
-""",
-    "tools.md": """# Tools we use
-
-## FAISS
-
-FAISS is a library for similarity search written by Meta.
-
-## Chunking
-
-Chunks overlap by a few sentences so that no fact is cut in two.
-""",
+    **BASE_NOTES,
     "graphs.md": """# Graph indexes
 
 ## HNSW

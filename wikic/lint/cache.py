@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from wikic.config import Schema
-from wikic.hashing import FINGERPRINT, bytes_hash, digest, fingerprint
+from wikic.hashing import FINGERPRINT, digest, fingerprint
 from wikic.lint import citations, rules
 from wikic.lint.context import Context, Finding
 from wikic.project import Project
 from wikic.state import LintRow, Meta, State
 from wikic.wiki.blocks import Block, Body, LinkRef
-from wikic.wiki.page import Page, split_page, unreadable_page
-from wikic.wiki.read import INDEX, LOG, Wiki, _attachments, page_files
+from wikic.wiki.page import Page
+from wikic.wiki.read import INDEX, LOG, Wiki, _attachments, page_files, read_page
 
 VERSION = 3  # bump when a rule or the facts change: every page is checked again
 # A page's own findings: what the page says, checked against the sources it cites and lists.
@@ -61,7 +61,7 @@ def cached_findings(
         if path.name == LOG:
             continue
         if path.name == INDEX:
-            index = _read(path, rel)
+            index = read_page(path, rel)
             continue
         entry = _entry(project.root, path, rel, rows.get(rel), settings, source_stats, stats)
         entries[entry.page.slug] = entry
@@ -133,19 +133,6 @@ def _store(state: State, entries: dict[str, _Entry], rows: dict[str, LintRow]) -
         state.set_lint_pages(new, gone)
 
 
-def _read(path: Path, rel: str) -> Page:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        return unreadable_page(rel, f"cannot be read: {exc.strerror or exc}")
-    try:
-        page = split_page(raw.decode("utf-8"), rel)
-    except UnicodeDecodeError as exc:
-        return unreadable_page(rel, f"is not valid UTF-8 (byte offset {exc.start})")
-    page.hash = bytes_hash(raw)
-    return page
-
-
 def _entry(
     root: Path,
     path: Path,
@@ -172,7 +159,7 @@ def _entry(
         page = _page(rel, facts)
         if key == row.key:
             return _Entry(page, None, [_finding(f) for f in json.loads(row.findings)], facts["across"])
-    page = _read(path, rel)
+    page = read_page(path, rel)
     facts = _facts(page)
     key = _key(root, settings, facts["deps"] if facts else [], source_stats, stats)
     size, mtime = (st.st_size, st.st_mtime_ns) if st is not None else (-1, -1)

@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from wikic.fsutil import TMP_MARK
-from wikic.hashing import bytes_hash
 from wikic.project import Project
 from wikic.web.model import Model, page_targets
 from wikic.web.views import search_entry
-from wikic.wiki.page import Page, split_page, unreadable_page
-from wikic.wiki.read import INDEX, LOG, Wiki, _attachments, gc_paused
+from wikic.wiki.page import Page
+from wikic.wiki.read import INDEX, LOG, Wiki, _attachments, gc_paused, read_page
 
 Facts = dict[str, Any]
 # A file written this close to the export that recorded its stat may change again within the
@@ -69,20 +68,6 @@ def _page_stats(wiki_dir: Path) -> list[tuple[str, list[int]]]:
             st = e.stat()
             found.append((e.name, [st.st_size, st.st_mtime_ns]))
     return sorted(found)
-
-
-def read_page(path: Path, rel: str) -> Page:
-    """One page as read_wiki reads it."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        return unreadable_page(rel, f"cannot be read: {exc.strerror or exc}")
-    try:
-        page = split_page(raw.decode("utf-8"), rel)
-    except UnicodeDecodeError as exc:
-        page = unreadable_page(rel, f"is not valid UTF-8 (byte offset {exc.start})")
-    page.hash = bytes_hash(raw)
-    return page
 
 
 def page_facts(page: Page, stat: list[int] | None) -> Facts:

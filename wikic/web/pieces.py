@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from wikic.hashing import bytes_hash
-from wikic.web.facts import read_page
 from wikic.web.manifest import PIECES, entries_path, piece, read_entries
 from wikic.web.views import search_entry, search_piece
+from wikic.wiki.read import read_page
 
 if TYPE_CHECKING:
     from wikic.web.site import Output, Site

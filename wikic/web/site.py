@@ -19,7 +19,7 @@ from typing import Any
 from wikic.errors import UsageError
 from wikic.hashing import bytes_hash, digest, json_digest
 from wikic.project import Project
-from wikic.web.facts import Changes, Facts, affected, everything, read_known, read_page
+from wikic.web.facts import Changes, Facts, affected, everything, read_known
 from wikic.web.manifest import (
     FORMAT,
     MANIFEST,
@@ -44,7 +44,7 @@ from wikic.web.views import (
     search_view,
     source_view,
 )
-from wikic.wiki.read import gc_paused
+from wikic.wiki.read import gc_paused, read_page
 
 ASSETS = Path(__file__).parent / "assets"
 STATIC = Mode()

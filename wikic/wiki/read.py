@@ -111,21 +111,26 @@ def _read_wiki(root: Path, wiki_dir: Path) -> Wiki:
         rel = f"{prefix}/{path.name}"
         if path.name == LOG:
             continue
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            pages[path.stem] = unreadable_page(rel, f"cannot be read: {exc.strerror or exc}")
-            continue
-        try:
-            page = split_page(raw.decode("utf-8"), rel)
-        except UnicodeDecodeError as exc:
-            page = unreadable_page(rel, f"is not valid UTF-8 (byte offset {exc.start})")
-        page.hash = bytes_hash(raw)
+        page = read_page(path, rel)
         if path.name == INDEX:
             index = page
         else:
             pages[page.slug] = page
     return Wiki(root, pages, index, _attachments(wiki_dir))
+
+
+def read_page(path: Path, rel: str) -> Page:
+    """One page file as the wiki's reader sees it: unreadable or undecodable ones as such."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return unreadable_page(rel, f"cannot be read: {exc.strerror or exc}")
+    try:
+        page = split_page(raw.decode("utf-8"), rel)
+    except UnicodeDecodeError as exc:
+        page = unreadable_page(rel, f"is not valid UTF-8 (byte offset {exc.start})")
+    page.hash = bytes_hash(raw)
+    return page
 
 
 def _attachments(wiki_dir: Path) -> set[str]:
