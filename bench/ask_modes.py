@@ -15,7 +15,7 @@ Evidence recall is the share of a question's evidence documents whose content th
 shows (as in eval_qa.py). With --answer the embedded model answers each way too (F1 and
 seconds per question); without it nothing but a tokenizer is loaded.
 
-    python bench/ask_modes.py --data ../shared/eval/musique --project /tmp/eval/musique-project
+    python bench/ask_modes.py --data ../shared/eval/musique --project DIR
 """
 
 from __future__ import annotations
