@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from projects import subprocess_env
-from webkit import XSS_PAGE, XSS_SOURCE, built_project, serving
+from webkit import built_project, hostile_project, serving
 
 from wikic.project import Project
 from wikic.web.server import Viewer
@@ -67,9 +67,7 @@ def page(browser: Any) -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
-    project = built_project(tmp_path_factory.mktemp("browse"), {"hostile.md": XSS_SOURCE})
-    (project.wiki_dir / "hostile-page.md").write_text(XSS_PAGE, encoding="utf-8")
-    return project
+    return hostile_project(tmp_path_factory.mktemp("browse"))
 
 
 @pytest.fixture(scope="module")

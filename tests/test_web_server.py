@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from projects import subprocess_env
-from webkit import XSS_PAGE, XSS_SOURCE, built_project, fetch, serving
+from webkit import built_project, fetch, hostile_project, serving
 
 from wikic.project import Project
 from wikic.web.server import Viewer
@@ -21,9 +21,7 @@ from wikic.web.server import Viewer
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
-    project = built_project(tmp_path_factory.mktemp("serve"), {"hostile.md": XSS_SOURCE})
-    (project.wiki_dir / "hostile-page.md").write_text(XSS_PAGE, encoding="utf-8")
-    return project
+    return hostile_project(tmp_path_factory.mktemp("serve"))
 
 
 @pytest.fixture(scope="module")

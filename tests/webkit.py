@@ -68,3 +68,10 @@ def fetch(url: str, path: str, host: str | None = None) -> tuple[int, dict[str, 
         return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
     finally:
         conn.close()
+
+
+def hostile_project(root: Path) -> Project:
+    """A built project with a source and a page that try to run script in the viewer."""
+    project = built_project(root, {"hostile.md": XSS_SOURCE})
+    (project.wiki_dir / "hostile-page.md").write_text(XSS_PAGE, encoding="utf-8")
+    return project

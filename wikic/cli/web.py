@@ -12,6 +12,14 @@ import click
 
 from wikic.cli.common import Ctx, guarded
 
+GRAPH_LIMIT = click.option(
+    "--graph-limit",
+    default=500,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Most pages the whole-wiki graph draws (0: all).",
+)
+
 
 @click.command()
 @click.option(
@@ -24,13 +32,7 @@ from wikic.cli.common import Ctx, guarded
 @click.option("--watch", is_flag=True, help="Rebuild on every change, as `wikic watch`; open pages reload.")
 @click.option("--poll", is_flag=True, help="--watch: poll instead of filesystem events.")
 @click.option("--no-lint", is_flag=True, help="Do not run lint to show findings (faster on big wikis).")
-@click.option(
-    "--graph-limit",
-    default=500,
-    show_default=True,
-    type=click.IntRange(0),
-    help="Most pages the whole-wiki graph draws (0: all).",
-)
+@GRAPH_LIMIT
 @click.option(
     "--stale-ok",
     is_flag=True,
@@ -136,13 +138,7 @@ def _say(text: str) -> None:
 @click.command()
 @click.argument("out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--no-lint", is_flag=True, help="No lint findings on the pages and the health page (faster).")
-@click.option(
-    "--graph-limit",
-    default=500,
-    show_default=True,
-    type=click.IntRange(0),
-    help="Most pages the whole-wiki graph draws (0: all).",
-)
+@GRAPH_LIMIT
 @click.option("--json", "as_json", is_flag=True, help="Print what was written and removed as JSON on stdout.")
 @click.pass_obj
 def site(obj: Ctx, out: Path, no_lint: bool, graph_limit: int, as_json: bool) -> None:

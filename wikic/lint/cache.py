@@ -22,7 +22,7 @@ from wikic.project import Project
 from wikic.state import LintRow, Meta, State
 from wikic.wiki.blocks import Block, Body, LinkRef
 from wikic.wiki.page import Page
-from wikic.wiki.read import INDEX, LOG, Wiki, _attachments, page_files, read_page
+from wikic.wiki.read import INDEX, LOG, Wiki, attachments, page_files, read_page
 
 VERSION = 3  # bump when a rule or the facts change: every page is checked again
 # A page's own findings: what the page says, checked against the sources it cites and lists.
@@ -66,7 +66,7 @@ def cached_findings(
         entry = _entry(project.root, path, rel, rows.get(rel), settings, source_stats, stats)
         entries[entry.page.slug] = entry
     wiki = Wiki(
-        project.root, {slug: e.page for slug, e in entries.items()}, index, _attachments(project.wiki_dir)
+        project.root, {slug: e.page for slug, e in entries.items()}, index, attachments(project.wiki_dir)
     )
     ctx = Context(project, schema, wiki, state.file_hashes(), source_stats)
     found = _across(ctx, levels, entries, state, fresh)

@@ -16,7 +16,7 @@ from wikic.project import Project
 from wikic.web.model import Model, page_targets
 from wikic.web.views import search_entry
 from wikic.wiki.page import Page
-from wikic.wiki.read import INDEX, LOG, Wiki, _attachments, gc_paused, read_page
+from wikic.wiki.read import INDEX, LOG, Wiki, attachments, gc_paused, read_page
 
 Facts = dict[str, Any]
 # A file written this close to the export that recorded its stat may change again within the
@@ -48,7 +48,7 @@ def read_known(project: Project, known: dict[str, Facts], since_ns: int) -> tupl
             page = read_page(wiki_dir / name, rel)
             pages[slug] = page
             facts[slug] = page_facts(page, stat if page.read_error is None else None)
-    return Wiki(project.root, pages, index, _attachments(wiki_dir)), facts
+    return Wiki(project.root, pages, index, attachments(wiki_dir)), facts
 
 
 def _page_stats(wiki_dir: Path) -> list[tuple[str, list[int]]]:

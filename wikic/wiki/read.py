@@ -116,7 +116,7 @@ def _read_wiki(root: Path, wiki_dir: Path) -> Wiki:
             index = page
         else:
             pages[page.slug] = page
-    return Wiki(root, pages, index, _attachments(wiki_dir))
+    return Wiki(root, pages, index, attachments(wiki_dir))
 
 
 def read_page(path: Path, rel: str) -> Page:
@@ -133,7 +133,7 @@ def read_page(path: Path, rel: str) -> Page:
     return page
 
 
-def _attachments(wiki_dir: Path) -> set[str]:
+def attachments(wiki_dir: Path) -> set[str]:
     """Names of the files other than pages anywhere under wiki/ (images, PDFs, ...)."""
     found: set[str] = set()
     for _, dirnames, filenames in os.walk(wiki_dir):
