@@ -334,8 +334,11 @@ class State:
         rows = self.db.execute("SELECT rel, size, mtime_ns, key, facts, findings FROM lint_pages")
         return {r[0]: LintRow(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows}
 
-    def set_lint_pages(self, rows: Iterable[LintRow], gone: Iterable[str]) -> None:
+    def set_lint_pages(self, rows: Iterable[LintRow], gone: Iterable[str], across: str | None = None) -> None:
+        """`across`: Meta.LINT_ACROSS, in the same transaction as the rows it was made with."""
         with self.transaction():
+            if across is not None:
+                self.set_meta(Meta.LINT_ACROSS, across)
             self.db.executemany("DELETE FROM lint_pages WHERE rel=?", [(rel,) for rel in gone])
             self.db.executemany(
                 "INSERT OR REPLACE INTO lint_pages VALUES (?, ?, ?, ?, ?, ?)",

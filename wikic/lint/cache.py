@@ -2,29 +2,38 @@
 (front matter, empty page, uncited claims, citations, staleness) are cached by what
 they read (the page's bytes by stat, the stats of the sources it cites and lists,
 the rules' settings), and the rules across pages (links, orphans, missing and
-duplicate pages, the index, hand edits) run over facts cached per page, so an
-unchanged page is neither read nor parsed. Same findings as runner.lint, by test.
+duplicate pages, the index, hand edits) run over facts cached per page (facts.py), so
+an unchanged page is neither read nor parsed. When nothing but some pages changed since
+the last stored lint, and not what the rules across pages read of them (an edit of a
+page's text, a line added above its links), only those pages are read: the findings
+across pages are the last ones, moved with the pages' lines. Same findings as
+runner.lint, by test.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from wikic.config import Schema
+from wikic.fsutil import TMP_MARK
 from wikic.hashing import FINGERPRINT, digest, fingerprint
 from wikic.lint import citations, rules
 from wikic.lint.context import Context, Finding
+from wikic.lint.facts import Facts, facts_of, finding_json, json_finding, move, moved_lines, page_of
 from wikic.project import Project
 from wikic.state import LintRow, Meta, State
-from wikic.wiki.blocks import Block, Body, LinkRef
 from wikic.wiki.page import Page
-from wikic.wiki.read import INDEX, LOG, Wiki, attachments, page_files, read_page
+from wikic.wiki.read import INDEX, LOG, Wiki, attachments, read_page
 
-VERSION = 3  # bump when a rule or the facts change: every page is checked again
+VERSION = 4  # bump when a rule or the facts change: every page is checked again
+# A file changed this close to the lint that stat'ed it may change again within the same mtime
+# tick at the same size (git's "racily clean" entries): such a stat is recorded as untrusted.
+RACY_NS = 100_000_000
 # A page's own findings: what the page says, checked against the sources it cites and lists.
 OWN = {
     "frontmatter": rules.frontmatter,
@@ -34,6 +43,24 @@ OWN = {
 # Findings that read other pages or the build's records of every page (hand-edit: a page wikic
 # wrote that is gone is a finding on no page there is).
 ACROSS = {r: fn for r, (_, fn) in {**rules.RULES, **citations.RULES}.items() if r not in OWN}
+Stat = tuple[int, int]  # (size, mtime_ns)
+Record = list[Any]  # per page in the stored lint: size, mtime_ns, facts["across"], bytes as wikic wrote
+
+
+@dataclass
+class Linted:
+    """What a cached lint found (unsuppressed, without levels), the inline lint switches of
+    the pages, and how many pages there are."""
+
+    findings: list[Finding]
+    disabled: dict[str, set[str]]  # page path -> the rules it turns off (index.md: see `index`)
+    pages: int
+    index: Page | None  # read for its hash; its switches parsed only if a finding concerns it
+
+    def switches(self, rel: str) -> set[str]:
+        if self.index is not None and rel == self.index.rel:
+            return self.index.disabled
+        return self.disabled.get(rel, set())
 
 
 @dataclass
@@ -42,213 +69,321 @@ class _Entry:
     row: LintRow | None  # a row to store (None: the cached one still holds)
     findings: list[Finding]  # the page's own findings (filled after the check for a reread page)
     across: str  # a digest of what the rules across pages read of it (its bytes, for one always reread)
+    stat: Stat  # as read now; mtime -1 when too recent to be trusted next time
+    facts: Facts | None  # None: a page always read again (a saved answer)
+
+
+@dataclass
+class _Seen:
+    """What one cached lint reads once: settings, the build's records, wiki/ by stat."""
+
+    project: Project
+    schema: Schema
+    levels: dict[str, str]
+    settings: str  # what every page's own findings depend on besides its bytes and sources
+    files: dict[str, str]  # what wikic wrote: path -> hash
+    source_stats: dict[str, tuple[int, int, str]]  # what the last build read of each source
+    listing: list[tuple[str, Stat]]  # wiki/x.md and its stat, every page but index.md and log.md
+    index: Page | None
+    attachments: set[str]
+    started: int  # time.time_ns() before anything was stat'ed
+    stats: dict[str, Stat | None] = field(default_factory=dict)  # sources' stats, read once
+
+    def trusted(self, st: Stat) -> Stat:
+        return (st[0], st[1] if st[1] < self.started - RACY_NS else -1)
 
 
 def cached_findings(
-    project: Project, schema: Schema, levels: dict[str, str], state: State, fresh: bool = False
-) -> tuple[list[Finding], Wiki]:
-    """Every finding of the rules in `levels` (unsuppressed, without levels), and the wiki."""
+    project: Project,
+    schema: Schema,
+    levels: dict[str, str],
+    state: State,
+    fresh: bool = False,
+    store: bool = True,
+) -> Linted:
+    """Every finding of the rules in `levels` (unsuppressed, without levels). `fresh` (--force):
+    every page read and checked; `store`: keep what was checked for the next lint (the caller
+    holds the project lock), else only read the cache (`wikic serve`)."""
+    seen = _see(project, schema, levels, state)
+    rows = {} if fresh else state.lint_pages()
+    saved: dict[str, Any] = {} if fresh else json.loads(state.get_meta(Meta.LINT_ACROSS) or "{}")
+    if saved.get("base") == _base(seen) and saved.get("env") == _env(seen, saved.get("deps", [])):
+        done = _few_changed(seen, rows, saved, state if store else None)
+        if done is not None:
+            return done
+    return _checked(seen, rows, saved, fresh, state if store else None)
+
+
+def _see(project: Project, schema: Schema, levels: dict[str, str], state: State) -> _Seen:
+    started = time.time_ns()
     settings = fingerprint(
-        [VERSION, sorted(r for r in levels if r in OWN), schema.lint.citation_threshold, schema.type_names()]
+        [
+            VERSION,
+            sorted(r for r in levels if r in OWN),
+            schema.lint.citation_threshold,
+            schema.type_names(),
+            schema.privacy.model_dump(mode="json")["redact"],  # bad-citation reads redacted lines
+        ]
     )
-    source_stats = state.source_stats()
-    rows = {} if fresh else state.lint_pages()  # fresh (--force): every page read and checked
-    stats: dict[str, tuple[int, int] | None] = {}
-    entries: dict[str, _Entry] = {}
+    listing: list[tuple[str, Stat]] = []
     index: Page | None = None
-    for path in page_files(project.wiki_dir):
-        rel = f"wiki/{path.name}"
-        if path.name == LOG:
+    for name, st in _page_stats(project.wiki_dir):
+        if name == INDEX:
+            index = read_page(project.wiki_dir / name, f"wiki/{name}")
+        elif name != LOG:
+            listing.append((f"wiki/{name}", st))
+    files, source_stats = state.file_hashes(), state.source_stats()
+    found = attachments(project.wiki_dir)
+    return _Seen(project, schema, levels, settings, files, source_stats, listing, index, found, started)
+
+
+def _page_stats(wiki_dir: Path) -> list[tuple[str, Stat]]:
+    """The .md files directly in wiki/ (as read.page_files lists them), with their stats."""
+    try:
+        entries = list(os.scandir(wiki_dir))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    found = []
+    for e in entries:
+        if e.name.endswith(".md") and not e.name.startswith((".", TMP_MARK)) and e.is_file():
+            try:
+                st = e.stat()
+            except OSError:
+                found.append((e.name, (-1, -1)))  # gone since the listing: read as unreadable
+                continue
+            found.append((e.name, (st.st_size, st.st_mtime_ns)))
+    return sorted(found)
+
+
+def _base(seen: _Seen) -> str:
+    """What every finding reads besides the pages and their sources: the rules and their
+    settings, index.md, the attachments, what wikic wrote."""
+    index = seen.index
+    return fingerprint(
+        [
+            seen.settings,
+            sorted(seen.levels),
+            seen.schema.lint.model_dump(mode="json"),
+            [index.hash, index.read_error] if index is not None else None,
+            sorted(seen.attachments),
+            digest(repr(sorted(seen.files.items())), FINGERPRINT),
+        ]
+    )
+
+
+def _env(seen: _Seen, deps: list[str]) -> str:
+    """The stat of each source the pages cite or list, and what the last build read of it."""
+    return digest(repr([(rel, _stat(seen, rel), seen.source_stats.get(rel)) for rel in deps]), FINGERPRINT)
+
+
+# --- when only some pages changed since the last stored lint: O(change) -----------------
+def _few_changed(
+    seen: _Seen, rows: dict[str, LintRow], saved: dict[str, Any], state: State | None
+) -> Linted | None:
+    """With the settings, index, attachments, records and sources as the last stored lint saw
+    them: every finding from the cache but those of the pages whose stat changed, which are
+    read and checked again. None when a page came, went or changed what the rules across
+    pages read of it other than lines (they run again)."""
+    known: dict[str, Record] = saved["pages"]
+    if len(known) != len(seen.listing):
+        return None
+    own: list[Finding] = []
+    reread: dict[str, _Entry] = {}
+    for rel, st in seen.listing:
+        row, record = rows.get(rel), known.get(rel)
+        if record is None:
+            return None
+        if row is not None and row.facts and (row.size, row.mtime_ns) == st == tuple(record[:2]):
+            if row.findings != "[]":
+                own.extend(json_finding(f) for f in json.loads(row.findings))
             continue
-        if path.name == INDEX:
-            index = read_page(path, rel)
-            continue
-        entry = _entry(project.root, path, rel, rows.get(rel), settings, source_stats, stats)
+        entry = _read(seen, rel, st)
+        reread[entry.page.slug] = entry
+    across = [json_finding(f) for f in saved["findings"]]
+    for e in reread.values():
+        followed = _follow(seen, e, known[e.page.rel], rows.get(e.page.rel), across)
+        if followed is None:
+            return None
+        across = followed
+    _check_own(seen, reread)
+    disabled = {rel: set(off) for rel, off in saved["off"].items()}
+    for e in reread.values():
+        own.extend(e.findings)
+        disabled.pop(e.page.rel, None)
+        if e.page.disabled:
+            disabled[e.page.rel] = e.page.disabled
+    found = [*across, *own]
+    if state is not None and reread:
+        known.update(_records(seen, reread))
+        deps = sorted({*saved["deps"], *(d for e in reread.values() for d in _deps(e))})
+        _store(state, seen, reread, [], known, across, disabled, deps)
+    return Linted(found, disabled, len(seen.listing), seen.index)
+
+
+def _follow(
+    seen: _Seen, e: _Entry, record: Record, row: LintRow | None, across: list[Finding]
+) -> list[Finding] | None:
+    """The findings across pages after a page changed, if it changed nothing they read but
+    its lines (moved with them) and whether its bytes are what wikic wrote (hand-edit)."""
+    rel = e.page.rel
+    if e.across != record[2]:
+        old = json.loads(row.facts) if row is not None and row.facts else None
+        if old is None or e.facts is None or old["across"] != record[2]:
+            return None
+        lines = moved_lines(old, e.facts)
+        moved = move(across, rel, lines) if lines is not None else None
+        if moved is None:
+            return None
+        across = moved
+    if "hand-edit" not in seen.levels:
+        return across
+    recorded = {rel: seen.files[rel]} if rel in seen.files else {}
+    ctx = Context(seen.project, seen.schema, Wiki(seen.project.root, {e.page.slug: e.page}), recorded, None)
+    kept = [f for f in across if not (f.rule == "hand-edit" and f.path == rel)]
+    return kept + list(citations.hand_edit(ctx))
+
+
+# --- after any other change: every page's facts, the rules across pages again ------------
+def _checked(
+    seen: _Seen, rows: dict[str, LintRow], saved: dict[str, Any], fresh: bool, state: State | None
+) -> Linted:
+    """Each page from its cached facts where they still hold, else read; the rules across
+    pages from the last lint when nothing they read changed; own rules on the pages read."""
+    entries: dict[str, _Entry] = {}
+    for rel, st in seen.listing:
+        entry = _entry(seen, rel, st, rows.get(rel))
         entries[entry.page.slug] = entry
     wiki = Wiki(
-        project.root, {slug: e.page for slug, e in entries.items()}, index, attachments(project.wiki_dir)
+        seen.project.root, {slug: e.page for slug, e in entries.items()}, seen.index, seen.attachments
     )
-    ctx = Context(project, schema, wiki, state.file_hashes(), source_stats)
-    found = _across(ctx, levels, entries, state, fresh)
-    recheck = {slug: e.page for slug, e in entries.items() if e.row is not None}
-    if recheck:
-        own = Context(project, schema, Wiki(project.root, recheck), ctx.files, ctx.source_stats)
-        by_page: dict[str, list[Finding]] = {}
-        for rule, check in OWN.items():
-            if rule in levels:
-                for f in check(own):
-                    by_page.setdefault(f.path, []).append(f)
-        for e in entries.values():
-            if e.row is not None:
-                e.findings = by_page.get(e.page.rel, [])
-    for e in entries.values():
-        found.extend(e.findings)
-    _store(state, entries, rows)
-    return found, wiki
+    ctx = Context(seen.project, seen.schema, wiki, seen.files, seen.source_stats)
+    records = _records(seen, entries)
+    if not fresh and saved.get("key") == _across_key(seen, records):
+        across = [json_finding(f) for f in saved["findings"]]
+    else:
+        across = [f for rule, check in ACROSS.items() if rule in seen.levels for f in check(ctx)]
+    changed = {slug: e for slug, e in entries.items() if e.row is not None}
+    _check_own(seen, changed)
+    found = across + [f for e in entries.values() for f in e.findings]
+    disabled = {e.page.rel: e.page.disabled for e in entries.values() if e.page.disabled}
+    if state is not None:
+        gone = [rel for rel in rows if rel not in records]
+        deps = sorted({d for e in entries.values() for d in _deps(e)})
+        _store(state, seen, changed, gone, records, across, disabled, deps)
+    return Linted(found, disabled, len(entries), seen.index)
 
 
-def _across(
-    ctx: Context, levels: dict[str, str], entries: dict[str, _Entry], state: State, fresh: bool
-) -> list[Finding]:
-    """The findings of the rules across pages: taken from the last lint when nothing they
-    read changed (every page's facts, the index, attachments, what wikic wrote, the settings);
-    an edit that changes only pages' text and citations (most do) leaves them as they were."""
-    wiki = ctx.wiki
-    files = ctx.files or {}
-    index = wiki.index
-    seen = (index.hash, index.read_error, index.hash == files.get(index.rel)) if index is not None else None
+def _check_own(seen: _Seen, pages: dict[str, _Entry]) -> None:
+    """The own rules on these pages (read and parsed): each entry's findings."""
+    if not pages:
+        return
+    wiki = Wiki(seen.project.root, {slug: e.page for slug, e in pages.items()})
+    own = Context(seen.project, seen.schema, wiki, seen.files, seen.source_stats)
+    by_page: dict[str, list[Finding]] = {}
+    for rule, check in OWN.items():
+        if rule in seen.levels:
+            for f in check(own):
+                by_page.setdefault(f.path, []).append(f)
+    for e in pages.values():
+        e.findings = by_page.get(e.page.rel, [])
+
+
+def _across_key(seen: _Seen, records: dict[str, Record]) -> str:
+    """What the rules across pages read: every page's facts and whether its bytes are what
+    wikic wrote, the index, attachments, what wikic wrote, the settings. An edit that changes
+    only pages' text and citations (most do) leaves it as it was."""
+    index = seen.index
     parts: list[Any] = [
         VERSION,
-        sorted(r for r in levels if r in ACROSS),
-        ctx.schema.lint.model_dump(),
-        ctx.schema.type_names(),
-        seen,
-        sorted(wiki.files),
+        sorted(r for r in seen.levels if r in ACROSS),
+        seen.schema.lint.model_dump(mode="json"),
+        seen.schema.type_names(),
+        (index.hash, index.read_error, index.hash == seen.files.get(index.rel)) if index else None,
+        sorted(seen.attachments),
+        sorted(seen.files),  # hand-edit: a recorded page that is gone
+        sorted((rel, r[2], r[3]) for rel, r in records.items()),
     ]
-    parts.append(sorted(files))  # hand-edit: a recorded page that is gone; and, per page, whether
-    for e in entries.values():  # its bytes are still what wikic wrote
-        parts.append((e.page.rel, e.across, e.page.hash == files.get(e.page.rel)))
-    key = digest(repr(parts), FINGERPRINT)
-    saved = json.loads(state.get_meta(Meta.LINT_ACROSS) or "{}")
-    if not fresh and saved.get("key") == key:
-        return [_finding(f) for f in saved["findings"]]
-    found: list[Finding] = []
-    for rule, check in ACROSS.items():
-        if rule in levels:
-            found.extend(check(ctx))
-    findings = [_finding_json(f) for f in found]
-    state.set_meta(Meta.LINT_ACROSS, json.dumps({"key": key, "findings": findings}, ensure_ascii=False))
-    return found
+    return digest(repr(parts), FINGERPRINT)
 
 
-def _store(state: State, entries: dict[str, _Entry], rows: dict[str, LintRow]) -> None:
-    keep = {e.page.rel for e in entries.values()}
+def _records(seen: _Seen, entries: dict[str, _Entry]) -> dict[str, Record]:
+    return {
+        e.page.rel: [*e.stat, e.across, e.page.hash == seen.files.get(e.page.rel)] for e in entries.values()
+    }
+
+
+def _deps(e: _Entry) -> list[str]:
+    return list(e.facts["deps"]) if e.facts else []
+
+
+def _store(
+    state: State,
+    seen: _Seen,
+    changed: dict[str, _Entry],
+    gone: list[str],
+    records: dict[str, Record],
+    across: list[Finding],
+    disabled: dict[str, set[str]],
+    deps: list[str],
+) -> None:
+    """The rows of the pages read, and what the next lint compares with (every page's record,
+    the findings across pages, the sources read), in one transaction."""
     new = []
-    for e in entries.values():
+    for e in changed.values():
         if e.row is not None and e.row.facts:
-            findings = json.dumps([_finding_json(f) for f in e.findings], ensure_ascii=False)
+            findings = json.dumps([finding_json(f) for f in e.findings], ensure_ascii=False)
             new.append(LintRow(e.row.rel, e.row.size, e.row.mtime_ns, e.row.key, e.row.facts, findings))
-    gone = [rel for rel in rows if rel not in keep]
-    if new or gone:
-        state.set_lint_pages(new, gone)
+        elif e.row is not None:  # always read again now (a saved answer): no row of what it was
+            gone.append(e.page.rel)
+    saved = {
+        "base": _base(seen),
+        "env": _env(seen, deps),
+        "deps": deps,
+        "key": _across_key(seen, records),
+        "findings": [finding_json(f) for f in across],
+        "pages": records,
+        "off": {rel: sorted(off) for rel, off in disabled.items()},
+    }
+    state.set_lint_pages(new, gone, json.dumps(saved, ensure_ascii=False))
 
 
-def _entry(
-    root: Path,
-    path: Path,
-    rel: str,
-    row: LintRow | None,
-    settings: str,
-    source_stats: dict[str, tuple[int, int, str]],
-    stats: dict[str, tuple[int, int] | None],
-) -> _Entry:
+def _entry(seen: _Seen, rel: str, st: Stat, row: LintRow | None) -> _Entry:
     """The page from its cached facts when its bytes (by stat) and what its findings read are
     as they were; else read, parsed and marked for its own rules."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        st = None
-    if (
-        st is not None
-        and row is not None
-        and row.facts
-        and (row.size, row.mtime_ns) == (st.st_size, st.st_mtime_ns)
-    ):
+    if row is not None and row.facts and (row.size, row.mtime_ns) == st:
         facts = json.loads(row.facts)
-        key = _key(root, settings, facts["deps"], source_stats, stats)
-        page = _page(rel, facts)
-        if key == row.key:
-            return _Entry(page, None, [_finding(f) for f in json.loads(row.findings)], facts["across"])
-    page = read_page(path, rel)
-    facts = _facts(page)
-    key = _key(root, settings, facts["deps"] if facts else [], source_stats, stats)
-    size, mtime = (st.st_size, st.st_mtime_ns) if st is not None else (-1, -1)
+        if _key(seen, facts["deps"]) == row.key:
+            findings = [json_finding(f) for f in json.loads(row.findings)]
+            return _Entry(page_of(rel, facts), None, findings, facts["across"], st, facts)
+    return _read(seen, rel, st)
+
+
+def _read(seen: _Seen, rel: str, st: Stat) -> _Entry:
+    page = read_page(seen.project.root / rel, rel)
+    facts = facts_of(page)
+    deps = facts["deps"] if facts else []
+    stat = seen.trusted(st)
     text = json.dumps(facts, ensure_ascii=False) if facts else ""
     across = facts["across"] if facts else repr((page.hash, page.read_error))
-    return _Entry(page, LintRow(rel, size, mtime, key, text, ""), [], across)
+    return _Entry(page, LintRow(rel, *stat, _key(seen, deps), text, ""), [], across, stat, facts)
 
 
-def _key(
-    root: Path,
-    settings: str,
-    deps: list[str],
-    source_stats: dict[str, tuple[int, int, str]],
-    stats: dict[str, tuple[int, int] | None],
-) -> str:
+def _key(seen: _Seen, deps: list[str]) -> str:
     """What a page's own findings read besides its bytes: the rules' settings, and for each
     source it cites or lists, the file's stat and what the last build recorded of it."""
-    parts: list[Any] = [settings]
-    for rel in deps:
-        if rel not in stats:
-            try:
-                st = (
-                    os.stat(root / rel) if rel.startswith("sources/") and ".." not in rel.split("/") else None
-                )
-                stats[rel] = (st.st_size, st.st_mtime_ns) if st is not None else None
-            except OSError:
-                stats[rel] = None
-        parts.append((rel, stats[rel], source_stats.get(rel)))
+    parts: list[Any] = [seen.settings]
+    parts += [(rel, _stat(seen, rel), seen.source_stats.get(rel)) for rel in deps]
     return digest(repr(parts), FINGERPRINT)  # repr: plain tuples and strings, cheaper than JSON
 
 
-# --- a page's facts: what the rules across pages read of it ---------------------------
-def _facts(page: Page) -> dict[str, Any] | None:
-    """What the rules across pages read of the page, JSON-able (with "across", a digest of just
-    that, and "deps", the sources its own findings read); None for a page that is always reread
-    (a saved answer, whose staleness depends on other pages; front matter JSON cannot hold)."""
-    if page.type == "answer" or page.read_error:
-        return None
-    try:
-        meta_text = json.dumps(page.meta, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return None
-    if json.loads(meta_text) != page.meta:
-        return None
-    h1 = next((b.text for b in page.blocks if b.kind == "heading"), "")
-    topics = [
-        [b.text, b.line]
-        for b in page.blocks
-        if b.section == "topics" and b.kind == "paragraph" and not b.links
-    ]
-    cited = {c.citation.source for c in page.citations}
-    facts = {
-        "meta": page.meta,
-        "meta_error": page.meta_error,
-        "fm": page.has_front_matter,
-        "body_line": page.body_line,
-        "h1": h1,
-        "links": [[k.target, k.anchor, k.label, k.raw, k.line] for k in page.links],
-        "bold": [[t, n] for t, n in page.bold],
-        "topics": topics,
-        "disabled": sorted(page.disabled),
-        "content": page.has_content,
-    }
-    facts["across"] = fingerprint(facts)
-    facts["hash"] = page.hash
-    facts["deps"] = sorted(cited | set(page.sources))
-    return facts
-
-
-def _page(rel: str, facts: dict[str, Any]) -> Page:
-    """A page as the rules across pages see it, from its facts: no reading, no parsing."""
-    page = Page(
-        rel, "", facts["meta"], "", facts["body_line"], facts["meta_error"], facts["fm"], None, facts["hash"]
-    )
-    blocks = [Block("heading", facts["h1"], 0, 0, "", True)] if facts["h1"] else []
-    blocks += [Block("paragraph", text, line, line, "topics", False) for text, line in facts["topics"]]
-    links = [LinkRef(t, a, lab, raw, line) for t, a, lab, raw, line in facts["links"]]
-    if links:
-        blocks.append(Block("paragraph", "", links[0].line, links[-1].line, "linked", False, links))
-    bold = [(t, n) for t, n in facts["bold"]]
-    page.__dict__["_read_body"] = Body(blocks, bold, set(facts["disabled"]), facts["content"])
-    page.__dict__["links"] = links
-    return page
-
-
-def _finding_json(f: Finding) -> list[Any]:
-    return [f.rule, f.path, f.line, f.message, f.fix, list(f.edit) if f.edit else None, list(f.also)]
-
-
-def _finding(data: list[Any]) -> Finding:
-    rule, path, line, message, fix, edit, also = data
-    return Finding(rule, path, line, message, fix, edit=tuple(edit) if edit else None, also=tuple(also))
+def _stat(seen: _Seen, rel: str) -> Stat | None:
+    """A cited or listed source's stat, once per lint (None: not a file under sources/)."""
+    if rel not in seen.stats:
+        seen.stats[rel] = None
+        if rel.startswith("sources/") and ".." not in rel.split("/"):
+            try:
+                st = os.stat(seen.project.root / rel)
+                seen.stats[rel] = (st.st_size, st.st_mtime_ns)
+            except OSError:
+                pass
+    return seen.stats[rel]

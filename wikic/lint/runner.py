@@ -82,9 +82,9 @@ def rule_levels(schema: Schema, opts: LintOptions) -> dict[str, str]:
     return {r: lvl for r, lvl in levels.items() if lvl != "off" and (opts.llm or r not in LLM_RULES)}
 
 
-def _suppressed(finding: Finding, disabled: dict[str, set[str]]) -> bool:
+def _suppressed(finding: Finding, disabled: Callable[[str], set[str]]) -> bool:
     for path in (finding.path, *finding.also):
-        off = disabled.get(path, set())
+        off = disabled(path)
         if finding.rule in off or "all" in off:
             return True
     return False
@@ -119,33 +119,44 @@ def lint(
                 f"{plural(unusable, 'model check')} skipped: the model's answer stayed unusable "
                 "after repair (cached; a different model or prompt tries again)"
             )
-    return _result(found, wiki, levels, calls, notes)
+    return _result(found, _switches(wiki), len(wiki.pages), levels, calls, notes)
+
+
+def _switches(wiki: Wiki) -> Callable[[str], set[str]]:
+    """A page's inline lint switches, by path (index.md's parsed only if a finding asks)."""
+    pages = {p.rel: p for p in wiki.pages.values()}
+    if wiki.index is not None:
+        pages[wiki.index.rel] = wiki.index
+    return lambda rel: pages[rel].disabled if rel in pages else set()
 
 
 def _result(
-    found: list[Finding], wiki: Wiki, levels: dict[str, str], calls: int, notes: list[str]
+    found: list[Finding],
+    disabled: Callable[[str], set[str]],
+    pages: int,
+    levels: dict[str, str],
+    calls: int,
+    notes: list[str],
 ) -> LintResult:
     """Findings with their levels, less the suppressed ones, sorted by file and line."""
-    disabled = {p.rel: p.disabled for p in wiki.pages.values()}
-    if wiki.index is not None:
-        disabled[wiki.index.rel] = wiki.index.disabled
     kept = [replace(f, level=levels[f.rule]) for f in found if not _suppressed(f, disabled)]
     kept.sort(key=lambda f: (f.path, f.line, f.rule, f.message))
-    return LintResult(kept, len(wiki.pages), levels, calls, notes)
+    return LintResult(kept, pages, levels, calls, notes)
 
 
 def lint_cached(
-    project: Project, state: State, schema: Schema | None = None, fresh: bool = False
+    project: Project, state: State, schema: Schema | None = None, fresh: bool = False, store: bool = True
 ) -> LintResult:
     """The deterministic lint, rechecking only what changed since the last (cache.py):
-    the same result as `lint(project)`."""
+    the same result as `lint(project)`. `store` (the caller holds the project lock): keep
+    what was checked for the next; else only read the cache (`wikic serve`)."""
     from wikic.lint.cache import cached_findings
 
     schema = schema or load_schema(project.schema_path)
     levels = rule_levels(schema, LintOptions())
     with gc_paused():
-        found, wiki = cached_findings(project, schema, levels, state, fresh)
-    return _result(found, wiki, levels, 0, [])
+        done = cached_findings(project, schema, levels, state, fresh, store)
+    return _result(done.findings, done.switches, done.pages, levels, 0, [])
 
 
 # --- output -------------------------------------------------------------------------

@@ -1,0 +1,153 @@
+"""The lint cache after an edit of a few pages (lint/cache.py's O(change) path): the findings
+equal a full `wikic lint` after each kind of edit, whether the cache is stored (the build, `wikic
+site`) or only read (`wikic serve`), and a page changed within its stat's tick is still seen."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from projects import make_project, run_build
+
+from wikic.lint.runner import lint, lint_cached
+from wikic.project import Project
+from wikic.state import State
+
+HOUR = 3600 * 10**9
+
+HAND = """---
+title: My notes
+type: concept
+---
+
+# My notes
+
+We should try [[Product quantization]] and [[HNSW]] and [[Nothing at all]].
+The **Quantum foam** idea came up. Chunks are split [rag.md:7](../sources/rag.md#L7).
+
+## Topics
+
+- Quantum foam
+"""
+OTHER = """---
+title: Other notes
+type: concept
+---
+
+# Other notes
+
+Again **Quantum foam** and [[My notes]].
+"""
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    project = make_project(tmp_path_factory.mktemp("lintcache") / "p")
+    (project.wiki_dir / "my-notes.md").write_text(HAND, encoding="utf-8")
+    (project.wiki_dir / "other-notes.md").write_text(OTHER, encoding="utf-8")
+    assert run_build(project)[0].ok
+    return project
+
+
+def _copy(built: Project, tmp_path: Path) -> Project:
+    import shutil
+
+    shutil.copytree(built.root, tmp_path / "p", symlinks=True)
+    project = Project(tmp_path / "p")
+    for path in project.wiki_dir.iterdir():  # as pages written long ago: their stats are trusted
+        _age(path)
+    with State.open(project.state_path) as state:
+        lint_cached(project, state, fresh=True)
+    return project
+
+
+def _age(path: Path, step: int = 0) -> None:
+    past = time.time_ns() - 2 * HOUR + step * 10**9
+    os.utime(path, ns=(past, past))
+
+
+def _write(project: Project, name: str, text: str, step: int = 1) -> None:
+    path = project.wiki_dir / name
+    path.write_text(text, encoding="utf-8")
+    _age(path, step)
+
+
+def _same(project: Project, store: bool = True) -> list[dict[str, object]]:
+    with State.open(project.state_path) as state:
+        cached = [f.to_json() for f in lint_cached(project, state, store=store).findings]
+    assert cached == [f.to_json() for f in lint(project).findings]
+    return cached
+
+
+EDITS: dict[str, Callable[[Project], None]] = {
+    "a built page's text (hand-edit)": lambda p: _write(
+        p, "faiss.md", (p.wiki_dir / "faiss.md").read_text().replace("\n\n", "\n\nAn added line.\n\n", 2)
+    ),
+    "a line above the links (they move)": lambda p: _write(
+        p, "my-notes.md", HAND.replace("# My notes\n", "# My notes\n\nA new first line.\n")
+    ),
+    "two links on one line split in two": lambda p: _write(
+        p, "my-notes.md", HAND.replace(" and [[HNSW]] and", "\nand [[HNSW]]\nand")
+    ),
+    "a link added": lambda p: _write(p, "other-notes.md", OTHER + "\nSee [[Gone page]].\n"),
+    "a bold term removed": lambda p: _write(p, "other-notes.md", OTHER.replace("**Quantum foam**", "foam")),
+    "a page added": lambda p: _write(p, "third.md", OTHER.replace("Other notes", "Third notes")),
+    "a page deleted": lambda p: (p.wiki_dir / "other-notes.md").unlink(),
+    "index.md edited": lambda p: _write(p, "index.md", "# Home\n\n- [[faiss]]\n"),
+    "a cited source edited, no build": lambda p: (p.sources_dir / "rag.md").write_text(
+        (p.sources_dir / "rag.md").read_text().replace("chunks", "pieces")
+    ),
+    "a lint switch added": lambda p: _write(
+        p, "my-notes.md", HAND + "\n<!-- wikic-lint: disable=broken-link -->\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(EDITS))
+@pytest.mark.parametrize("store", [True, False], ids=["stored", "read-only"])
+def test_the_cache_equals_a_full_lint_after_each_edit(
+    built: Project, tmp_path: Path, kind: str, store: bool
+) -> None:
+    project = _copy(built, tmp_path)
+    before = _same(project)
+    assert before, "the hand-made pages give the rules something to find"
+    EDITS[kind](project)
+    after = _same(project, store)
+    assert _same(project) == after  # and again, from what the last one stored (or did not)
+    if kind != "a bold term removed":
+        assert after != before, kind
+
+
+def test_read_only_stores_nothing(built: Project, tmp_path: Path) -> None:
+    project = _copy(built, tmp_path)
+    EDITS["a built page's text (hand-edit)"](project)
+    before = _dump(project)
+    _same(project, store=False)
+    assert _dump(project) == before
+
+
+def _dump(project: Project) -> list[object]:
+    db = sqlite3.connect(project.state_path)
+    try:
+        rows = db.execute("SELECT * FROM lint_pages ORDER BY rel").fetchall()
+        meta = db.execute("SELECT * FROM meta WHERE k LIKE 'lint%' ORDER BY k").fetchall()
+    finally:
+        db.close()
+    return [rows, meta]
+
+
+def test_a_page_changed_within_its_stat_tick_is_seen(built: Project, tmp_path: Path) -> None:
+    """A page recorded while its mtime was recent is not trusted by its stat: the same size
+    and mtime with other bytes (an edit in the same tick) is still read again."""
+    project = _copy(built, tmp_path)
+    path = project.wiki_dir / "my-notes.md"
+    soon = time.time_ns() + 10**9  # "now" for the lint that records it
+    os.utime(path, ns=(soon, soon))
+    _same(project)
+    path.write_text(HAND.replace("[[HNSW]]", "[[HNSX]]"), encoding="utf-8")  # same size
+    os.utime(path, ns=(soon, soon))
+    assert any("HNSX" in str(f["message"]) for f in _same(project))

@@ -1,0 +1,118 @@
+"""What the lint cache keeps of a page: the facts the rules across pages read of it (its
+names, links, bold terms, Topics items, switches), as JSON and back to a page those rules can
+read without the file; findings as JSON; and an edit that only moved a page's lines, whose
+findings across pages move with them."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from wikic.hashing import fingerprint
+from wikic.lint.context import Finding
+from wikic.wiki.blocks import Block, Body, LinkRef
+from wikic.wiki.page import Page
+
+Facts = dict[str, Any]
+# Where each kind of item keeps its line in the facts.
+LINES = {"links": 4, "bold": 1, "topics": 1}
+# The rules across pages whose finding's line is an item's line (a link's, a bold term's, a
+# Topics item's); every other one is at line 1 of the page or on index.md.
+ITEM_LINES = {"broken-link", "missing-page"}
+
+
+def facts_of(page: Page) -> dict[str, Any] | None:
+    """What the rules across pages read of the page, JSON-able (with "across", a digest of just
+    that, and "deps", the sources its own findings read); None for a page that is always reread
+    (a saved answer, whose staleness depends on other pages; front matter JSON cannot hold)."""
+    if page.type == "answer" or page.read_error:
+        return None
+    try:
+        meta_text = json.dumps(page.meta, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
+    if json.loads(meta_text) != page.meta:
+        return None
+    h1 = next((b.text for b in page.blocks if b.kind == "heading"), "")
+    topics = [
+        [b.text, b.line]
+        for b in page.blocks
+        if b.section == "topics" and b.kind == "paragraph" and not b.links
+    ]
+    cited = {c.citation.source for c in page.citations}
+    facts = {
+        "meta": page.meta,
+        "meta_error": page.meta_error,
+        "fm": page.has_front_matter,
+        "body_line": page.body_line,
+        "h1": h1,
+        "links": [[k.target, k.anchor, k.label, k.raw, k.line] for k in page.links],
+        "bold": [[t, n] for t, n in page.bold],
+        "topics": topics,
+        "disabled": sorted(page.disabled),
+        "content": page.has_content,
+    }
+    facts["across"] = fingerprint(facts)
+    facts["hash"] = page.hash
+    facts["deps"] = sorted(cited | set(page.sources))
+    return facts
+
+
+def page_of(rel: str, facts: dict[str, Any]) -> Page:
+    """A page as the rules across pages see it, from its facts: no reading, no parsing."""
+    page = Page(
+        rel, "", facts["meta"], "", facts["body_line"], facts["meta_error"], facts["fm"], None, facts["hash"]
+    )
+    blocks = [Block("heading", facts["h1"], 0, 0, "", True)] if facts["h1"] else []
+    blocks += [Block("paragraph", text, line, line, "topics", False) for text, line in facts["topics"]]
+    links = [LinkRef(t, a, lab, raw, line) for t, a, lab, raw, line in facts["links"]]
+    if links:
+        blocks.append(Block("paragraph", "", links[0].line, links[-1].line, "linked", False, links))
+    bold = [(t, n) for t, n in facts["bold"]]
+    page.__dict__["_read_body"] = Body(blocks, bold, set(facts["disabled"]), facts["content"])
+    page.__dict__["links"] = links
+    return page
+
+
+def finding_json(f: Finding) -> list[Any]:
+    return [f.rule, f.path, f.line, f.message, f.fix, list(f.edit) if f.edit else None, list(f.also)]
+
+
+def json_finding(data: list[Any]) -> Finding:
+    rule, path, line, message, fix, edit, also = data
+    return Finding(rule, path, line, message, fix, edit=tuple(edit) if edit else None, also=tuple(also))
+
+
+# --- an edit that only moved lines -----------------------------------------------------
+def shape(facts: Facts) -> Facts:
+    """The facts without their items' lines (nor the digests and sources beside them)."""
+    out = {k: v for k, v in facts.items() if k not in ("across", "hash", "deps")}
+    for kind, at in LINES.items():
+        out[kind] = [[*item[:at], *item[at + 1 :]] for item in facts[kind]]
+    return out
+
+
+def moved_lines(old: Facts, new: Facts) -> dict[int, int] | None:
+    """Old line -> new line of every item, when only lines moved; None when anything else
+    changed, or items that shared a line no longer do (a finding there could be either's)."""
+    if shape(old) != shape(new):
+        return None
+    lines: dict[int, int] = {}
+    for kind, at in LINES.items():
+        for a, b in zip(old[kind], new[kind], strict=True):
+            if lines.setdefault(a[at], b[at]) != b[at]:
+                return None
+    return lines
+
+
+def move(findings: list[Finding], rel: str, lines: dict[int, int]) -> list[Finding] | None:
+    """The findings with those on page `rel` at an item's line moved to its new line."""
+    out = []
+    for f in findings:
+        if f.path == rel and f.rule in ITEM_LINES:
+            if f.line not in lines:
+                return None
+            f = replace(f, line=lines[f.line])
+        out.append(f)
+    return out
