@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -190,6 +191,26 @@ def test_viewing_writes_nothing_to_sources_or_wiki(tmp_path: Path) -> None:
             text(url, path)
         ask(url, "What is FAISS?")
     assert _tree(project) == before
+
+
+def test_findings_come_from_the_lint_cache_which_serving_never_writes(tmp_path: Path) -> None:
+    project = built_project(tmp_path / "p")
+    faiss = project.wiki_dir / "faiss.md"
+    faiss.write_text(faiss.read_text().replace("similarity search", "fast similarity search"))
+    before = _lint_state(project)
+    with serving(Viewer(project)) as url:
+        assert "hand-edit" in linted(url, "/p/faiss.html")  # the edit is seen, checked again
+    assert _lint_state(project) == before  # ... and not stored: only `wikic build`/`site` store
+
+
+def _lint_state(project: Project) -> list[object]:
+    db = sqlite3.connect(project.state_path)
+    try:
+        rows = db.execute("SELECT * FROM lint_pages ORDER BY rel").fetchall()
+        meta = db.execute("SELECT * FROM meta ORDER BY k").fetchall()
+    finally:
+        db.close()
+    return [rows, meta]
 
 
 def _tree(project: Project) -> dict[str, bytes]:

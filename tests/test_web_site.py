@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import sqlite3
 import time
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,7 @@ from projects import run_build
 from webkit import built_project
 
 from wikic.cli.main import cli
+from wikic.lock import ProjectLock
 from wikic.project import Project
 from wikic.web.site import MANIFEST, export
 
@@ -185,8 +189,8 @@ def test_incremental_export_equals_a_fresh_one(project: Project, tmp_path: Path)
     assert "p/faiss.html" in report.written
 
 
-def _same_as_fresh(project: Project, out: Path, fresh: Path, what: str) -> None:
-    export(project, fresh, lint=False)
+def _same_as_fresh(project: Project, out: Path, fresh: Path, what: str, lint: bool = False) -> None:
+    export(project, fresh, lint=lint)
     ours, theirs = _files(out), _files(fresh)
     assert ours.keys() == theirs.keys(), what
     assert [rel for rel, data in theirs.items() if rel != MANIFEST and ours[rel] != data] == [], what
@@ -234,3 +238,115 @@ def test_lost_search_entries_are_read_again_from_the_pages(project: Project, tmp
         _edit(project, name, page.read_text().replace("\n\n", "\n\nEdited.\n\n", 1), 1)
     export(project, out, lint=False)
     _same_as_fresh(project, out, tmp_path / "fresh", "entries lost")
+
+
+# --- lint's findings: the build's, kept per page, as exact as a full `wikic lint` --------------
+def _health(out: Path) -> list[tuple[str, int, str, str, str]]:
+    """The findings the health page lists: (path, line, level, rule, message)."""
+    text = (out / "health.html").read_text()
+    found = []
+    for section in re.finditer(r'<section class="findings">\s*<h2>(.*?)</h2>\s*<ul>(.*?)</ul>', text, re.S):
+        path = unescape(re.sub(r"<[^>]+>", "", section[1]))
+        for item in re.finditer(r'<li class="\w+">line (\d+): (\w+) ([\w-]+): (.*?)</li>', section[2], re.S):
+            found.append((path, int(item[1]), item[2], item[3], unescape(item[4])))
+    return sorted(found)
+
+
+def _full_lint(project: Project) -> list[tuple[str, int, str, str, str]]:
+    result = CliRunner().invoke(cli, ["-C", str(project.root), "lint", "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    found = json.loads(result.stdout)
+    return sorted((f["path"], f["line"], f["level"], f["rule"], f["message"]) for f in found)
+
+
+def _lint_state(project: Project) -> list[object]:
+    db = sqlite3.connect(project.state_path)
+    try:
+        rows = db.execute("SELECT * FROM lint_pages ORDER BY rel").fetchall()
+        meta = db.execute("SELECT * FROM meta WHERE k = 'lint_across'").fetchall()
+    finally:
+        db.close()
+    return [rows, meta]
+
+
+def test_with_lint_an_incremental_export_equals_a_fresh_one_and_a_full_lint(
+    project: Project, tmp_path: Path
+) -> None:
+    for path in project.wiki_dir.iterdir():
+        _age(path, 0)
+    out = tmp_path / "site"
+    export(project, out)
+    assert _health(out) == _full_lint(project)
+    hnsw = (project.wiki_dir / "hnsw.md").read_text()
+    for step, (what, name, text) in enumerate(_changes(project), 1):
+        if what == "aliases added":
+            text = hnsw.replace("type: concept", "type: concept\naliases: [Hierarchical graph]")
+        _edit(project, name, text, step)
+        report = export(project, out)
+        assert _health(out) == _full_lint(project), what
+        _same_as_fresh(project, out, tmp_path / f"fresh-{step}", what, lint=True)
+        assert report.rendered < 14, (what, report.rendered)  # not every page again
+
+
+def test_a_hand_edit_shows_its_finding_on_the_page_and_only_that_page_is_rendered(
+    project: Project, tmp_path: Path
+) -> None:
+    for path in project.wiki_dir.iterdir():
+        _age(path, 0)
+    out = tmp_path / "site"
+    export(project, out)
+    faiss = project.wiki_dir / "faiss.md"
+    _edit(project, "faiss.md", faiss.read_text().replace("similarity search", "fast similarity search"), 1)
+    report = export(project, out)
+    assert "hand-edit" in (out / "p" / "faiss.html").read_text()
+    assert {"p/faiss.html", "health.html"} <= set(report.written)
+    assert not [rel for rel in report.written if rel.startswith("p/") and rel != "p/faiss.html"]
+    assert _health(out) == _full_lint(project)
+
+
+def test_with_lint_after_a_source_edit_with_and_without_a_build(project: Project, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    export(project, out)
+    rag = project.sources_dir / "rag.md"
+    rag.write_text(rag.read_text().replace("Documents are split into chunks", "Nothing at all"))
+    page = out / "p" / "retrieval-augmented-generation.html"
+    export(project, out)  # not built yet: its pages are stale, their citations no longer hold
+    assert any(rule == "stale-page" for _, _, _, rule, _ in _health(out))
+    assert "stale-page" in page.read_text()  # an unchanged page whose findings changed
+    assert _health(out) == _full_lint(project)
+    _same_as_fresh(project, out, tmp_path / "fresh-1", "source edited", lint=True)
+    run_build(project)
+    export(project, out)
+    assert not any(rule == "stale-page" for _, _, _, rule, _ in _health(out))
+    assert "stale-page" not in page.read_text()
+    assert _health(out) == _full_lint(project)
+    _same_as_fresh(project, out, tmp_path / "fresh-2", "source built", lint=True)
+
+
+def test_with_lint_and_no_state_the_whole_wiki_is_linted_and_none_made(
+    project: Project, tmp_path: Path
+) -> None:
+    shutil.rmtree(project.state_dir)
+    _edit(project, "graph-search.md", NEW_PAGE + "\nAnd [[Nothing here]].\n", 1)
+    out = tmp_path / "site"
+    export(project, out)
+    assert any(rule == "broken-link" for _, _, _, rule, _ in _health(out))
+    assert _health(out) == _full_lint(project)
+    assert not project.state_dir.exists()
+
+
+def test_a_build_holding_the_lock_neither_blocks_the_export_nor_sees_its_cache_written(
+    project: Project, tmp_path: Path
+) -> None:
+    out = tmp_path / "site"
+    export(project, out)
+    faiss = project.wiki_dir / "faiss.md"
+    faiss.write_text(faiss.read_text().replace("similarity search", "fast similarity search"))
+    before = _lint_state(project)
+    with ProjectLock(project.lock_path, wait=False):  # as a running build holds it
+        export(project, out)
+        assert _lint_state(project) == before  # read, not stored: the lock's holder writes the state
+    assert _health(out) == _full_lint(project)
+    assert any(path == "wiki/faiss.md" and rule == "hand-edit" for path, _, _, rule, _ in _health(out))
+    export(project, out)
+    assert _lint_state(project) != before  # with the lock free, what was checked is kept

@@ -16,6 +16,7 @@ from wikic.wiki.read import Wiki, read_wiki
 
 if TYPE_CHECKING:
     from wikic.lint.context import Finding
+    from wikic.lint.runner import LintResult
     from wikic.sources.scan import SourceFile
 
 HOME = "index.html"
@@ -134,14 +135,37 @@ def page_targets(page: Page) -> list[str]:
     return sorted({link.target for link in parse_links(COMMENT.sub("", page.body)) if link.target})
 
 
-def lint_findings(project: Project) -> dict[str, list[Finding]]:
-    """`wikic lint`'s findings (the deterministic rules), by page."""
-    from wikic.lint.runner import lint
-
+def lint_findings(project: Project, store: bool = False) -> dict[str, list[Finding]]:
+    """`wikic lint`'s findings (the deterministic rules), by page: from the findings that the
+    build's closing lint keeps per page in the state, with only what changed since checked
+    again (lint/cache.py); all of the wiki linted where there is no state. `store` (`wikic
+    site`): keep what was checked, under the project lock; when a build holds it, or for
+    `wikic serve`, which never writes the project, the cache is only read."""
     by_path: dict[str, list[Finding]] = {}
-    for finding in lint(project).findings:
+    for finding in _lint(project, store).findings:
         by_path.setdefault(finding.path, []).append(finding)
     return by_path
+
+
+def _lint(project: Project, store: bool) -> LintResult:
+    from wikic.errors import LockError
+    from wikic.lint.runner import lint, lint_cached
+    from wikic.lock import ProjectLock
+    from wikic.state import State
+
+    if not project.state_path.is_file():
+        return lint(project)  # never built: no cache, and none is made here
+    if store:
+        try:
+            with ProjectLock(project.lock_path, wait=False), State.open(project.state_path) as state:
+                return lint_cached(project, state)
+        except LockError:
+            pass  # a build is running: read what it stored so far, store nothing
+    peeked = State.peek(project.state_path)
+    if peeked is None:  # another wikic's state format: lint reads around it
+        return lint(project)
+    with peeked as state:
+        return lint_cached(project, state, store=False)
 
 
 def read_source_lines(file: SourceFile) -> list[str]:

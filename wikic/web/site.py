@@ -3,8 +3,10 @@ and any static host; search and graph need no server). Incremental: each file's 
 hashed into a key kept in the manifest (manifest.py), so a page whose text, links, backlinks
 and findings are unchanged is not rendered again, and a file whose bytes are unchanged is not
 rewritten; a page whose file's stat is unchanged is not even read (facts.py), and only the
-pages the change can reach have their key computed again. Only files the manifest lists are
-ever removed."""
+pages the change can reach have their key computed again. Lint's findings come from the
+build's, kept per page in the state (only what changed since is checked: lint/cache.py), and
+a page whose findings changed is rendered again. Only files the manifest lists are ever
+removed."""
 
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from wikic.web.manifest import (
     shard_path,
     shards,
 )
-from wikic.web.model import HOME, Model, is_within, page_path, source_path
+from wikic.web.model import HOME, Model, is_within, lint_findings, page_path, source_path
 from wikic.web.pieces import piece_path, search_outputs
 from wikic.web.views import (
     TEMPLATES,
@@ -102,6 +104,7 @@ def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 50
     dirty = _dirty_shards(site, known, new) if site.changes.todo != set(facts) else set(range(PIECES))
     for slug, found in facts.items():
         found["res"] = site.model.resolved[slug]
+        found["lint"] = site.linted[slug]
     for rel, data in shards(facts, new, page_path, dirty).items():
         _write(out / rel, data)
     for i, entries in site.pieces.items():
@@ -128,27 +131,38 @@ def _prepare(project: Project, out: Path, old: dict[str, Any], lint: bool, graph
     stubs = {slug for slug, f in facts.items() if f is known.get(slug)}
     model = Model.load(
         project,
-        lint=lint,
+        lint=False,
         wiki=wiki,
         targets={s: facts[s]["targets"] for s in stubs},
         cites={s: facts[s]["cites"] for s in stubs},
     )
+    if lint:  # the build's closing lint, kept per page: only what changed since is checked
+        model.findings = lint_findings(project, store=True)
+    linted = {slug: _findings_digest(model, page.rel) for slug, page in wiki.pages.items()}
     context = json_digest([version, model.title, lint, graph_limit])
     index = wiki.index.hash if wiki.index else ""
-    if old.get("context") == context and not lint:  # lint's findings may change any page
+    if old.get("context") == context:
         moved = set(old.get("sources", [])) ^ set(model.sources)
         changes = affected(known, facts, model.resolved, model, moved)
         changes.names = changes.names or bool(moved) or old.get("index") != index
+        changes.todo |= {s for s, digest in linted.items() if known.get(s, {}).get("lint") != digest}
     else:
         changes = everything(facts)
     present = _present(out)
     return Site(
-        model, version, graph_limit, old["files"], facts, changes, stubs, present, context, index, out
+        model, version, graph_limit, old["files"], facts, changes, stubs, present, context, index, out, linted
     )
 
 
+def _findings_digest(model: Model, rel: str) -> str | None:
+    """A page's findings, in its facts: a page whose findings changed is rendered again."""
+    found = model.page_findings(rel)
+    return json_digest([f.to_json() for f in found]) if found else None
+
+
 def _dirty_shards(site: Site, known: dict[str, Facts], new: dict[str, dict[str, str]]) -> set[int]:
-    """The shards whose pages' facts or HTML records changed (or that are missing)."""
+    """The shards whose pages' facts or HTML records changed (or that are missing). A page
+    whose findings changed is rendered again: its record, so its shard, changes with them."""
     facts, res = site.facts, site.model.resolved
     dirty = {i for i in range(PIECES) if shard_path(i) not in site.present}
     dirty |= {piece(s) for s in facts if s not in site.stubs or known[s].get("res") != res[s]}
@@ -202,6 +216,7 @@ class Site:
     context: str  # the key of what every file depends on: templates, the wiki's title, options
     index: str  # the hash of index.md
     out: Path
+    linted: dict[str, str | None]  # slug -> a digest of its lint findings (None: none, or no lint)
     pieces: dict[int, dict[str, Any]] = field(default_factory=dict)  # search pieces made: entries
 
 
