@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from wikic.web.model import page_targets
 from wikic.web.render import _MD, Links, render_body, strip_title
 from wikic.wiki.page import COMMENT, split_page
 
@@ -72,6 +73,26 @@ def test_comments_and_code_are_not_links() -> None:
     html = render_body("`[[Ninja]]`\n\n<!-- wikic:0123456789abcdef0123 -->\n", links())
     assert "wikilink" not in html and "wikic:" not in html
     assert "<code>[[Ninja]]</code>" in html
+
+
+LINK_BODIES = [
+    "See [[Ninja]] and [[make|Make]].\n",
+    "```\n[[Ninja]]\n```\n\nBut [[Make]].\n",
+    "Inline `[[Ninja]]` is code; [[Make]] is not.\n",
+    "Para.\n\n    [[Ninja]] indented: code\n\n- item [[Make]]\n    continued [[Gn]]\n",
+    "~~~\n[[Ninja]]\n~~~\n",
+    "<div>\n[[Ninja]]\n</div>\n\nText <!-- [[Make]] --> and [[Gn]].\n\n<!-- [[Other]] -->\n",
+    "Tab\tand [[Ninja]].\n\n<!-- wikic:0123456789abcdef0123 -->\n",
+]
+
+
+def test_link_targets_are_lints_none_inside_code_or_html() -> None:
+    """The viewer's link graph (backlinks, the graph, the site's facts) is lint's."""
+    for body in LINK_BODIES:
+        page = split_page("---\ntitle: T\n---\n\n" + body, "wiki/t.md")
+        assert page_targets(page) == sorted({link.target for link in page.links}), body
+    fenced = split_page(LINK_BODIES[1], "wiki/t.md")
+    assert page_targets(fenced) == ["Make"]
 
 
 def test_strip_title_drops_the_first_heading_only() -> None:

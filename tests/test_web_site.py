@@ -7,15 +7,18 @@ import os
 import re
 import shutil
 import sqlite3
+import subprocess
+import sys
 import time
 from html import unescape
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from projects import run_build
+from projects import run_build, subprocess_env
 from webkit import built_project
 
+import wikic
 from wikic.cli.main import cli
 from wikic.lock import ProjectLock
 from wikic.project import Project
@@ -113,6 +116,39 @@ def test_a_hand_edited_manifest_cannot_delete_outside_the_site(project: Project,
     (out / MANIFEST).write_text(json.dumps(manifest))
     export(project, out)
     assert victim.read_text() == "keep"
+
+
+def test_a_new_wikic_renders_every_page_again(project: Project, tmp_path: Path) -> None:
+    """Another version of the viewer's Python code (not only its templates) invalidates an
+    export: run from a copy of the package whose renderer differs by a comment."""
+    out = tmp_path / "site"
+    export(project, out, lint=False)
+    package = Path(wikic.__file__).parent
+    copy = tmp_path / "pkg" / "wikic"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    with (copy / "web" / "render.py").open("a") as f:
+        f.write("\n# a new wikic\n")
+    env = subprocess_env(PYTHONPATH=os.pathsep.join([str(copy.parent), os.environ.get("PYTHONPATH", "")]))
+    command = [
+        sys.executable,
+        "-m",
+        "wikic",
+        "-C",
+        str(project.root),
+        "site",
+        str(out),
+        "--no-lint",
+        "--json",
+    ]
+
+    def rendered() -> int:
+        done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return int(json.loads(done.stdout)["rendered"])
+
+    pages = len(list(project.wiki_dir.glob("*.md"))) - 2  # index.md and log.md are no pages
+    assert rendered() >= pages  # every page again (the same bytes: none rewritten)
+    assert rendered() == 0  # and then, with that code, nothing
 
 
 def test_cli_site_json(project: Project, tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wikic import __version__
 from wikic.errors import UsageError
 from wikic.hashing import bytes_hash, digest, json_digest
 from wikic.project import Project
@@ -48,7 +49,8 @@ from wikic.web.views import (
 )
 from wikic.wiki.read import gc_paused, read_page
 
-ASSETS = Path(__file__).parent / "assets"
+WEB = Path(__file__).parent
+ASSETS = WEB / "assets"
 STATIC = Mode()
 
 
@@ -66,9 +68,10 @@ class SiteReport:
 
 
 def _code_version() -> str:
-    """Templates and assets: a change to either renders every page again."""
-    files = sorted([*TEMPLATES.glob("*.html"), *ASSETS.iterdir()])
-    return digest(b"".join(p.name.encode() + p.read_bytes() for p in files), 16)
+    """wikic's version, the viewer's own code, templates and assets: a change to any of them
+    reads and renders every page again (a new wikic may render them differently)."""
+    files = sorted([*WEB.glob("*.py"), *TEMPLATES.glob("*.html"), *ASSETS.iterdir()])
+    return digest(__version__.encode() + b"".join(p.name.encode() + p.read_bytes() for p in files), 16)
 
 
 def check_out(project: Project, out: Path) -> None:
@@ -100,7 +103,7 @@ def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 50
     for rel in sorted(set(old["files"]) - set(new)):
         if _remove(out, rel):
             report.removed.append(rel)
-    facts, known = site.facts, old["pages"]
+    facts, known = site.facts, old["pages"]  # (all shards are written again if the code changed)
     dirty = _dirty_shards(site, known, new) if site.changes.todo != set(facts) else set(range(PIECES))
     for slug, found in facts.items():
         found["res"] = site.model.resolved[slug]
@@ -113,6 +116,7 @@ def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 50
     manifest = {
         "format": FORMAT,
         "context": site.context,
+        "code": site.version,
         "started_ns": started_ns,
         "index": site.index,
         "sources": sorted(site.model.sources),
@@ -126,7 +130,7 @@ def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 50
 def _prepare(project: Project, out: Path, old: dict[str, Any], lint: bool, graph_limit: int) -> Site:
     """The model, from the pages' facts where their files did not change, and what changed."""
     version = _code_version()
-    known: dict[str, Facts] = old["pages"]
+    known: dict[str, Facts] = old["pages"] if old.get("code") == version else {}  # facts it made
     wiki, facts = read_known(project, known, old["started_ns"])
     stubs = {slug for slug, f in facts.items() if f is known.get(slug)}
     model = Model.load(
