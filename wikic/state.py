@@ -345,6 +345,21 @@ class State:
                 [(r.rel, r.size, r.mtime_ns, r.key, r.facts, r.findings) for r in rows],
             )
 
+    def lint_findings(self) -> dict[str, tuple[int, int, str]]:
+        """Each page's stat and own findings (JSON) in the lint cache, without its facts: what
+        a lint after an edit of a few pages reads of the others (lint/cache.py)."""
+        rows = self.db.execute("SELECT rel, size, mtime_ns, findings FROM lint_pages").fetchall()
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def lint_facts(self, rels: Iterable[str]) -> dict[str, str]:
+        """The cached facts (JSON) of these pages, by path."""
+        found: dict[str, str] = {}
+        for rel in rels:
+            row = self.db.execute("SELECT facts FROM lint_pages WHERE rel=?", (rel,)).fetchone()
+            if row is not None:
+                found[rel] = row[0]
+        return found
+
     def assembled(self) -> dict[str, Rendered]:
         """slug -> what its last assembly rendered, by key (build/assemble.py)."""
         rows = self.db.execute("SELECT slug, body_key, page_key, links, description FROM assembled")

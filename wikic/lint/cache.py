@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from wikic.config import Schema
-from wikic.fsutil import TMP_MARK
 from wikic.hashing import FINGERPRINT, digest, fingerprint
 from wikic.lint import citations, rules
 from wikic.lint.context import Context, Finding
@@ -28,7 +25,7 @@ from wikic.lint.facts import Facts, facts_of, finding_json, json_finding, move, 
 from wikic.project import Project
 from wikic.state import LintRow, Meta, State
 from wikic.wiki.page import Page
-from wikic.wiki.read import INDEX, LOG, Wiki, attachments, read_page
+from wikic.wiki.read import INDEX, LOG, PageStats, Wiki, attachments, read_page
 
 VERSION = 4  # bump when a rule or the facts change: every page is checked again
 # A file changed this close to the lint that stat'ed it may change again within the same mtime
@@ -100,22 +97,28 @@ def cached_findings(
     state: State,
     fresh: bool = False,
     store: bool = True,
+    wiki_stats: PageStats | None = None,
 ) -> Linted:
     """Every finding of the rules in `levels` (unsuppressed, without levels). `fresh` (--force):
     every page read and checked; `store`: keep what was checked for the next lint (the caller
-    holds the project lock), else only read the cache (`wikic serve`)."""
-    seen = _see(project, schema, levels, state)
-    rows = {} if fresh else state.lint_pages()
-    saved: dict[str, Any] = {} if fresh else json.loads(state.get_meta(Meta.LINT_ACROSS) or "{}")
+    holds the project lock), else only read the cache (`wikic serve`); `wiki_stats`: wiki/ by
+    stat, when the caller has just taken it."""
+    seen = _see(project, schema, levels, state, wiki_stats)
+    raw = None if fresh else state.get_meta(Meta.LINT_ACROSS)
+    saved: dict[str, Any] = json.loads(raw or "{}")
     if saved.get("base") == _base(seen) and saved.get("env") == _env(seen, saved.get("deps", [])):
-        done = _few_changed(seen, rows, saved, state if store else None)
+        done = _few_changed(seen, state, saved, store)
+        if done is not None and not store and state.get_meta(Meta.LINT_ACROSS) != raw:
+            done = None  # a build stored a lint meanwhile: the rows read may be of another
         if done is not None:
             return done
+    rows = {} if fresh else state.lint_pages()
     return _checked(seen, rows, saved, fresh, state if store else None)
 
 
-def _see(project: Project, schema: Schema, levels: dict[str, str], state: State) -> _Seen:
-    started = time.time_ns()
+def _see(
+    project: Project, schema: Schema, levels: dict[str, str], state: State, wiki_stats: PageStats | None
+) -> _Seen:
     settings = fingerprint(
         [
             VERSION,
@@ -125,34 +128,19 @@ def _see(project: Project, schema: Schema, levels: dict[str, str], state: State)
             schema.privacy.model_dump(mode="json")["redact"],  # bad-citation reads redacted lines
         ]
     )
+    taken = wiki_stats or PageStats.take(project.wiki_dir)
     listing: list[tuple[str, Stat]] = []
     index: Page | None = None
-    for name, st in _page_stats(project.wiki_dir):
+    for name, st in taken.stats:
         if name == INDEX:
             index = read_page(project.wiki_dir / name, f"wiki/{name}")
         elif name != LOG:
             listing.append((f"wiki/{name}", st))
     files, source_stats = state.file_hashes(), state.source_stats()
     found = attachments(project.wiki_dir)
-    return _Seen(project, schema, levels, settings, files, source_stats, listing, index, found, started)
-
-
-def _page_stats(wiki_dir: Path) -> list[tuple[str, Stat]]:
-    """The .md files directly in wiki/ (as read.page_files lists them), with their stats."""
-    try:
-        entries = list(os.scandir(wiki_dir))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    found = []
-    for e in entries:
-        if e.name.endswith(".md") and not e.name.startswith((".", TMP_MARK)) and e.is_file():
-            try:
-                st = e.stat()
-            except OSError:
-                found.append((e.name, (-1, -1)))  # gone since the listing: read as unreadable
-                continue
-            found.append((e.name, (st.st_size, st.st_mtime_ns)))
-    return sorted(found)
+    return _Seen(
+        project, schema, levels, settings, files, source_stats, listing, index, found, taken.taken_ns
+    )
 
 
 def _base(seen: _Seen) -> str:
@@ -177,9 +165,7 @@ def _env(seen: _Seen, deps: list[str]) -> str:
 
 
 # --- when only some pages changed since the last stored lint: O(change) -----------------
-def _few_changed(
-    seen: _Seen, rows: dict[str, LintRow], saved: dict[str, Any], state: State | None
-) -> Linted | None:
+def _few_changed(seen: _Seen, state: State, saved: dict[str, Any], store: bool) -> Linted | None:
     """With the settings, index, attachments, records and sources as the last stored lint saw
     them: every finding from the cache but those of the pages whose stat changed, which are
     read and checked again. None when a page came, went or changed what the rules across
@@ -187,21 +173,23 @@ def _few_changed(
     known: dict[str, Record] = saved["pages"]
     if len(known) != len(seen.listing):
         return None
+    rows = state.lint_findings()  # the facts only of the pages read again
     own: list[Finding] = []
     reread: dict[str, _Entry] = {}
     for rel, st in seen.listing:
         row, record = rows.get(rel), known.get(rel)
         if record is None:
             return None
-        if row is not None and row.facts and (row.size, row.mtime_ns) == st == tuple(record[:2]):
-            if row.findings != "[]":
-                own.extend(json_finding(f) for f in json.loads(row.findings))
+        if row is not None and row[0] == st[0] == record[0] and row[1] == st[1] == record[1]:
+            if row[2] != "[]":
+                own.extend(json_finding(f) for f in json.loads(row[2]))
             continue
         entry = _read(seen, rel, st)
         reread[entry.page.slug] = entry
     across = [json_finding(f) for f in saved["findings"]]
+    facts = state.lint_facts(e.page.rel for e in reread.values())
     for e in reread.values():
-        followed = _follow(seen, e, known[e.page.rel], rows.get(e.page.rel), across)
+        followed = _follow(seen, e, known[e.page.rel], facts.get(e.page.rel), across)
         if followed is None:
             return None
         across = followed
@@ -213,7 +201,7 @@ def _few_changed(
         if e.page.disabled:
             disabled[e.page.rel] = e.page.disabled
     found = [*across, *own]
-    if state is not None and reread:
+    if store and reread:
         known.update(_records(seen, reread))
         deps = sorted({*saved["deps"], *(d for e in reread.values() for d in _deps(e))})
         _store(state, seen, reread, [], known, across, disabled, deps)
@@ -221,13 +209,14 @@ def _few_changed(
 
 
 def _follow(
-    seen: _Seen, e: _Entry, record: Record, row: LintRow | None, across: list[Finding]
+    seen: _Seen, e: _Entry, record: Record, cached: str | None, across: list[Finding]
 ) -> list[Finding] | None:
     """The findings across pages after a page changed, if it changed nothing they read but
-    its lines (moved with them) and whether its bytes are what wikic wrote (hand-edit)."""
+    its lines (moved with them) and whether its bytes are what wikic wrote (hand-edit).
+    `cached`: the page's facts as the last stored lint read them."""
     rel = e.page.rel
     if e.across != record[2]:
-        old = json.loads(row.facts) if row is not None and row.facts else None
+        old = json.loads(cached) if cached else None
         if old is None or e.facts is None or old["across"] != record[2]:
             return None
         lines = moved_lines(old, e.facts)

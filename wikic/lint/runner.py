@@ -22,7 +22,7 @@ from wikic.lint import citations, rules
 from wikic.lint.context import Context, Finding
 from wikic.project import Project
 from wikic.state import Meta, State
-from wikic.wiki.read import Wiki, gc_paused, read_wiki
+from wikic.wiki.read import PageStats, Wiki, gc_paused, read_wiki
 
 RULES: dict[str, tuple[str, rules.RuleFn]] = {**rules.RULES, **citations.RULES}
 LLM_RULES: dict[str, str] = {"contradiction": "warning", "unsupported-claim": "warning"}
@@ -145,17 +145,23 @@ def _result(
 
 
 def lint_cached(
-    project: Project, state: State, schema: Schema | None = None, fresh: bool = False, store: bool = True
+    project: Project,
+    state: State,
+    schema: Schema | None = None,
+    fresh: bool = False,
+    store: bool = True,
+    wiki_stats: PageStats | None = None,
 ) -> LintResult:
     """The deterministic lint, rechecking only what changed since the last (cache.py):
     the same result as `lint(project)`. `store` (the caller holds the project lock): keep
-    what was checked for the next; else only read the cache (`wikic serve`)."""
+    what was checked for the next; else only read the cache (`wikic serve`). `wiki_stats`:
+    wiki/ by stat, when the caller has just taken it."""
     from wikic.lint.cache import cached_findings
 
     schema = schema or load_schema(project.schema_path)
     levels = rule_levels(schema, LintOptions())
     with gc_paused():
-        done = cached_findings(project, schema, levels, state, fresh, store)
+        done = cached_findings(project, schema, levels, state, fresh, store, wiki_stats)
     return _result(done.findings, done.switches, done.pages, levels, 0, [])
 
 

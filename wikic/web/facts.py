@@ -6,17 +6,14 @@ consider again (`affected`), exactly, from the facts before and after."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from wikic.fsutil import TMP_MARK
 from wikic.project import Project
 from wikic.web.model import Model, page_targets
 from wikic.web.views import search_entry
 from wikic.wiki.page import Page
-from wikic.wiki.read import INDEX, LOG, Wiki, attachments, gc_paused, read_page
+from wikic.wiki.read import INDEX, LOG, PageStats, Wiki, attachments, gc_paused, read_page
 
 Facts = dict[str, Any]
 # A file written this close to the export that recorded its stat may change again within the
@@ -24,9 +21,12 @@ Facts = dict[str, Any]
 RACY_NS = 100_000_000
 
 
-def read_known(project: Project, known: dict[str, Facts], since_ns: int) -> tuple[Wiki, dict[str, Facts]]:
+def read_known(
+    project: Project, known: dict[str, Facts], since_ns: int, taken: PageStats
+) -> tuple[Wiki, dict[str, Facts]]:
     """The wiki as read_wiki gives it, except that a page whose file has the stat its facts
-    recorded (and older than `since_ns` by a margin) is a stub made from them: no body."""
+    recorded (and older than `since_ns` by a margin) is a stub made from them: no body.
+    `taken`: wiki/ by stat, just now."""
     pages: dict[str, Page] = {}
     facts: dict[str, Facts] = {}
     index: Page | None = None
@@ -35,8 +35,10 @@ def read_known(project: Project, known: dict[str, Facts], since_ns: int) -> tupl
         wiki_dir.relative_to(project.root).as_posix() if wiki_dir.is_relative_to(project.root) else "wiki"
     )
     with gc_paused():
-        for name, stat in _page_stats(wiki_dir):
-            rel = f"{prefix}/{name}"
+        for name, (size, mtime) in taken.stats:
+            if name == LOG:
+                continue
+            stat, rel = [size, mtime], f"{prefix}/{name}"
             if name == INDEX:
                 index = read_page(wiki_dir / name, rel)
                 continue
@@ -49,25 +51,6 @@ def read_known(project: Project, known: dict[str, Facts], since_ns: int) -> tupl
             pages[slug] = page
             facts[slug] = page_facts(page, stat if page.read_error is None else None)
     return Wiki(project.root, pages, index, attachments(wiki_dir)), facts
-
-
-def _page_stats(wiki_dir: Path) -> list[tuple[str, list[int]]]:
-    """The .md files directly in wiki/ as read_wiki takes them, with [size, mtime_ns]."""
-    try:
-        entries = list(os.scandir(wiki_dir))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    found = []
-    for e in entries:
-        if (
-            e.name.endswith(".md")
-            and not e.name.startswith((".", TMP_MARK))
-            and e.name != LOG
-            and e.is_file()
-        ):
-            st = e.stat()
-            found.append((e.name, [st.st_size, st.st_mtime_ns]))
-    return sorted(found)
 
 
 def page_facts(page: Page, stat: list[int] | None) -> Facts:
@@ -138,6 +121,14 @@ def affected(
     for source in moved_sources:
         todo |= set(model.fed.get(source, []))
     return Changes(todo & set(new), graph, names)
+
+
+def same_names(old: dict[str, Facts], new: dict[str, Facts]) -> bool:
+    """The same pages with the same names (titles, aliases; types, which rank a shared name):
+    every [[link]] resolves as it did."""
+    if old.keys() != new.keys():
+        return False
+    return all(_names(old[s]) == _names(f) for s, f in new.items() if f is not old[s])
 
 
 def _face(facts: Facts | None) -> tuple[str, str] | None:

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from wikic.project import Project
 from wikic.wiki.page import SEAL, Page, parse_citations, parse_links
-from wikic.wiki.read import Wiki, read_wiki
+from wikic.wiki.read import PageStats, Wiki, read_wiki
 
 if TYPE_CHECKING:
     from wikic.lint.context import Finding
@@ -73,13 +73,17 @@ class Model:
         # A page's targets come from the wikilink pattern over its text: many times faster than
         # lint's block-by-block reading (which also skips links inside code), and what a
         # 10,000-page wiki needs to open in seconds.
-        # `targets` and `cites` may come filled (the site's manifest, for pages it did not read).
+        # `targets`, `cites` and `resolved` may come filled (the site's manifest, for pages it did
+        # not read; `resolved` only while no page's names changed, so each target still resolves
+        # to the page it did).
         resolve = self.wiki.resolve
         for slug, page in self.wiki.pages.items():
             targets = self.targets.get(slug)
             if targets is None:
                 targets = self.targets[slug] = page_targets(page)
-            self.resolved[slug] = found = [resolve(t) for t in targets]
+            found = self.resolved.get(slug)
+            if found is None:
+                self.resolved[slug] = found = [resolve(t) for t in targets]
             self.outbound[slug] = {s for s in found if s is not None and s != slug}
             self.inbound.setdefault(slug, set())
             for source in page.sources:
@@ -96,8 +100,10 @@ class Model:
         wiki: Wiki | None = None,
         targets: dict[str, list[str]] | None = None,
         cites: dict[str, list[str]] | None = None,
+        resolved: dict[str, list[str | None]] | None = None,
     ) -> Model:
-        """`wiki`, `targets`, `cites`: what the caller already knows (the site's manifest)."""
+        """`wiki`, `targets`, `cites`, `resolved`: what the caller already knows (the site's
+        manifest)."""
         from wikic.config import load_schema
         from wikic.sources.scan import list_sources
 
@@ -106,7 +112,16 @@ class Model:
         wiki = wiki or read_wiki(project.root, project.wiki_dir)
         findings = lint_findings(project) if lint else None
         sources = {f.path: f for f in files}
-        return cls(project, wiki, schema.title, sources, findings, targets=targets or {}, cites=cites or {})
+        return cls(
+            project,
+            wiki,
+            schema.title,
+            sources,
+            findings,
+            targets=targets or {},
+            cites=cites or {},
+            resolved=resolved or {},
+        )
 
     def cited(self, page: Page) -> list[str]:
         """The source path of each of the page's citations (the regex: no block parse)."""
@@ -144,19 +159,22 @@ def page_targets(page: Page) -> list[str]:
     return sorted({link.target for link in links if link.target})
 
 
-def lint_findings(project: Project, store: bool = False) -> dict[str, list[Finding]]:
+def lint_findings(
+    project: Project, store: bool = False, wiki_stats: PageStats | None = None
+) -> dict[str, list[Finding]]:
     """`wikic lint`'s findings (the deterministic rules), by page: from the findings that the
     build's closing lint keeps per page in the state, with only what changed since checked
     again (lint/cache.py); all of the wiki linted where there is no state. `store` (`wikic
     site`): keep what was checked, under the project lock; when a build holds it, or for
-    `wikic serve`, which never writes the project, the cache is only read."""
+    `wikic serve`, which never writes the project, the cache is only read. `wiki_stats`:
+    wiki/ by stat, when the caller has just taken it."""
     by_path: dict[str, list[Finding]] = {}
-    for finding in _lint(project, store).findings:
+    for finding in _lint(project, store, wiki_stats).findings:
         by_path.setdefault(finding.path, []).append(finding)
     return by_path
 
 
-def _lint(project: Project, store: bool) -> LintResult:
+def _lint(project: Project, store: bool, wiki_stats: PageStats | None) -> LintResult:
     from wikic.errors import LockError
     from wikic.lint.runner import lint, lint_cached
     from wikic.lock import ProjectLock
@@ -167,14 +185,14 @@ def _lint(project: Project, store: bool) -> LintResult:
     if store:
         try:
             with ProjectLock(project.lock_path, wait=False), State.open(project.state_path) as state:
-                return lint_cached(project, state)
+                return lint_cached(project, state, wiki_stats=wiki_stats)
         except LockError:
             pass  # a build is running: read what it stored so far, store nothing
     peeked = State.peek(project.state_path)
     if peeked is None:  # another wikic's state format: lint reads around it
         return lint(project)
     with peeked as state:
-        return lint_cached(project, state, store=False)
+        return lint_cached(project, state, store=False, wiki_stats=wiki_stats)
 
 
 def read_source_lines(file: SourceFile) -> list[str]:

@@ -22,7 +22,7 @@ from wikic import __version__
 from wikic.errors import UsageError
 from wikic.hashing import bytes_hash, digest, json_digest
 from wikic.project import Project
-from wikic.web.facts import Changes, Facts, affected, everything, read_known
+from wikic.web.facts import Changes, Facts, affected, everything, read_known, same_names
 from wikic.web.manifest import (
     FORMAT,
     MANIFEST,
@@ -47,7 +47,7 @@ from wikic.web.views import (
     search_view,
     source_view,
 )
-from wikic.wiki.read import gc_paused, read_page
+from wikic.wiki.read import PageStats, gc_paused, read_page
 
 WEB = Path(__file__).parent
 ASSETS = WEB / "assets"
@@ -131,17 +131,20 @@ def _prepare(project: Project, out: Path, old: dict[str, Any], lint: bool, graph
     """The model, from the pages' facts where their files did not change, and what changed."""
     version = _code_version()
     known: dict[str, Facts] = old["pages"] if old.get("code") == version else {}  # facts it made
-    wiki, facts = read_known(project, known, old["started_ns"])
+    taken = PageStats.take(project.wiki_dir)
+    wiki, facts = read_known(project, known, old["started_ns"], taken)
     stubs = {slug for slug, f in facts.items() if f is known.get(slug)}
+    kept = same_names(known, facts)  # then every stub's links resolve as they did
     model = Model.load(
         project,
         lint=False,
         wiki=wiki,
         targets={s: facts[s]["targets"] for s in stubs},
         cites={s: facts[s]["cites"] for s in stubs},
+        resolved={s: facts[s]["res"] for s in stubs if "res" in facts[s]} if kept else None,
     )
     if lint:  # the build's closing lint, kept per page: only what changed since is checked
-        model.findings = lint_findings(project, store=True)
+        model.findings = lint_findings(project, store=True, wiki_stats=taken)
     linted = {slug: _findings_digest(model, page.rel) for slug, page in wiki.pages.items()}
     context = json_digest([version, model.title, lint, graph_limit])
     index = wiki.index.hash if wiki.index else ""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import os
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -82,6 +83,33 @@ def page_files(wiki_dir: Path) -> list[Path]:
         if e.name.endswith(".md") and not e.name.startswith((".", TMP_MARK)) and e.is_file()
     )
     return [wiki_dir / name for name in names]
+
+
+@dataclass
+class PageStats:
+    """The .md files directly in wiki/ (as page_files lists them) with their (size, mtime_ns),
+    from one directory scan, and when it began: the site export and lint's cache share one."""
+
+    taken_ns: int
+    stats: list[tuple[str, tuple[int, int]]]  # name -> (size, mtime_ns); (-1, -1): gone meanwhile
+
+    @classmethod
+    def take(cls, wiki_dir: Path) -> PageStats:
+        taken = time.time_ns()
+        try:
+            entries = list(os.scandir(wiki_dir))
+        except (FileNotFoundError, NotADirectoryError):
+            return cls(taken, [])
+        found = []
+        for e in entries:
+            if e.name.endswith(".md") and not e.name.startswith((".", TMP_MARK)) and e.is_file():
+                try:
+                    st = e.stat()
+                except OSError:
+                    found.append((e.name, (-1, -1)))
+                    continue
+                found.append((e.name, (st.st_size, st.st_mtime_ns)))
+        return cls(taken, sorted(found))
 
 
 @contextmanager
