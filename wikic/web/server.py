@@ -67,6 +67,7 @@ class Viewer:
         self._model: Model | None = None
         self._mark: tuple[int, ...] = ()
         self._views: OrderedDict[str, Response] = OrderedDict()
+        self._generation = 0  # bumped whenever the views are forgotten
 
     def _wiki_mark(self) -> tuple[int, ...]:
         """Cheap and enough: builds replace files by rename, which changes the folders' mtimes."""
@@ -84,11 +85,16 @@ class Viewer:
             if self._model is None or mark != self._mark:
                 self._model = Model.load(self.project, lint=False)
                 self._mark = mark
-                self._views.clear()
+                self._forget()
                 if self.lint:  # pages show at once; their findings when lint is done
                     self._model.linting = True
                     threading.Thread(target=self._lint, args=(self._model,), daemon=True).start()
             return self._model
+
+    def _forget(self) -> None:
+        """Drop the rendered views (under self._lock): the model or its findings changed."""
+        self._views.clear()
+        self._generation += 1
 
     def _lint(self, model: Model) -> None:
         try:
@@ -98,11 +104,12 @@ class Viewer:
         with self._lock:
             model.findings, model.linting = findings, False
             if model is self._model:
-                self._views.clear()
+                self._forget()
 
     def on_build(self, written: list[str], changed: list[str]) -> None:
         with self._lock:
             self.build += 1
+            self._generation += 1
             for path in [*written, *changed]:
                 self.changed[path] = self.build
             self._model = None
@@ -130,10 +137,13 @@ class Viewer:
             if key in self._views:
                 self._views.move_to_end(key)
                 return self._views[key]
+            generation = self._generation
         found = self._view(model, path)
         if found is None:
             return _not_found()
         with self._lock:
+            if generation != self._generation:  # lint finished or the wiki changed meanwhile:
+                return found  # this view may show the state before, so it is not kept
             self._views[key] = found
             while len(self._views) > CACHED_VIEWS:
                 self._views.popitem(last=False)
