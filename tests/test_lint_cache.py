@@ -16,6 +16,7 @@ from projects import make_project, run_build
 from wikic.lint.runner import lint, lint_cached
 from wikic.project import Project
 from wikic.state import State
+from wikic.wiki.read import PageStats, attachments, page_files
 
 HOUR = 3600 * 10**9
 
@@ -151,3 +152,20 @@ def test_a_page_changed_within_its_stat_tick_is_seen(built: Project, tmp_path: P
     path.write_text(HAND.replace("[[HNSW]]", "[[HNSX]]"), encoding="utf-8")  # same size
     os.utime(path, ns=(soon, soon))
     assert any("HNSX" in str(f["message"]) for f in _same(project))
+
+
+def test_one_scan_of_wiki_lists_what_page_files_and_attachments_do(tmp_path: Path) -> None:
+    wiki = tmp_path / "wiki"
+    (wiki / "img" / "deep").mkdir(parents=True)
+    (wiki / ".hidden").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "far.png").write_bytes(b"x")
+    (wiki / "linked").symlink_to(tmp_path / "elsewhere")
+    for name in ("a.md", "B.md", "index.md", "log.md", ".x.md", "Diagram.PNG", "notes.txt", ".keep"):
+        (wiki / name).write_text("x")
+    (wiki / "img" / "deep" / "scan.pdf").write_text("x")
+    (wiki / "img" / "page.md").write_text("x")
+    (wiki / ".hidden" / "secret.png").write_text("x")
+    taken = PageStats.take(wiki)
+    assert [wiki / name for name, _ in taken.stats] == page_files(wiki)
+    assert taken.attachments == attachments(wiki)

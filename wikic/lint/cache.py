@@ -25,7 +25,7 @@ from wikic.lint.facts import Facts, facts_of, finding_json, json_finding, move, 
 from wikic.project import Project
 from wikic.state import LintRow, Meta, State
 from wikic.wiki.page import Page
-from wikic.wiki.read import INDEX, LOG, PageStats, Wiki, attachments, read_page
+from wikic.wiki.read import INDEX, LOG, PageStats, Wiki, read_page
 
 VERSION = 4  # bump when a rule or the facts change: every page is checked again
 # A file changed this close to the lint that stat'ed it may change again within the same mtime
@@ -137,7 +137,7 @@ def _see(
         elif name != LOG:
             listing.append((f"wiki/{name}", st))
     files, source_stats = state.file_hashes(), state.source_stats()
-    found = attachments(project.wiki_dir)
+    found = taken.attachments
     return _Seen(
         project, schema, levels, settings, files, source_stats, listing, index, found, taken.taken_ns
     )

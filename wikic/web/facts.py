@@ -13,7 +13,7 @@ from wikic.project import Project
 from wikic.web.model import Model, page_targets
 from wikic.web.views import search_entry
 from wikic.wiki.page import Page
-from wikic.wiki.read import INDEX, LOG, PageStats, Wiki, attachments, gc_paused, read_page
+from wikic.wiki.read import INDEX, LOG, PageStats, Wiki, gc_paused, read_page
 
 Facts = dict[str, Any]
 # A file written this close to the export that recorded its stat may change again within the
@@ -50,7 +50,7 @@ def read_known(
             page = read_page(wiki_dir / name, rel)
             pages[slug] = page
             facts[slug] = page_facts(page, stat if page.read_error is None else None)
-    return Wiki(project.root, pages, index, attachments(wiki_dir)), facts
+    return Wiki(project.root, pages, index, taken.attachments), facts
 
 
 def page_facts(page: Page, stat: list[int] | None) -> Facts:

@@ -15,6 +15,7 @@ from wikic.wiki.page import SEAL, Page, parse_citations, parse_links
 from wikic.wiki.read import PageStats, Wiki, read_wiki
 
 if TYPE_CHECKING:
+    from wikic.config import Schema
     from wikic.lint.context import Finding
     from wikic.lint.runner import LintResult
     from wikic.sources.scan import SourceFile
@@ -68,6 +69,7 @@ class Model:
     inbound: dict[str, set[str]] = field(default_factory=dict)  # slug -> the pages that link to it
     fed: dict[str, list[str]] = field(default_factory=dict)  # source path -> slugs of pages it feeds
     cites: dict[str, list[str]] = field(default_factory=dict)  # slug -> the source of each citation
+    schema: Schema | None = None  # schema.yaml as the model was loaded with it
 
     def __post_init__(self) -> None:
         # A page's targets come from the wikilink pattern over its text: many times faster than
@@ -121,6 +123,7 @@ class Model:
             targets=targets or {},
             cites=cites or {},
             resolved=resolved or {},
+            schema=schema,
         )
 
     def cited(self, page: Page) -> list[str]:
@@ -160,39 +163,42 @@ def page_targets(page: Page) -> list[str]:
 
 
 def lint_findings(
-    project: Project, store: bool = False, wiki_stats: PageStats | None = None
+    project: Project,
+    store: bool = False,
+    wiki_stats: PageStats | None = None,
+    schema: Schema | None = None,
 ) -> dict[str, list[Finding]]:
     """`wikic lint`'s findings (the deterministic rules), by page: from the findings that the
     build's closing lint keeps per page in the state, with only what changed since checked
     again (lint/cache.py); all of the wiki linted where there is no state. `store` (`wikic
     site`): keep what was checked, under the project lock; when a build holds it, or for
     `wikic serve`, which never writes the project, the cache is only read. `wiki_stats`:
-    wiki/ by stat, when the caller has just taken it."""
+    wiki/ by stat, and `schema`, when the caller has just read them."""
     by_path: dict[str, list[Finding]] = {}
-    for finding in _lint(project, store, wiki_stats).findings:
+    for finding in _lint(project, store, wiki_stats, schema).findings:
         by_path.setdefault(finding.path, []).append(finding)
     return by_path
 
 
-def _lint(project: Project, store: bool, wiki_stats: PageStats | None) -> LintResult:
+def _lint(project: Project, store: bool, wiki_stats: PageStats | None, schema: Schema | None) -> LintResult:
     from wikic.errors import LockError
     from wikic.lint.runner import lint, lint_cached
     from wikic.lock import ProjectLock
     from wikic.state import State
 
     if not project.state_path.is_file():
-        return lint(project)  # never built: no cache, and none is made here
+        return lint(project, schema=schema)  # never built: no cache, and none is made here
     if store:
         try:
             with ProjectLock(project.lock_path, wait=False), State.open(project.state_path) as state:
-                return lint_cached(project, state, wiki_stats=wiki_stats)
+                return lint_cached(project, state, schema, wiki_stats=wiki_stats)
         except LockError:
             pass  # a build is running: read what it stored so far, store nothing
     peeked = State.peek(project.state_path)
     if peeked is None:  # another wikic's state format: lint reads around it
-        return lint(project)
+        return lint(project, schema=schema)
     with peeked as state:
-        return lint_cached(project, state, store=False, wiki_stats=wiki_stats)
+        return lint_cached(project, state, schema, store=False, wiki_stats=wiki_stats)
 
 
 def read_source_lines(file: SourceFile) -> list[str]:

@@ -144,7 +144,7 @@ def _prepare(project: Project, out: Path, old: dict[str, Any], lint: bool, graph
         resolved={s: facts[s]["res"] for s in stubs if "res" in facts[s]} if kept else None,
     )
     if lint:  # the build's closing lint, kept per page: only what changed since is checked
-        model.findings = lint_findings(project, store=True, wiki_stats=taken)
+        model.findings = lint_findings(project, store=True, wiki_stats=taken, schema=model.schema)
     linted = {slug: _findings_digest(model, page.rel) for slug, page in wiki.pages.items()}
     context = json_digest([version, model.title, lint, graph_limit])
     index = wiki.index.hash if wiki.index else ""

@@ -88,10 +88,12 @@ def page_files(wiki_dir: Path) -> list[Path]:
 @dataclass
 class PageStats:
     """The .md files directly in wiki/ (as page_files lists them) with their (size, mtime_ns),
-    from one directory scan, and when it began: the site export and lint's cache share one."""
+    and the attachments (as `attachments` finds them), from one scan, and when it began: the
+    site export and lint's cache share one."""
 
     taken_ns: int
     stats: list[tuple[str, tuple[int, int]]]  # name -> (size, mtime_ns); (-1, -1): gone meanwhile
+    attachments: set[str]
 
     @classmethod
     def take(cls, wiki_dir: Path) -> PageStats:
@@ -99,17 +101,26 @@ class PageStats:
         try:
             entries = list(os.scandir(wiki_dir))
         except (FileNotFoundError, NotADirectoryError):
-            return cls(taken, [])
-        found = []
+            return cls(taken, [], set())
+        found, others = [], set()
         for e in entries:
-            if e.name.endswith(".md") and not e.name.startswith((".", TMP_MARK)) and e.is_file():
-                try:
-                    st = e.stat()
-                except OSError:
-                    found.append((e.name, (-1, -1)))
-                    continue
-                found.append((e.name, (st.st_size, st.st_mtime_ns)))
-        return cls(taken, sorted(found))
+            if e.is_dir():
+                if not e.name.startswith(".") and not e.is_symlink():  # as os.walk: not followed
+                    others |= attachments(Path(e.path))
+                continue
+            if not e.name.endswith(".md"):
+                if not e.name.startswith("."):
+                    others.add(e.name.casefold())
+                continue
+            if e.name.startswith((".", TMP_MARK)) or not e.is_file():
+                continue
+            try:
+                st = e.stat()
+            except OSError:
+                found.append((e.name, (-1, -1)))
+                continue
+            found.append((e.name, (st.st_size, st.st_mtime_ns)))
+        return cls(taken, sorted(found), others)
 
 
 @contextmanager
