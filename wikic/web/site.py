@@ -256,9 +256,10 @@ def _outputs(site: Site) -> list[Output]:
         else:
             key = before["key"]
         outs.append((page_path(slug), key, _page_maker(site, slug)))
+    facts = site.facts  # each page's title and type, without the page's properties
     for path, file in model.sources.items():
         fed = sorted(
-            (s, wiki.pages[s].title, wiki.pages[s].type) for s in model.fed.get(path, []) if s in wiki.pages
+            (s, facts[s]["title"], facts[s]["type"]) for s in model.fed.get(path, []) if s in wiki.pages
         )
         key = json_digest([version, model.title, file.size, file.mtime_ns, fed])
         outs.append((source_path(path), key, _source_maker(model, path)))
