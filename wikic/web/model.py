@@ -72,9 +72,9 @@ class Model:
     schema: Schema | None = None  # schema.yaml as the model was loaded with it
 
     def __post_init__(self) -> None:
-        # A page's targets come from the wikilink pattern over its text: many times faster than
-        # lint's block-by-block reading (which also skips links inside code), and what a
-        # 10,000-page wiki needs to open in seconds.
+        # A page's targets come from the wikilink pattern over its text where that gives lint's
+        # answer (page_targets): many times faster than lint's block-by-block reading, and what
+        # a 10,000-page wiki needs to open in seconds.
         # `targets`, `cites` and `resolved` may come filled (the site's manifest, for pages it did
         # not read; `resolved` only while no page's names changed, so each target still resolves
         # to the page it did).
