@@ -217,3 +217,25 @@ def test_the_note_in_the_topics_own_section_opens_its_page(tmp_path: Path) -> No
     ), text
     index = (project.wiki_dir / "index.md").read_text()
     assert "[[content-hashing|Content hashing]] — Bazel and Shake hash the content" in index
+
+
+def test_a_plain_text_sources_title_line_is_no_note() -> None:
+    lines = ["Lilu (mythology)", "", "A lilu is a masculine Akkadian word for a spirit, related to Alû."]
+    assert notes_of(lines, [1, 3]) == [(3, 3)]
+    # a first line that is a sentence, or runs on into the next line, is text, not a title
+    assert notes_of(["Alice kept the database.", "", "Bob left."], [1]) == [(1, 1)]
+    assert notes_of(["Standup with Alice", "Bob left early."], [1]) == [(1, 1)]
+
+
+def test_a_topic_page_opens_with_its_definition_not_a_sources_title_line(tmp_path: Path) -> None:
+    sources = {
+        "lilu.txt": "Lilu (mythology)\n\nA Lilu is a masculine Akkadian word for a spirit, related to Alu.\n",
+        "alu.txt": "Alu\n\nIn Akkadian mythology, Alu is a vengeful spirit associated with Lilu and Gallu.\n",
+    }
+    project = make_project(tmp_path / "p", sources)
+    report, _ = run_build(project)
+    assert report.ok, report.errors
+    text = body(project.root, "lilu.md")
+    assert "(mythology)" not in text, text
+    assert WIKILINK.sub(lambda m: m.group(3) or m.group(1), text.split("\n\n")[1]).startswith("A Lilu is"), text
+    assert "[[lilu|Lilu]] — A Lilu is" in (project.wiki_dir / "index.md").read_text()
