@@ -1,7 +1,7 @@
 """Topics from structure, measured on an evaluation set: the share of gold answer entities
 (questions.jsonl `answer`) that have a page whose title or alias is the answer, from code
-alone (no model): source pages only, then with the named things two or more sources write
-(wikic/build/candidates.py). yes/no answers and numbers are left out.
+alone (no model): source pages only, then with the named things and the terms two or more
+sources write (wikic/build/candidates.py, phrases.py). yes/no answers and numbers are left out.
 
     python bench/entity_pages.py --data ../shared/eval/musique [--data ...]
 """
@@ -55,7 +55,7 @@ def main() -> None:
         for structure in (False, True):
             names, topics = titles(data, structure)
             hit = sum(normalise(a) in names for a in gold)
-            label = "source pages + names in 2+ sources" if structure else "source pages only"
+            label = "source pages + names and terms in 2+ sources" if structure else "source pages only"
             extra = f", {topics} topic pages" if structure else ""
             share = f"{hit}/{len(gold)} answer entities have a page ({100 * hit / len(gold):.0f}%{extra})"
             print(f"{data.name}: {label}: {share}")

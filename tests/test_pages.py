@@ -176,6 +176,17 @@ def test_a_person_named_in_three_plain_text_sources_gets_a_page_fed_by_all_three
     assert "[[alice-moreau|Alice Moreau]]" in (project.wiki_dir / "index.md").read_text()
 
 
+def test_a_term_two_plain_text_sources_write_gets_a_concept_page_fed_by_both(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", MEETINGS)
+    report, _ = run_build(project)
+    assert report.ok, report.errors
+    page = split_page((project.wiki_dir / "load-tests.md").read_text())
+    assert page.meta["type"] == "concept" and page.meta["title"] == "Load tests"
+    assert page.meta["sources"] == ["sources/friday.txt", "sources/wednesday.txt"]
+    text = page.body.split("## Sources")[0]
+    assert "[friday.txt:3]" in text and "[wednesday.txt:4]" in text, text
+
+
 def test_a_note_that_points_back_carries_the_line_before_it() -> None:
     lines = [
         "# Early cutoff",

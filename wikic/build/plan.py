@@ -202,17 +202,16 @@ def _from_structure(
     found: _Topics,
     pages: dict[str, PagePlan],
 ) -> None:
-    """Names two or more sources mention (candidates.py) join the topics, as new pages or as
+    """Names and terms two or more sources mention (candidates.py) join the topics, as new pages or as
     more notes for the pages the model found, from the sources whose digest did not name them
     (where it did, its lines stand: a source's notes do not depend on the other sources)."""
     by_path = {src.path: src for src in sources}
     fed = {(c.source, cid) for cid, notes in found.claims.items() for c in notes}
-    kind = "entity" if "entity" in schema.type_names() else schema.type_names()[0]
     named = {src.path: src.lines for src in sources if not src.digest.get("fallback")}
     for cand in candidates(named):
         cid = clusters.find(cand.name)
         if cid not in found.names:
-            found.types[cid][kind] += 1
+            found.types[cid][cand.kind if cand.kind in schema.type_names() else schema.type_names()[0]] += 1
         found.names[cid][cand.name] += 0
         for path, numbers in sorted(cand.lines.items()):
             if (path, cid) in fed:
