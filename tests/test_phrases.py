@@ -23,7 +23,10 @@ def test_a_phrase_one_source_writes_is_no_term() -> None:
 
 def test_a_phrase_whose_word_stands_alone_in_many_more_sources_is_no_term() -> None:
     albums = {f"{i}.txt": f"Band {i}\n\nThe album sold well in year {i}.\n" for i in range(4)}
-    albums |= {"x.txt": "X\n\nIt was their second studio album.\n", "y.txt": "Y\n\nA studio album came out.\n"}
+    albums |= {
+        "x.txt": "X\n\nIt was their second studio album.\n",
+        "y.txt": "Y\n\nA studio album came out.\n",
+    }
     assert "Studio album" not in found(albums)  # "album" alone in six sources, "studio album" in two
 
 
@@ -44,8 +47,8 @@ def test_one_sentence_copied_into_two_sources_is_one_use_not_two() -> None:
     assert found(sources) == {}
     # the same words after a phrase are no copy when the words before it differ: a formula
     sources = {
-        "max.txt": "Max Ramsay\n\nMax is a fictional character from the Australian soap opera Neighbours.\n",
-        "kate.txt": "Kate Ramsay\n\nKate is a fictional character from the Australian soap opera Neighbours.\n",
+        "max.txt": "Max Ramsay\n\nMax is a fictional character from the Australian soap Neighbours.\n",
+        "kate.txt": "Kate Ramsay\n\nKate is a fictional character from the Australian soap Neighbours.\n",
     }
     assert "Fictional character" in found(sources)
 
