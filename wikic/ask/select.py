@@ -22,6 +22,8 @@ HOP_SENTENCES = 3  # a bridge page is given its first 2 sentences and its best 2
 MAX_MISSES = 40  # sentences in a row that do not fit: the room is as full as it gets
 HOP_SHARE = 0.15  # of the room, at most, kept for bridge pages (bench/README: 0.35 cost hotpotqa recall)
 
+FLOOR = 0.0
+REFILL = True
 Counter = Callable[[str], int]
 
 
@@ -30,6 +32,7 @@ class Ranking:
     """A question's sentences best first, and the bridge pages of its second hop."""
 
     ranked: list[Sentence]
+    scores: list[float] = field(default_factory=list)  # of `ranked`, as a share of the best
     bridges: list[Page] = field(default_factory=list)
     bridge_sentences: list[Sentence] = field(default_factory=list)
 
@@ -115,7 +118,9 @@ def rank(question: str, pages: list[Page], corpus: Corpus | None = None) -> Rank
     share = {p.slug: scores[i] / top_page for i, p in enumerate(pages)}
     score = [own[i] / top_own + PAGE_WEIGHT * share[s.page.slug] for i, s in enumerate(units)]
     order = sorted(range(len(units)), key=lambda i: (-score[i], units[i].page.slug, units[i].order))
-    ranked = [units[i] for i in order if score[i] > 0]
+    kept = [i for i in order if score[i] > 0]
+    ranked, best_score = [units[i] for i in kept], score[kept[0]] if kept else 1.0
+    shares = [score[i] / best_score for i in kept]
     bridges = _bridges(question, pages, scores)
     by_page: dict[str, list[int]] = {}
     for i, s in enumerate(units):
@@ -126,7 +131,7 @@ def rank(question: str, pages: list[Page], corpus: Corpus | None = None) -> Rank
         best = sorted(idx, key=lambda i: (-own[i], units[i].order))
         opening = idx[: HOP_SENTENCES - 1]  # a page opens with what defines the entity
         hop += [units[i] for i in dict.fromkeys(opening + best[: HOP_SENTENCES - 1])]
-    return Ranking(ranked, bridges, hop)
+    return Ranking(ranked, shares, bridges, hop)
 
 
 def _bridges(question: str, pages: list[Page], scores: list[float]) -> list[Page]:
@@ -193,9 +198,11 @@ def pack(ranking: Ranking, count: Counter, room: int, header: Callable[[Page], s
     then the rest of the ranking. Returns the chosen sentences best first."""
     packer = Packer(count, room, header)
     reserve = int(room * HOP_SHARE) if ranking.bridge_sentences else 0
-    packer.fill(ranking.ranked, room - reserve)
+    ranked = [s for s, x in zip(ranking.ranked, ranking.scores, strict=True) if x >= FLOOR]
+    packer.fill(ranked, room - reserve)
     packer.fill(ranking.bridge_sentences)
-    packer.fill(ranking.ranked)
+    if REFILL:
+        packer.fill(ranked)
     rank_of: dict[tuple[str, int], float] = {s.key: i for i, s in enumerate(ranking.ranked)}
     # a bridge page stands right after the best sentence's page, not last: the model reads the
     # chain in order, and small models read the middle of a prompt worst

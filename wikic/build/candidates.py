@@ -31,6 +31,10 @@ there here when while after before during yes no ok note notes see also without 
 first second third last next new old today yesterday tomorrow because unlike like we our us
 president national international general eps inc ltd llc corp plc gmbh jr sr"""
 NOT_NAMES = frozenset(_NOT_NAMES.split())
+# Of those, the words that open a sentence but never a name: stripped from a run's start.
+_NOT_LEADING = """i however although though there here when while after before during yes no ok note notes
+see also without many most some few because unlike like we our us today yesterday tomorrow"""
+NOT_LEADING = frozenset(_NOT_LEADING.split())
 MAX_TOPIC_WORDS = 8
 _POINTING = "it its he she his her they their them this these those we our you"
 POINTING = frozenset(_POINTING.split())
@@ -61,8 +65,12 @@ def is_topic_name(name: str) -> bool:
 
 
 def _clean(name: str) -> str:
+    """A run of capitalised words without the ones that only open its sentence ("However
+    Bazel"); "New York City", "National Football League", "St Louis" keep theirs."""
     words = name.split()
-    while words and words[0].casefold() in STOP | NOT_NAMES:
+    while words and (
+        words[0].casefold() in STOP | NOT_LEADING or (len(words) == 1 and words[0].casefold() in NOT_NAMES)
+    ):
         words = words[1:]
     return " ".join(words[:MAX_WORDS])
 
