@@ -5,6 +5,7 @@ of whole sentences into the room, evidence first."""
 
 from __future__ import annotations
 
+from collections import Counter as Tally
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -22,8 +23,6 @@ HOP_SENTENCES = 3  # a bridge page is given its first 2 sentences and its best 2
 MAX_MISSES = 40  # sentences in a row that do not fit: the room is as full as it gets
 HOP_SHARE = 0.15  # of the room, at most, kept for bridge pages (bench/README: 0.35 cost hotpotqa recall)
 
-FLOOR = 0.0
-REFILL = True
 Counter = Callable[[str], int]
 
 
@@ -32,7 +31,6 @@ class Ranking:
     """A question's sentences best first, and the bridge pages of its second hop."""
 
     ranked: list[Sentence]
-    scores: list[float] = field(default_factory=list)  # of `ranked`, as a share of the best
     bridges: list[Page] = field(default_factory=list)
     bridge_sentences: list[Sentence] = field(default_factory=list)
 
@@ -46,6 +44,8 @@ class Corpus:
         self.ranker = PageRanker(pages)
         self.units = [s for p in pages for s in sentences(p)]
         self.unit_bm25 = BM25([" ".join([s.page.title, *s.page.aliases, s.text]) for s in self.units])
+        links = {(s.page.slug, target) for s in self.units for target in s.links if target}
+        self.inbound = Tally(target for _, target in links)  # pages linking to each page
 
 
 def page_scores(question: str, pages: list[Page], corpus: Corpus | None = None) -> list[float]:
@@ -118,10 +118,8 @@ def rank(question: str, pages: list[Page], corpus: Corpus | None = None) -> Rank
     share = {p.slug: scores[i] / top_page for i, p in enumerate(pages)}
     score = [own[i] / top_own + PAGE_WEIGHT * share[s.page.slug] for i, s in enumerate(units)]
     order = sorted(range(len(units)), key=lambda i: (-score[i], units[i].page.slug, units[i].order))
-    kept = [i for i in order if score[i] > 0]
-    ranked, best_score = [units[i] for i in kept], score[kept[0]] if kept else 1.0
-    shares = [score[i] / best_score for i in kept]
-    bridges = _bridges(question, pages, scores)
+    ranked = [units[i] for i in order if score[i] > 0]
+    bridges = _bridges(question, corpus, scores)
     by_page: dict[str, list[int]] = {}
     for i, s in enumerate(units):
         by_page.setdefault(s.page.slug, []).append(i)
@@ -131,13 +129,16 @@ def rank(question: str, pages: list[Page], corpus: Corpus | None = None) -> Rank
         best = sorted(idx, key=lambda i: (-own[i], units[i].order))
         opening = idx[: HOP_SENTENCES - 1]  # a page opens with what defines the entity
         hop += [units[i] for i in dict.fromkeys(opening + best[: HOP_SENTENCES - 1])]
-    return Ranking(ranked, shares, bridges, hop)
+    return Ranking(ranked, bridges, hop)
 
 
-def _bridges(question: str, pages: list[Page], scores: list[float]) -> list[Page]:
-    """Pages the best pages link to, in their order, that the question does not name. One
-    of the best pages may be a bridge itself: the director's page ranks high because it
-    names the film, yet what the question needs there is what it says of the director."""
+def _bridges(question: str, corpus: Corpus, scores: list[float]) -> list[Page]:
+    """Pages the best pages link to that the question does not name, the most specific first
+    (fewest pages link to them; link order among equals): a hub such as "United States" is
+    seldom the entity a chain runs through. One of the best pages may be a bridge itself: the
+    director's page ranks high because it names the film, yet what the question needs there
+    is what it says of the director."""
+    pages = corpus.pages
     by_slug = {p.slug: p for p in pages}
     best = sorted((i for i in range(len(pages)) if scores[i] > 0), key=lambda i: -scores[i])[:HOP_FROM]
     seen = {pages[best[0]].slug} if best else set()
@@ -149,6 +150,7 @@ def _bridges(question: str, pages: list[Page], scores: list[float]) -> list[Page
                 continue
             seen.add(slug)
             out.append(page)
+    out.sort(key=lambda p: corpus.inbound.get(p.slug, 0))
     return out[:HOP_PAGES]
 
 
@@ -198,11 +200,9 @@ def pack(ranking: Ranking, count: Counter, room: int, header: Callable[[Page], s
     then the rest of the ranking. Returns the chosen sentences best first."""
     packer = Packer(count, room, header)
     reserve = int(room * HOP_SHARE) if ranking.bridge_sentences else 0
-    ranked = [s for s, x in zip(ranking.ranked, ranking.scores, strict=True) if x >= FLOOR]
-    packer.fill(ranked, room - reserve)
+    packer.fill(ranking.ranked, room - reserve)
     packer.fill(ranking.bridge_sentences)
-    if REFILL:
-        packer.fill(ranked)
+    packer.fill(ranking.ranked)
     rank_of: dict[tuple[str, int], float] = {s.key: i for i, s in enumerate(ranking.ranked)}
     # a bridge page stands right after the best sentence's page, not last: the model reads the
     # chain in order, and small models read the middle of a prompt worst

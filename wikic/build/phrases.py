@@ -62,7 +62,7 @@ def marked(line: str) -> dict[str, str]:
     "Summary" or "Make" the verb as a term), not stop words alone."""
     texts = [m.group(1)] if (m := HEADING.match(line)) else []
     texts += [next(g for g in m.groups() if g) for m in EMPHASIS.finditer(line)]
-    out = {}
+    out: dict[str, str] = {}
     for text in texts:
         words = re.findall(r"[^\W\d_][\w'-]*", text)
         key = " ".join(words).casefold()
