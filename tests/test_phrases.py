@@ -45,6 +45,10 @@ def test_one_sentence_copied_into_two_sources_is_one_use_not_two() -> None:
     line = "It has a stable representative democracy, with a consistent record of uninterrupted elections"
     sources = {"a.txt": f"A\n\n{line} and the best ranking.\n", "b.txt": f"B\n\nIn short: {line}.\n"}
     assert found(sources) == {}
+    boiler = {
+        f"{i}.md": f"# Notes {i}\n\nThese notes describe one animal.\n\nAnimal {i}.\n" for i in range(3)
+    }
+    assert found(boiler) == {}  # a short line copied whole
     # the same words after a phrase are no copy when the words before it differ: a formula
     sources = {
         "max.txt": "Max Ramsay\n\nMax is a fictional character from the Australian soap Neighbours.\n",

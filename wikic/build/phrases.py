@@ -100,16 +100,19 @@ def distinct_uses(phrase: str, where: dict[str, list[int]], sources: dict[str, l
     seen: list[list[tuple[str, str]]] = []
     for path, numbers in where.items():
         uses = [_around(sources[path][n - 1], phrase) for n in numbers]
-        if any(not any(_same(u, v) for u in uses for v in other) for other in seen):
-            return True
+        if any(any(all(not _same(u, v) for v in other) for u in uses) for other in seen):
+            return True  # a use of its own: one that copies none of another source's
         seen.append(uses)
     return False
 
 
 def _same(a: tuple[str, str], b: tuple[str, str]) -> bool:
-    """Two uses in one copied sentence: the same CONTEXT characters on one side, and the
-    other side the same as far as the shorter goes (a line may end sooner). One side alone
-    is as often a formula ("... is a fictional character from the Australian")."""
+    """Two uses in one copied sentence: the same words on both sides, or the same CONTEXT
+    characters on one side and the other side the same as far as the shorter goes (a copy
+    may end sooner). One side alone is as often a formula ("... is a fictional character
+    from the Australian")."""
+    if a == b:
+        return True
     before = a[0].endswith(b[0]) or b[0].endswith(a[0])
     after = a[1].startswith(b[1]) or b[1].startswith(a[1])
     full = (a[0] == b[0] and len(a[0]) == CONTEXT) or (a[1] == b[1] and len(a[1]) == CONTEXT)
