@@ -121,9 +121,10 @@ def _same(a: tuple[str, str], b: tuple[str, str]) -> bool:
 
 def _around(line: str, phrase: str) -> tuple[str, str]:
     """The words before and after the phrase's first use in a line, casefolded, without
-    punctuation (a copy may end its sentence where the original goes on)."""
-    text = " " + " ".join(re.findall(r"\w+", line.casefold())) + " "
-    words = " " + " ".join(re.findall(r"\w+", phrase.casefold())) + " "
+    punctuation (a copy may end its sentence where the original goes on) or numbers (a
+    template filled in: "This note number 3 describes part 3 of ...")."""
+    text = " " + " ".join(re.findall(r"[^\W\d_]+", line.casefold())) + " "
+    words = " " + " ".join(re.findall(r"[^\W\d_]+", phrase.casefold())) + " "
     at = text.find(words)
     if at < 0:
         return (text, text)
