@@ -1,9 +1,12 @@
 """Topics from structure, measured on an evaluation set: the share of gold answer entities
 (questions.jsonl `answer`) that have a page whose title or alias is the answer, from code
-alone (no model): source pages only, then with the named things two or more sources write
-(wikic/build/candidates.py). yes/no answers and numbers are left out.
+alone (no model): source pages only, then with the named things and the terms two or more
+sources write (wikic/build/candidates.py, phrases.py). yes/no answers and numbers are left out.
 
     python bench/entity_pages.py --data ../shared/eval/musique [--data ...]
+
+With --project DIR (a compiled project of one set, as `bench/eval_qa.py --project` keeps it),
+also the share in that project's wiki/: model, structure and source pages together.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from qa_score import normalise  # noqa: E402
 
 from wikic.build.plan import SourceInfo, plan  # noqa: E402
 from wikic.config import Schema  # noqa: E402
+from wikic.wiki.page import split_page  # noqa: E402
 
 
 def entities(data: Path) -> list[str]:
@@ -46,16 +50,35 @@ def titles(data: Path, structure: bool) -> tuple[set[str], int]:
     return names, sum(p.type != "source" for p in pages.values())
 
 
+def compiled(project: Path) -> set[str]:
+    """The titles and aliases of a compiled wiki's pages, normalised."""
+    names = set()
+    for path in (project / "wiki").glob("*.md"):
+        if path.stem in ("index", "log"):
+            continue
+        meta = split_page(path.read_text(encoding="utf-8")).meta
+        names |= {normalise(str(n)) for n in [meta.get("title", ""), *(meta.get("aliases") or [])]}
+    return names
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, action="append", required=True)
+    p.add_argument("--project", type=Path, help="a compiled project of the (one) --data set")
     args = p.parse_args()
+    if args.project and len(args.data) != 1:
+        p.error("--project goes with one --data")
     for data in args.data:
+        if args.project:
+            gold, names = entities(data), compiled(args.project)
+            hit = sum(normalise(a) in names for a in gold)
+            share = f"{hit}/{len(gold)} answer entities have a page ({100 * hit / len(gold):.0f}%)"
+            print(f"{data.name}: compiled wiki: {share}")
         gold = entities(data)
         for structure in (False, True):
             names, topics = titles(data, structure)
             hit = sum(normalise(a) in names for a in gold)
-            label = "source pages + names in 2+ sources" if structure else "source pages only"
+            label = "source pages + names and terms in 2+ sources" if structure else "source pages only"
             extra = f", {topics} topic pages" if structure else ""
             share = f"{hit}/{len(gold)} answer entities have a page ({100 * hit / len(gold):.0f}%{extra})"
             print(f"{data.name}: {label}: {share}")

@@ -116,6 +116,27 @@ def test_same_question_is_answered_from_the_store_unless_no_cache(tmp_path: Path
     assert again["pages"] == first["pages"]
 
 
+def test_an_answer_is_not_reused_once_the_source_lines_its_pages_cite_move(tmp_path: Path) -> None:
+    project = built(tmp_path)
+    first, _ = asking(project, "What is HNSW?")
+    again, _ = asking(project, "What is HNSW?")
+    assert first.answer_cached is False and again.answer_cached is True
+    source = next(p for p in sorted(project.sources_dir.iterdir()) if "HNSW" in p.read_text())
+    lines = source.read_text().split("\n")
+    pages = {p.name: p.read_text() for p in project.wiki_dir.glob("*.md") if p.stem not in ("index", "log")}
+    source.write_text("\n".join([lines[0], "", *lines[1:]]))  # every line after the title moves down one
+    report, _ = run_build(project)
+    assert report.ok, report.errors
+    moved = [n for n, t in pages.items() if (project.wiki_dir / n).read_text() != t]
+    assert moved  # the citations moved; the pages' text, all ask keyed on before, did not
+    after, _ = asking(project, "What is HNSW?")
+    assert after.answer_cached is False
+    # a wiki older than its sources (--stale-ok) may cite other lines than the files hold: not cached
+    source.write_text(source.read_text() + "\nHNSW has layers.\n")
+    stale = [asking(project, "What is HNSW?", stale_ok=True)[0] for _ in range(2)]
+    assert [r.answer_cached for r in stale] == [False, False]
+
+
 def test_unbuilt_wiki_is_a_clear_error(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     result = cli_ask(project, "--json", "What is HNSW?")

@@ -17,6 +17,7 @@ from wikic.ask.passages import sentences
 from wikic.ask.runner import estimate_tokens
 from wikic.project import Project
 from wikic.wiki import support
+from wikic.wiki.page import Page
 
 TOWNS = [
     "Alder",
@@ -184,3 +185,28 @@ def test_sentence_level_citations_stay_with_their_sentence() -> None:
     ]
     assert [[c.start for c in s.cites] for s in found] == [[3], [8], [9, 10], [9, 10]]
     assert found[1].links == ["ninja"]
+
+
+def test_the_second_hop_goes_to_the_specific_page_before_the_hubs_every_page_links_to() -> None:
+    from wikic.ask.select import HOP_PAGES, rank
+    from wikic.wiki.page import split_page
+
+    def page(slug: str, title: str, text: str) -> Page:
+        return split_page(
+            f"---\ntitle: {title}\ntype: concept\n---\n\n# {title}\n\n{text}\n", f"wiki/{slug}.md"
+        )
+
+    hubs = [f"hub{i}" for i in range(HOP_PAGES)]
+    links = ", ".join(f"[[{h}|Place {h}]]" for h in hubs)
+    pages = [
+        page(
+            "moonfall",
+            "Moonfall Harbor",
+            f"Moonfall Harbor is a drama shot in {links}, by [[kvist|Edda Kvist]].",
+        ),
+        page("kvist", "Edda Kvist", "Edda Kvist is a filmmaker who grew up in Tromsvik."),
+        *[page(h, f"Place {h}", f"Place {h} is a large region.") for h in hubs],
+        *[page(f"p{i}", f"Painter {i}", f"Painter {i} lived in {links}.") for i in range(6)],
+    ]
+    ranking = rank("Where did the director of Moonfall Harbor grow up?", pages)
+    assert [p.title for p in ranking.bridges][0] == "Edda Kvist"

@@ -48,3 +48,11 @@ def test_a_number_a_dated_phrase_a_legal_suffix_or_a_sentence_titles_no_page() -
     assert not any(is_topic_name(name) for name in refused)
     kept = ["On the Sublime", "1917 (film)", "2018 Kansas gubernatorial election", "HNSW", "Apple Inc", "Go"]
     assert all(is_topic_name(name) for name in kept)
+
+
+def test_a_name_keeps_the_words_that_begin_it_and_loses_those_that_open_its_sentence() -> None:
+    sources = {
+        "a.txt": "A\n\nShe moved to New York City in 1990. However Bazel was slow.\n",
+        "b.txt": "B\n\nThe office in New York City closed, and Bazel was fast.\n",
+    }
+    assert names(sources) == ["Bazel", "New York City"]

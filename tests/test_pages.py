@@ -176,6 +176,17 @@ def test_a_person_named_in_three_plain_text_sources_gets_a_page_fed_by_all_three
     assert "[[alice-moreau|Alice Moreau]]" in (project.wiki_dir / "index.md").read_text()
 
 
+def test_a_term_two_plain_text_sources_write_gets_a_concept_page_fed_by_both(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", MEETINGS)
+    report, _ = run_build(project)
+    assert report.ok, report.errors
+    page = split_page((project.wiki_dir / "load-tests.md").read_text())
+    assert page.meta["type"] == "concept" and page.meta["title"] == "Load tests"
+    assert page.meta["sources"] == ["sources/friday.txt", "sources/wednesday.txt"]
+    text = page.body.split("## Sources")[0]
+    assert "[friday.txt:3]" in text and "[wednesday.txt:4]" in text, text
+
+
 def test_a_note_that_points_back_carries_the_line_before_it() -> None:
     lines = [
         "# Early cutoff",
@@ -217,3 +228,26 @@ def test_the_note_in_the_topics_own_section_opens_its_page(tmp_path: Path) -> No
     ), text
     index = (project.wiki_dir / "index.md").read_text()
     assert "[[content-hashing|Content hashing]] — Bazel and Shake hash the content" in index
+
+
+def test_a_plain_text_sources_title_line_is_no_note() -> None:
+    lines = ["Lilu (mythology)", "", "A lilu is a masculine Akkadian word for a spirit, related to Alû."]
+    assert notes_of(lines, [1, 3]) == [(3, 3)]
+    # a first line that is a sentence, or runs on into the next line, is text, not a title
+    assert notes_of(["Alice kept the database.", "", "Bob left."], [1]) == [(1, 1)]
+    assert notes_of(["Standup with Alice", "Bob left early."], [1]) == [(1, 1)]
+
+
+def test_a_topic_page_opens_with_its_definition_not_a_sources_title_line(tmp_path: Path) -> None:
+    sources = {
+        "lilu.txt": "Lilu (mythology)\n\nA Lilu is a masculine Akkadian word for a spirit, related to Alu.\n",
+        "alu.txt": "Alu\n\nIn Akkadian mythology, Alu is a vengeful spirit associated with Lilu and Gallu.\n",
+    }
+    project = make_project(tmp_path / "p", sources)
+    report, _ = run_build(project)
+    assert report.ok, report.errors
+    text = body(project.root, "lilu.md")
+    assert "(mythology)" not in text, text
+    first = WIKILINK.sub(lambda m: m.group(3) or m.group(1), text.split("\n\n")[1])
+    assert first.startswith("A Lilu is"), text
+    assert "[[lilu|Lilu]] — A Lilu is" in (project.wiki_dir / "index.md").read_text()

@@ -87,6 +87,16 @@ def test_a_title_line_is_no_claim_the_lines_that_say_something_are() -> None:
     assert pages["source:sources/Cecil_Parker.txt"].summary.startswith("Cecil Schwabe (3 September")
 
 
+def test_a_sources_subject_whose_lead_names_it_otherwise_is_fed_by_the_lead() -> None:
+    lines = ["William Winter (politician)", "", "William Forrest Winter (born 1923) is a retired politician."]
+    digest = {"summary": "", "topics": [{"name": "William Winter", "type": "entity", "lines": [[1, 1]]}]}
+    pages = plan([SourceInfo("sources/W.txt", lines[0], lines, digest)], Schema(), {})
+    assert [(c.start, c.end) for c in pages["topic:william winter"].claims] == [(3, 3)]
+    other = {"summary": "", "topics": [{"name": "Politician Winter", "type": "concept", "lines": [[1, 1]]}]}
+    pages = plan([SourceInfo("sources/W.txt", lines[0], lines, other)], Schema(), {})
+    assert "topic:politician winter" not in pages  # not the subject: a title line alone makes no page
+
+
 def test_the_digest_grounds_a_topic_past_its_title_line() -> None:
     from wikic.build.digest import validator
     from wikic.sources.read import Part

@@ -14,6 +14,7 @@ import pytest
 
 from faults.harness import calls, integrity, make_project, notes, wiki_snapshot, wikic
 from wikic.project import Project
+from wikic.wiki.page import split_page
 
 
 def built(tmp_path: Path) -> tuple[Project, Path, int]:
@@ -124,12 +125,21 @@ def test_a_deleted_state_readopts_pages_and_keeps_every_hand_edit(tmp_path: Path
     after = wiki_snapshot(project)
     for name in ("topic-1.md", "my-own-notes.md", "note-4.md", "topic-4.md"):
         assert after[name] == before[name], name  # the hand edit, the hand-made page, the unverifiable ones
-    # hashing.md was fed by the deleted source too: still sealed as wikic wrote it, so it is verified
-    # as wikic's own and rewritten; every other page is adopted as it was.
-    assert sorted(report["written"]) == ["wiki/hashing.md", "wiki/index.md"]
-    assert {name for name in before if after[name] != before[name]} == {"hashing.md", "index.md"}
+    # hashing.md (and the term pages from structure, "Avoid repeated work") were fed by the deleted
+    # source and others: still sealed as wikic wrote them, so they are verified as wikic's own and
+    # rewritten; every other page is adopted as it was.
+    fed = {name for name, text in before.items() if _fed_by_others_and(text, "sources/note04.md")}
+    assert "hashing.md" in fed
+    assert sorted(report["written"]) == sorted(f"wiki/{name}" for name in fed | {"index.md"})
+    assert {name for name in before if after[name] != before[name]} == fed | {"index.md"}
     assert len(calls(log)) - start < first_calls  # no model call for the source that is gone
     assert integrity(project) == "ok"
+
+
+def _fed_by_others_and(page: bytes, source: str) -> bool:
+    meta = split_page(page.decode()).meta if page.startswith(b"---") else {}
+    sources = meta.get("sources") or []
+    return source in sources and len(sources) > 1
 
 
 def test_a_file_where_the_state_folder_should_be(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from faults.harness import calls, make_project, notes, tree, wiki_snapshot, wiki
 from wikic.build.pipeline import BuildOptions, build
 from wikic.build.report import Progress, Report
 from wikic.project import Project
-from wikic.wiki.page import WIKILINK, split_page
+from wikic.wiki.page import WIKILINK, plain_links, split_page
 
 LONG = "A" * 500
 EVIL1 = f"""# Evil one
@@ -262,7 +262,8 @@ def test_a_page_the_model_never_writes_lists_its_notes_with_their_citations(
     src = (project.sources_dir / "note01.md").read_text(encoding="utf-8").splitlines()
     n = next(i for i, line in enumerate(src, start=1) if line.startswith("Topic 1 is explained"))
     paragraph = next(p for p in body.split("\n\n") if p.startswith("Topic 1 is explained"))
-    assert src[n - 1] in paragraph and "avoid repeated work between runs." in paragraph
+    text = plain_links(paragraph)  # "[[avoid-repeated-work|avoid repeated work]]": a term's page
+    assert src[n - 1] in text and "avoid repeated work between runs." in text
     assert paragraph.endswith(f"[note01.md:{n}-{n + 1}](../sources/note01.md#L{n}-L{n + 1})"), paragraph
 
 

@@ -111,9 +111,15 @@ def ask(
         prompts = Prompts(project.root)
         shown = AskWiki(prompts, schema.title, schema.scope, index, pages, project.root, redactor)
         wiki = _Wiki(project, schema, shown)
-        key = answer_key(question, wiki.shown.index, wiki.shown.pages, wiki.shown.prompts, schema, mid)
+        # the source lines shown beside the pages are part of what an answer depends on; a wiki
+        # older than its sources (--stale-ok) may show other lines than its build saw: no cache
+        sources = fingerprint(sorted(state.source_hashes().items()))
+        key = answer_key(
+            question, wiki.shown.index, wiki.shown.pages, wiki.shown.prompts, schema, mid, sources
+        )
         quoting = schema.ask.mode == "quote" if opts.quote is None else opts.quote
-        stored = state.cached(key) if opts.use_cache and not quoting else None
+        caching = opts.use_cache and current and not quoting
+        stored = state.cached(key) if caching else None
         if quoting:
             result = _quote(wiki, question, on_text)
         elif stored is not None:
@@ -121,7 +127,10 @@ def ask(
         else:
             factory = backend_factory or (lambda s: make_backend(s.model, project.root))
             result = _ask_model(wiki, question, factory(schema), on_text)
-            state.put_cache(key, "ask", _to_store(result), result.prefix_tokens + result.question_tokens, 0)
+            if current:
+                state.put_cache(
+                    key, "ask", _to_store(result), result.prefix_tokens + result.question_tokens, 0
+                )
         result.model = mid
         if opts.save:
             result.saved = _save(wiki, state, result, opts, current)
@@ -185,9 +194,10 @@ def check_wiki(project: Project, schema: Schema, mid: str, state: State, stale_o
 
 
 def answer_key(
-    question: str, index: str, pages: list[Page], prompts: Prompts, schema: Schema, mid: str
+    question: str, index: str, pages: list[Page], prompts: Prompts, schema: Schema, mid: str, sources: str
 ) -> str:
-    """Everything an answer depends on: the question, the wiki's text, the templates, the model."""
+    """Everything an answer depends on: the question, the wiki's text, the source lines its
+    citations point at (`sources`: the sources' hashes), the templates, the model."""
     wiki = fingerprint([index, [[p.slug, p.title, p.type, p.aliases, p.plain] for p in pages]])
     ask_cfg = schema.ask.model_dump(exclude={"cache_bytes"})
     return "ask:" + fingerprint(
@@ -195,6 +205,7 @@ def answer_key(
             ANSWER_VERSION,
             question,
             wiki,
+            sources,
             prompts.stage_hash("ask"),
             mid,
             schema.model.params(),

@@ -5,6 +5,7 @@ of whole sentences into the room, evidence first."""
 
 from __future__ import annotations
 
+from collections import Counter as Tally
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -43,6 +44,8 @@ class Corpus:
         self.ranker = PageRanker(pages)
         self.units = [s for p in pages for s in sentences(p)]
         self.unit_bm25 = BM25([" ".join([s.page.title, *s.page.aliases, s.text]) for s in self.units])
+        links = {(s.page.slug, target) for s in self.units for target in s.links if target}
+        self.inbound = Tally(target for _, target in links)  # pages linking to each page
 
 
 def page_scores(question: str, pages: list[Page], corpus: Corpus | None = None) -> list[float]:
@@ -116,7 +119,7 @@ def rank(question: str, pages: list[Page], corpus: Corpus | None = None) -> Rank
     score = [own[i] / top_own + PAGE_WEIGHT * share[s.page.slug] for i, s in enumerate(units)]
     order = sorted(range(len(units)), key=lambda i: (-score[i], units[i].page.slug, units[i].order))
     ranked = [units[i] for i in order if score[i] > 0]
-    bridges = _bridges(question, pages, scores)
+    bridges = _bridges(question, corpus, scores)
     by_page: dict[str, list[int]] = {}
     for i, s in enumerate(units):
         by_page.setdefault(s.page.slug, []).append(i)
@@ -129,10 +132,13 @@ def rank(question: str, pages: list[Page], corpus: Corpus | None = None) -> Rank
     return Ranking(ranked, bridges, hop)
 
 
-def _bridges(question: str, pages: list[Page], scores: list[float]) -> list[Page]:
-    """Pages the best pages link to, in their order, that the question does not name. One
-    of the best pages may be a bridge itself: the director's page ranks high because it
-    names the film, yet what the question needs there is what it says of the director."""
+def _bridges(question: str, corpus: Corpus, scores: list[float]) -> list[Page]:
+    """Pages the best pages link to that the question does not name, the most specific first
+    (fewest pages link to them; link order among equals): a hub such as "United States" is
+    seldom the entity a chain runs through. One of the best pages may be a bridge itself: the
+    director's page ranks high because it names the film, yet what the question needs there
+    is what it says of the director."""
+    pages = corpus.pages
     by_slug = {p.slug: p for p in pages}
     best = sorted((i for i in range(len(pages)) if scores[i] > 0), key=lambda i: -scores[i])[:HOP_FROM]
     seen = {pages[best[0]].slug} if best else set()
@@ -144,6 +150,7 @@ def _bridges(question: str, pages: list[Page], scores: list[float]) -> list[Page
                 continue
             seen.add(slug)
             out.append(page)
+    out.sort(key=lambda p: corpus.inbound.get(p.slug, 0))
     return out[:HOP_PAGES]
 
 

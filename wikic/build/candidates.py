@@ -1,6 +1,7 @@
 """Topics from structure (no model): a named thing, written capitalised in running text
 (a person, a product, a place, a system), that two or more sources mention gets a page
-even when the model's digests missed it, grounded to the lines that name it.
+even when the model's digests missed it, grounded to the lines that name it; and so does
+a recurring term (phrases.py).
 
 A name counts where it is written capitalised past the first word of a sentence (or as a
 run of capitalised words), so that "Make is" at a sentence start is no evidence of a name.
@@ -12,6 +13,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from wikic.build.phrases import distinct_uses, terms
 from wikic.wiki.overlap import STOP
 
 MIN_SOURCES = 2
@@ -29,6 +31,10 @@ there here when while after before during yes no ok note notes see also without 
 first second third last next new old today yesterday tomorrow because unlike like we our us
 president national international general eps inc ltd llc corp plc gmbh jr sr"""
 NOT_NAMES = frozenset(_NOT_NAMES.split())
+# Of those, the words that open a sentence but never a name: stripped from a run's start.
+_NOT_LEADING = """i however although though there here when while after before during yes no ok note notes
+see also without many most some few because unlike like we our us today yesterday tomorrow"""
+NOT_LEADING = frozenset(_NOT_LEADING.split())
 MAX_TOPIC_WORDS = 8
 _POINTING = "it its he she his her they their them this these those we our you"
 POINTING = frozenset(_POINTING.split())
@@ -40,6 +46,7 @@ DATED = re.compile(r"^(?:in|on|at|by|from|since|during|after|before|until)\s+\d"
 class Candidate:
     name: str
     lines: dict[str, list[int]] = field(default_factory=dict)  # source path -> line numbers naming it
+    kind: str = "entity"  # the page type it asks for: "entity" (a name), "concept" (a term, phrases.py)
 
 
 def is_topic_name(name: str) -> bool:
@@ -58,8 +65,12 @@ def is_topic_name(name: str) -> bool:
 
 
 def _clean(name: str) -> str:
+    """A run of capitalised words without the ones that only open its sentence ("However
+    Bazel"); "New York City", "National Football League", "St Louis" keep theirs."""
     words = name.split()
-    while words and words[0].casefold() in STOP | NOT_NAMES:
+    while words and (
+        words[0].casefold() in STOP | NOT_LEADING or (len(words) == 1 and words[0].casefold() in NOT_NAMES)
+    ):
         words = words[1:]
     return " ".join(words[:MAX_WORDS])
 
@@ -104,11 +115,18 @@ def candidates(sources: dict[str, list[str]], min_sources: int = MIN_SOURCES) ->
     # titles a source or a section (a sentence-opening "Fact" or "Despite" does not)
     titles = {_title(lines) for lines in sources.values()} | headings
     sure |= {name for name in maybes if name.casefold() not in lower and name.casefold() in titles}
-    found = [Candidate(name, dict(seen[name])) for name in sorted(sure) if len(seen[name]) >= min_sources]
+    found = [
+        Candidate(name, dict(seen[name]))
+        for name in sorted(sure)
+        if len(seen[name]) >= min_sources and distinct_uses(name, seen[name], sources)
+    ]
     longer = [c.name for c in found if " " in c.name]
-    return [
+    found = [
         c for c in found if " " in c.name or not any(_inside(c.name, o, c.lines, sources) for o in longer)
     ]
+    names = {name.casefold() for name in sure}  # a heading "Evan Martin" is the name, not a term
+    more = [Candidate(t, at, "concept") for t, at in terms(sources).items() if t.casefold() not in names]
+    return found + more
 
 
 def _adjective(name: str) -> bool:

@@ -15,6 +15,7 @@ PRONOUN = re.compile(r"(it|its|this|these|that|those|they|their|them|he|she|his|
 # hashing", "examples of this combination", "With it, the rebuild stops".
 POINTS_BACK = re.compile(r"\bit\b|\b(?:this|these|those|such)\s+[a-z]", re.I)
 RUNS_ON = re.compile(r"[^.!?:;]['\")\]]*$")  # a line that ends mid-sentence
+TITLE_WORDS = 12  # a plain-text title line is short: "Lilu (mythology)", "Standup, 3 March"
 
 
 def claim_text(lines: list[str], start: int, end: int, limit: int = MAX_CLAIM_CHARS) -> str:
@@ -38,6 +39,18 @@ def shorten(text: str, limit: int) -> str:
 
 def is_text(line: str) -> bool:
     return bool(line.strip()) and not line.lstrip().startswith("#")
+
+
+def is_title_line(lines: list[str], n: int) -> bool:
+    """Whether line `n` is a plain-text source's title: its first line with text, short, not a
+    sentence, and set apart by a blank line. It names the source (the source page's title says
+    it) and is no note: a topic page opening with "Lilu (mythology)" tells its reader nothing."""
+    first = next((i for i, line in enumerate(lines, 1) if line.strip()), 0)
+    if n != first or not is_text(lines[n - 1]):
+        return False
+    line = lines[n - 1].strip()
+    apart = n == len(lines) or not lines[n].strip()
+    return apart and len(line.split()) <= TITLE_WORDS and not re.search(r"[.!?:;]['\")\]]*$", line)
 
 
 def needs_line_before(line: str) -> bool:
@@ -75,11 +88,13 @@ def note_span(lines: list[str], n: int) -> tuple[int, int]:
 
 
 def notes_of(lines: list[str], numbers: list[int]) -> list[tuple[int, int]]:
-    """The notes the given lines make: one per text line, each widened by note_span and merged
-    with the one before where they overlap."""
+    """The notes the given lines make: one per text line (not a plain-text title line), each
+    widened by note_span and merged with the one before where they overlap."""
     spans: list[tuple[int, int]] = []
     for n in sorted(set(numbers)):
         if not (1 <= n <= len(lines)) or not is_text(lines[n - 1]) or (spans and n <= spans[-1][1]):
+            continue
+        if is_title_line(lines, n):
             continue
         a, b = note_span(lines, n)
         if spans and a <= spans[-1][1]:

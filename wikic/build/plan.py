@@ -64,6 +64,10 @@ class SourceInfo:
     digest: dict[str, Any]
 
 
+# "William Winter (politician)": the subject, then what tells it apart
+DISAMBIGUATED = re.compile(r"\s*\([^()]*\)\s*$")
+
+
 def topic_key(name: str) -> str:
     """The form under which names count as the same topic."""
     key = re.sub(r"[^\w]+", " ", name.casefold()).strip()
@@ -106,13 +110,19 @@ class _Clusters:
 def _claims(name: str, ranges: list[list[int]], src: SourceInfo) -> list[Claim]:
     """The digest's lines for a topic as claims, a note per line. A line that only repeats the
     name (a text file's title line, which digests cached before this check may point at) is no
-    claim; when nothing else is left, the source's lines that name the topic are."""
+    claim; when nothing else is left, the source's lines that name the topic are, or, for the
+    source's own subject, its lead."""
     numbers = [n for a, b in ranges for n in range(a, b + 1)]
     found = [_claim(src.lines, src.path, a, b) for a, b in notes_of(src.lines, numbers)]
     found = [c for c in found if says_more(c.text, name)]
     if not found:
         spans = notes_of(src.lines, supporting_lines(name, src.lines))
         found = [_claim(src.lines, src.path, a, b) for a, b in spans]
+    if not found and topic_key(name) == topic_key(DISAMBIGUATED.sub("", src.title)):
+        # "William Winter", the subject of "William Winter (politician)", whose lead says
+        # "William Forrest Winter (born 1923) is ...": the lead is about it
+        lead = [n for n, line in enumerate(src.lines, 1) if is_text(line) and line.strip() != src.title]
+        found = [_claim(src.lines, src.path, a, b) for a, b in notes_of(src.lines, lead[:1])]
     return found
 
 
@@ -202,17 +212,16 @@ def _from_structure(
     found: _Topics,
     pages: dict[str, PagePlan],
 ) -> None:
-    """Names two or more sources mention (candidates.py) join the topics, as new pages or as
+    """Names and terms two or more sources mention (candidates.py) join the topics, as new pages or as
     more notes for the pages the model found, from the sources whose digest did not name them
     (where it did, its lines stand: a source's notes do not depend on the other sources)."""
     by_path = {src.path: src for src in sources}
     fed = {(c.source, cid) for cid, notes in found.claims.items() for c in notes}
-    kind = "entity" if "entity" in schema.type_names() else schema.type_names()[0]
     named = {src.path: src.lines for src in sources if not src.digest.get("fallback")}
     for cand in candidates(named):
         cid = clusters.find(cand.name)
         if cid not in found.names:
-            found.types[cid][kind] += 1
+            found.types[cid][cand.kind if cand.kind in schema.type_names() else schema.type_names()[0]] += 1
         found.names[cid][cand.name] += 0
         for path, numbers in sorted(cand.lines.items()):
             if (path, cid) in fed:

@@ -1,0 +1,184 @@
+"""Topics from structure, the lower-case kind: a term that two or more sources use ("early
+cutoff", "load tests", "sleep paralysis") gets a page even when the model's digests missed it,
+grounded to the lines that write it. candidates.py finds the capitalised names.
+
+A phrase is a term where some source marks it (a heading, **bold** or *italic*) and another
+writes it, or where two or more sources write it and its words mostly stand together there:
+"tornado outbreak" is one, "studio album" is not (many more sources write "album" alone). Two
+sources that repeat one sentence are one use of a phrase, not two.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+
+from wikic.wiki.overlap import STOP
+
+MIN_SOURCES = 2
+COHESION = 0.5  # sources writing the phrase / sources writing its most used word, at least
+MAX_LINES_PER_SOURCE = 6
+CONTEXT = 40  # characters each side of a phrase that tell a source's own sentence from a copied one
+MARKED_WORDS = 4  # a heading or an emphasis longer than this is a sentence, not a term
+TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]|\S")
+EMPHASIS = re.compile(r"\*\*([^*\n]+)\*\*|(?<![*\w])\*([^*\n]+)\*(?![*\w])|(?<!\w)_([^_\n]+)_(?!\w)")
+HEADING = re.compile(r"^\s*#{1,6}\s+(.+?)\s*#*\s*$")
+# Words that cannot end a term, as written in running text: "film directed", "temperature ever".
+_NOT_LAST = "ever prior also only even still just well very more most less least such same own"
+NOT_LAST = frozenset(_NOT_LAST.split())
+_NOT_WORDS = """first second third last next new old many most some few much other another each every
+all both any several various certain own same such like unlike however although though also"""
+NOT_WORDS = STOP | frozenset(_NOT_WORDS.split())
+
+
+def _runs(line: str) -> Iterator[list[str]]:
+    """Runs of lower-case content words: a capitalised word, a number, a stop word or a mark
+    of punctuation ends a run."""
+    run: list[str] = []
+    for tok in TOKEN.findall(line):
+        if tok[0].islower() and tok.isascii() and "'" not in tok and len(tok) > 2 and tok not in NOT_WORDS:
+            run.append(tok)
+            continue
+        if len(run) >= 2:
+            yield run
+        run = []
+    if len(run) >= 2:
+        yield run
+
+
+def written(line: str) -> set[str]:
+    """The two- and three-word lower-case phrases a line writes."""
+    out: set[str] = set()
+    for run in _runs(line):
+        for n in (2, 3):
+            out.update(" ".join(run[i : i + n]) for i in range(len(run) - n + 1))
+    return out
+
+
+def marked(line: str) -> dict[str, str]:
+    """What a line marks as a term (its heading text, its bold or italic words), casefolded,
+    with the form it is written in; of two to MARKED_WORDS words (one word marked is as often
+    "Summary" or "Make" the verb as a term), not stop words alone."""
+    texts = [m.group(1)] if (m := HEADING.match(line)) else []
+    texts += [next(g for g in m.groups() if g) for m in EMPHASIS.finditer(line)]
+    out: dict[str, str] = {}
+    for text in texts:
+        words = re.findall(r"[^\W\d_][\w'-]*", text)
+        key = " ".join(words).casefold()
+        if 2 <= len(words) <= MARKED_WORDS and not set(key.split()) <= NOT_WORDS:
+            out.setdefault(key, " ".join(words))
+    return out
+
+
+def _ngrams(line: str) -> set[str]:
+    """Every run of two to MARKED_WORDS words of a line, casefolded: where a marked term is looked up."""
+    words = re.findall(r"[^\W\d_][\w'-]*", line.casefold())
+    return {" ".join(words[i : i + n]) for n in range(2, MARKED_WORDS + 1) for i in range(len(words) - n + 1)}
+
+
+class _Seen:
+    """Per phrase, the sources writing it and the lines that do."""
+
+    def __init__(self) -> None:
+        self.lines: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+
+    def add(self, phrase: str, path: str, n: int) -> None:
+        numbers = self.lines[phrase][path]
+        if len(numbers) < MAX_LINES_PER_SOURCE and (not numbers or numbers[-1] != n):
+            numbers.append(n)
+
+    def distinct(self, phrase: str, sources: dict[str, list[str]]) -> bool:
+        return distinct_uses(phrase, self.lines[phrase], sources)
+
+
+def distinct_uses(phrase: str, where: dict[str, list[int]], sources: dict[str, list[str]]) -> bool:
+    """Whether two or more sources write `phrase` in words of their own: two sources that
+    copy one sentence ("The citizens refer to themselves as ...") are one use, not two."""
+    if len(where) < MIN_SOURCES:
+        return False
+    seen: list[list[tuple[str, str]]] = []
+    for path, numbers in where.items():
+        uses = [_around(sources[path][n - 1], phrase) for n in numbers]
+        if any(any(all(not _same(u, v) for v in other) for u in uses) for other in seen):
+            return True  # a use of its own: one that copies none of another source's
+        seen.append(uses)
+    return False
+
+
+def _same(a: tuple[str, str], b: tuple[str, str]) -> bool:
+    """Two uses in one copied sentence: the same words on both sides, or the same CONTEXT
+    characters on one side and the other side the same as far as the shorter goes (a copy
+    may end sooner). One side alone is as often a formula ("... is a fictional character
+    from the Australian")."""
+    if a == b:
+        return True
+    before = a[0].endswith(b[0]) or b[0].endswith(a[0])
+    after = a[1].startswith(b[1]) or b[1].startswith(a[1])
+    full = (a[0] == b[0] and len(a[0]) == CONTEXT) or (a[1] == b[1] and len(a[1]) == CONTEXT)
+    return before and after and full
+
+
+def _around(line: str, phrase: str) -> tuple[str, str]:
+    """The words before and after the phrase's first use in a line, casefolded, without
+    punctuation (a copy may end its sentence where the original goes on) or numbers (a
+    template filled in: "This note number 3 describes part 3 of ...")."""
+    text = " " + " ".join(re.findall(r"[^\W\d_]+", line.casefold())) + " "
+    words = " " + " ".join(re.findall(r"[^\W\d_]+", phrase.casefold())) + " "
+    at = text.find(words)
+    if at < 0:
+        return (text, text)
+    return (text[max(0, at - CONTEXT) : at], text[at + len(words) : at + len(words) + CONTEXT])
+
+
+def terms(sources: dict[str, list[str]]) -> dict[str, dict[str, list[int]]]:
+    """The terms of a set of sources (path -> lines), each with the lines, per source, that
+    write it; named as some source marks it ("Early cutoff"), else as written ("Rock band")."""
+    marks: dict[str, str] = {}
+    words: Counter[str] = Counter()
+    seen = _Seen()
+    for path, lines in sources.items():
+        used: set[str] = set()
+        for n, line in enumerate(lines, start=1):
+            for key, form in marked(line).items():
+                marks.setdefault(key, form)
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            used.update(w for w in re.findall(r"[a-z][a-z'-]*[a-z]", line))
+            for phrase in written(line):
+                seen.add(phrase, path, n)
+        words.update(used)
+    firsts = {m.split()[0] for m in marks}
+    for path, lines in sources.items():
+        for n, line in enumerate(lines, start=1):
+            if not line.strip() or line.lstrip().startswith("#") or not firsts & set(line.casefold().split()):
+                continue
+            for phrase in _ngrams(line) & marks.keys():
+                seen.add(phrase, path, n)
+    found = {}
+    for phrase in sorted(seen.lines):
+        term = phrase in marks or _cohesive(phrase, len(seen.lines[phrase]), words)
+        if term and seen.distinct(phrase, sources):
+            found[phrase] = {path: list(numbers) for path, numbers in seen.lines[phrase].items()}
+    return {marks.get(p) or p[0].upper() + p[1:]: where for p, where in _longest(found).items()}
+
+
+def _cohesive(phrase: str, used: int, words: Counter[str]) -> bool:
+    parts = phrase.split()
+    if parts[-1] in NOT_LAST or parts[-1].endswith(("ed", "ly")) or parts[0].endswith(("ing", "ly")):
+        return False  # "film directed", "helping ensure": a verb or an adverb, not a term
+    return " " in phrase and used >= COHESION * max(words[w] for w in parts)
+
+
+def _longest(found: dict[str, dict[str, list[int]]]) -> dict[str, dict[str, list[int]]]:
+    """Of "stable representative democracy" and "representative democracy", written in the
+    same sources, the longer: the shorter is only ever a piece of it there."""
+    inside: set[str] = set()
+    for phrase, where in found.items():
+        parts = phrase.split()
+        for n in range(1, len(parts)):
+            for i in range(len(parts) - n + 1):
+                piece = " ".join(parts[i : i + n])
+                if piece in found and set(found[piece]) == set(where):
+                    inside.add(piece)
+    return {phrase: where for phrase, where in found.items() if phrase not in inside}
