@@ -1,0 +1,72 @@
+"""The tables that make an edit cost what it changes: each page's lint facts and findings,
+what assemble rendered of each page, and what compose made of each page's text (issue 17)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from wikic.state.connection import Tables
+
+
+@dataclass(frozen=True)
+class LintRow:
+    rel: str
+    size: int
+    mtime_ns: int
+    key: str  # what the page's own findings read (settings, its sources' stats)
+    facts: str  # JSON: what the rules across pages read of it
+    findings: str  # JSON: its own findings
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """What assemble made of a page, by key: its body's inputs, the whole page's."""
+
+    body_key: str
+    page_key: str
+    links: list[str]  # the slugs its body links to
+    description: str  # its line in index.md
+
+
+class IncrementalTables(Tables):
+    """The incremental stages' tables (see the module's docstring)."""
+
+    def lint_pages(self) -> dict[str, LintRow]:
+        """Each page's cached lint facts and own findings, by path (lint/cache.py)."""
+        rows = self.db.execute("SELECT rel, size, mtime_ns, key, facts, findings FROM lint_pages")
+        return {r[0]: LintRow(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows}
+
+    def set_lint_pages(self, rows: Iterable[LintRow], gone: Iterable[str]) -> None:
+        with self.transaction():
+            self.db.executemany("DELETE FROM lint_pages WHERE rel=?", [(rel,) for rel in gone])
+            self.db.executemany(
+                "INSERT OR REPLACE INTO lint_pages VALUES (?, ?, ?, ?, ?, ?)",
+                [(r.rel, r.size, r.mtime_ns, r.key, r.facts, r.findings) for r in rows],
+            )
+
+    def assembled(self) -> dict[str, Rendered]:
+        """slug -> what its last assembly rendered, by key (build/assemble.py)."""
+        rows = self.db.execute("SELECT slug, body_key, page_key, links, description FROM assembled")
+        return {r[0]: Rendered(r[1], r[2], json.loads(r[3]), r[4]) for r in rows}
+
+    def set_assembled(self, changed: dict[str, Rendered], gone: Iterable[str]) -> None:
+        with self.transaction():
+            self.db.executemany("DELETE FROM assembled WHERE slug=?", [(slug,) for slug in gone])
+            self.db.executemany(
+                "INSERT OR REPLACE INTO assembled VALUES (?, ?, ?, ?, ?)",
+                [(s, r.body_key, r.page_key, json.dumps(r.links), r.description) for s, r in changed.items()],
+            )
+
+    def composed(self) -> dict[str, tuple[str, str]]:
+        """page id -> (key of what its text was composed from, the text as JSON) (build/compose.py)."""
+        return {r[0]: (r[1], r[2]) for r in self.db.execute("SELECT page_id, key, text FROM composed")}
+
+    def set_composed(self, changed: dict[str, tuple[str, str]], gone: Iterable[str]) -> None:
+        with self.transaction():
+            self.db.executemany("DELETE FROM composed WHERE page_id=?", [(pid,) for pid in gone])
+            self.db.executemany(
+                "INSERT OR REPLACE INTO composed VALUES (?, ?, ?)",
+                [(p, k, t) for p, (k, t) in changed.items()],
+            )
