@@ -23,7 +23,7 @@ from wikic.build.assemble import Assembled, Assembly, assemble
 from wikic.build.batches import Batches
 from wikic.build.compose import Composer, compose_pages
 from wikic.build.digest import digest_actions, merge_parts
-from wikic.build.plan import PagePlan, SourceInfo, plan
+from wikic.build.plan import PagePlan, SourceInfo, memo_for, plan
 from wikic.build.publish import append_log, publish
 from wikic.build.report import Progress, Report, price_report
 from wikic.build.run import BackendFactory, BuildOptions
@@ -148,7 +148,7 @@ class _Build:
         if report.waiting:
             return self._stopped()
         infos = [SourceInfo(s.path, s.title, s.lines, digests[s.path]) for s in sources if s.path in digests]
-        pages = plan(infos, self.schema, self.state.slugs())
+        pages = self._plan(infos)
         prose = self._write(pages)
         if report.waiting:
             return self._stopped()
@@ -193,6 +193,15 @@ class _Build:
         # the build has rewritten what shared their notes: the rest can go
         if forgotten and not forget.purge(self.project, self.state, forgotten)["compacted"]:
             report.warnings.append(forget.NOT_COMPACTED)
+
+    def _plan(self, infos: list[SourceInfo]) -> dict[str, PagePlan]:
+        """The page set; each source's own part planned again only where it changed (--force:
+        every source's, so that a forced build checks what the memo would have given)."""
+        memo = memo_for(self.schema, {} if self.opts.force else self.state.planned())
+        pages = plan(infos, self.schema, self.state.slugs(), memo)
+        if not self.opts.dry_run:
+            self.state.set_planned(memo.changed, memo.gone(i.path for i in infos))
+        return pages
 
     def _remember(self, done: Assembled, job: Assembly) -> None:
         """What each page was rendered from, where it changed, for the next build's assemble."""

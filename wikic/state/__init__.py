@@ -7,8 +7,18 @@ only package with SQL, and it imports nothing from wikic but its errors.
 
 from wikic.state.batches import BatchRecord
 from wikic.state.build import ActionRecord, FileRecord
-from wikic.state.incremental import LintRow, Rendered
+from wikic.state.incremental import LintRow, Planned, Rendered
 from wikic.state.schema import FORMAT, Meta
 from wikic.state.store import State
 
-__all__ = ["FORMAT", "ActionRecord", "BatchRecord", "FileRecord", "LintRow", "Meta", "Rendered", "State"]
+__all__ = [
+    "FORMAT",
+    "ActionRecord",
+    "BatchRecord",
+    "FileRecord",
+    "LintRow",
+    "Meta",
+    "Planned",
+    "Rendered",
+    "State",
+]

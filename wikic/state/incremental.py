@@ -1,5 +1,6 @@
-"""The tables that make an edit cost what it changes: each page's lint facts and findings,
-what assemble rendered of each page, and what compose made of each page's text (issue 17)."""
+"""The tables that make an edit cost what it changes: what the plan made of each source,
+each page's lint facts and findings, what assemble rendered of each page, and what compose
+made of each page's text (issue 17)."""
 
 from __future__ import annotations
 
@@ -30,8 +31,31 @@ class Rendered:
     description: str  # its line in index.md
 
 
+@dataclass(frozen=True)
+class Planned:
+    """What the plan made of one source (build/sourceplan.py), by key, as JSON."""
+
+    key: str  # over everything its facts read
+    facts: str
+    notes_key: str  # over its facts and what of its lines other pages show
+    notes: str
+
+
 class IncrementalTables(Tables):
     """The incremental stages' tables (see the module's docstring)."""
+
+    def planned(self) -> dict[str, Planned]:
+        """source path -> what the last plan made of it (build/sourceplan.py)."""
+        rows = self.db.execute("SELECT path, key, facts, notes_key, notes FROM planned")
+        return {r[0]: Planned(r[1], r[2], r[3], r[4]) for r in rows}
+
+    def set_planned(self, changed: dict[str, Planned], gone: Iterable[str]) -> None:
+        with self.transaction():
+            self.db.executemany("DELETE FROM planned WHERE path=?", [(path,) for path in gone])
+            self.db.executemany(
+                "INSERT OR REPLACE INTO planned VALUES (?, ?, ?, ?, ?)",
+                [(p, r.key, r.facts, r.notes_key, r.notes) for p, r in changed.items()],
+            )
 
     def lint_pages(self) -> dict[str, LintRow]:
         """Each page's cached lint facts and own findings, by path (lint/cache.py)."""
