@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from wikic import snapshot
 from wikic.backends import Backend, make_backend, model_id
@@ -141,20 +141,35 @@ class _Build:
         for err in list_errors:
             report.error(err.path, err.reason)
             self.failed_sources.add(err.path)
-        sources = self._read(files)
         self.stats = {f.path: f for f in files}
         report.sources = len(files)
-        digests = self._digest(sources)
-        if report.waiting:
+        planned = self._read_and_plan(files)
+        if planned is None:
             return self._stopped()
-        infos = [SourceInfo(s.path, s.title, s.lines, digests[s.path]) for s in sources if s.path in digests]
-        pages = self._plan(infos)
+        sources, pages = planned
         prose = self._write(pages)
         if report.waiting:
             return self._stopped()
         if self.opts.dry_run:
             report.pages = len(pages)
             return
+        self._outputs(sources, pages, prose, mark)
+
+    def _read_and_plan(self, files: list[SourceFile]) -> tuple[list[_Read], dict[str, PagePlan]] | None:
+        """The sources read, digested and planned (None while a stage waits on a batch). Of the
+        sources, only what later stages need is kept: 100,000 texts are not held to the end."""
+        sources = self._read(files)
+        digests = self._digest(sources)
+        if self.report.waiting:
+            return None
+        infos = [SourceInfo(s.path, s.title, s.lines, digests[s.path]) for s in sources if s.path in digests]
+        return [_Read(s.path, s.hash, len(s.lines), s.pages) for s in sources], self._plan(infos)
+
+    def _outputs(
+        self, sources: list[_Read], pages: dict[str, PagePlan], prose: dict[str, dict[str, Any]], mark: str
+    ) -> None:
+        """Assemble and publish the pages, append to log.md, and record the build in the state."""
+        root, report = self.project.root, self.report
         available = {pid: p for pid, p in pages.items() if p.type == "source" or pid in prose}
         keep = {f"wiki/{p.slug}.md" for pid, p in pages.items() if pid not in available}
         keep |= self._kept_for_failed_sources(set(f"{p.slug}.md" for p in available.values()))
@@ -167,7 +182,7 @@ class _Build:
             available,
             prose,
             self._foreign(available, keep),
-            {s.path: len(s.lines) for s in sources},
+            {s.path: s.lines for s in sources},
             self.schema.title,
             self.schema.scope,
             [*self.schema.type_names(), "source", "answer"],
@@ -381,7 +396,7 @@ class _Build:
         if self.opts.explain or self.opts.dry_run:
             self.report.explain.append({"action": action, "reason": reason})
 
-    def _save(self, sources: list[Source], pages: dict[str, PagePlan], mark: str) -> None:
+    def _save(self, sources: list[_Read], pages: dict[str, PagePlan], mark: str) -> None:
         state, report = self.state, self.report
         live = {s.path for s in sources} | self.failed_sources
         with state.transaction():
@@ -400,6 +415,15 @@ class _Build:
             state.set_meta(Meta.ACTIONS, str(report.ran + report.cached + report.up_to_date))
         else:
             state.set_meta(Meta.CLEAN, "")
+
+
+class _Read(NamedTuple):
+    """A source read by this build, once planned: what the later stages need of it."""
+
+    path: str
+    hash: str
+    lines: int  # how many
+    pages: tuple[int, ...]  # a PDF's first line of each page
 
 
 def _intact(root: Path, state: State) -> set[str]:

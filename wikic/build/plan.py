@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,7 +169,7 @@ def _from_structure(
             _feeds(pages[f"source:{src.path}"], pinned)
 
 
-def memo_for(schema: Schema, rows: dict[str, Planned]) -> Memo:
+def memo_for(schema: Schema, rows: Mapping[str, Planned]) -> Memo:
     """What the last plan made of each source (`rows`, from state.db), for plan() to reuse
     where a source's key is the same; it collects what the plan makes anew, for the state."""
     pinned = [[t.name, *t.aliases] for t in _Clusters(schema).pinned.values()]

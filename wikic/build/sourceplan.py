@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,7 +149,7 @@ class Memo:
     state.db (empty for a build that plans everything again, --force). What this plan made
     anew is in `changed`, for the state."""
 
-    def __init__(self, rows: dict[str, Planned], settings: Settings) -> None:
+    def __init__(self, rows: Mapping[str, Planned], settings: Settings) -> None:
         self.rows = rows
         self.settings = settings
         self.settings_fp = settings.fingerprint()

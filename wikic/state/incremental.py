@@ -5,7 +5,8 @@ made of each page's text (issue 17)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from wikic.state.connection import Tables
@@ -41,13 +42,39 @@ class Planned:
     notes: str
 
 
+class PlannedRows(Mapping[str, Planned]):
+    """The planned table as a mapping that reads rows as they are asked for, a window of rows
+    in path order at a time: the plan asks in path order, and 100,000 sources' JSON is never
+    all in memory at once."""
+
+    WINDOW = 512
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.window: dict[str, Planned] = {}
+
+    def __getitem__(self, path: str) -> Planned:
+        if path not in self.window:
+            sql = (
+                "SELECT path, key, facts, notes_key, notes FROM planned WHERE path >= ? ORDER BY path LIMIT ?"
+            )
+            rows = self.db.execute(sql, (path, self.WINDOW))
+            self.window = {r[0]: Planned(r[1], r[2], r[3], r[4]) for r in rows}
+        return self.window[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([r[0] for r in self.db.execute("SELECT path FROM planned ORDER BY path")])
+
+    def __len__(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM planned").fetchone()[0])
+
+
 class IncrementalTables(Tables):
     """The incremental stages' tables (see the module's docstring)."""
 
-    def planned(self) -> dict[str, Planned]:
-        """source path -> what the last plan made of it (build/sourceplan.py)."""
-        rows = self.db.execute("SELECT path, key, facts, notes_key, notes FROM planned")
-        return {r[0]: Planned(r[1], r[2], r[3], r[4]) for r in rows}
+    def planned(self) -> PlannedRows:
+        """source path -> what the last plan made of it (build/sourceplan.py), read as asked."""
+        return PlannedRows(self.db)
 
     def set_planned(self, changed: dict[str, Planned], gone: Iterable[str]) -> None:
         with self.transaction():
