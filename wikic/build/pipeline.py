@@ -9,7 +9,6 @@ build left them, with every output intact, stops after the stat calls.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from wikic.build.assemble import Assembled, Assembly, assemble
 from wikic.build.batches import Batches
 from wikic.build.compose import Composer, compose_pages
 from wikic.build.digest import digest_actions, merge_parts
+from wikic.build.existing import foreign, intact, kept_for_failed_sources
 from wikic.build.plan import PagePlan, SourceInfo, memo_for, plan
 from wikic.build.publish import append_log, publish
 from wikic.build.report import Progress, Report, price_report
@@ -41,7 +41,6 @@ from wikic.sources.extract import prune, store_dir
 from wikic.sources.read import Source, read_source
 from wikic.sources.scan import SourceFile, list_sources
 from wikic.state import ActionRecord, Meta, State
-from wikic.wiki.page import split_page
 
 __all__ = ["BuildOptions", "build"]
 
@@ -172,7 +171,9 @@ class _Build:
         root, report = self.project.root, self.report
         available = {pid: p for pid, p in pages.items() if p.type == "source" or pid in prose}
         keep = {f"wiki/{p.slug}.md" for pid, p in pages.items() if pid not in available}
-        keep |= self._kept_for_failed_sources(set(f"{p.slug}.md" for p in available.values()))
+        keep |= kept_for_failed_sources(
+            root, self.state, self.failed_sources, set(f"{p.slug}.md" for p in available.values())
+        )
         kept = {pid: p for pid, p in pages.items() if pid not in available}
         forgotten = sorted(set(self.state.source_stats()) - {s.path for s in sources} - self.failed_sources)
         if forgotten:  # before the index is made: it lists answers, which may go with them
@@ -181,14 +182,14 @@ class _Build:
         job = Assembly(
             available,
             prose,
-            self._foreign(available, keep),
+            foreign(root, self.state, available, keep),
             {s.path: s.lines for s in sources},
             self.schema.title,
             self.schema.scope,
             [*self.schema.type_names(), "source", "answer"],
             kept,
             {} if self.opts.force else self.state.assembled(),
-            set() if self.opts.force else _intact(root, self.state),
+            set() if self.opts.force else intact(root, self.state),
             {s.path: s.pages for s in sources if s.pages},
         )
         done = assemble(job)
@@ -347,45 +348,6 @@ class _Build:
         self.report.count(action)
 
     # --- outputs --------------------------------------------------------------
-    def _foreign(self, pages: dict[str, PagePlan], keep: set[str]) -> dict[str, str]:
-        """Pages in wiki/ the build does not own: answers filed by `ask --save`, hand-made pages;
-        and its own pages kept as they are (their source failed this time): still indexed."""
-        ours = {p.slug for p in pages.values()} | {"index", "log"}
-        recorded = {_stem(rel) for rel, _, _ in self.state.file_stats()}
-        foreign = {}
-        wiki = self.project.root / "wiki"
-        try:
-            names = sorted(e.name for e in os.scandir(wiki) if e.name.endswith(".md"))
-        except (FileNotFoundError, NotADirectoryError):
-            names = []
-        for name in names:  # strings, not 10,000 Paths: the common case is that none is foreign
-            stem = name[:-3]
-            if stem in ours or (stem in recorded and f"wiki/{name}" not in keep):
-                continue
-            path = wiki / name
-            if path.is_file():
-                try:
-                    foreign[path.stem] = path.read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
-                    continue
-        return foreign
-
-    def _kept_for_failed_sources(self, planned: set[str]) -> set[str]:
-        """Pages fed by a source that failed this time are kept, not removed."""
-        if not self.failed_sources:
-            return set()
-        keep = set()
-        for rel in self.state.files():
-            if rel.removeprefix("wiki/") in planned:
-                continue
-            try:
-                meta = split_page((self.project.root / rel).read_text(encoding="utf-8")).meta
-            except (OSError, UnicodeDecodeError):
-                continue
-            if set(meta.get("sources") or []) & self.failed_sources:
-                keep.add(rel)
-        return keep
-
     def _explain_outputs(self, outputs: dict[str, str]) -> None:
         root = self.project.root
         for rel in self.state.files():
@@ -424,25 +386,6 @@ class _Read(NamedTuple):
     hash: str
     lines: int  # how many
     pages: tuple[int, ...]  # a PDF's first line of each page
-
-
-def _intact(root: Path, state: State) -> set[str]:
-    """The slugs of the pages in wiki/ as wikic last wrote them, by stat."""
-    found = set()
-    base = str(root)
-    for rel, size, mtime_ns in state.file_stats():
-        try:
-            st = os.stat(f"{base}/{rel}")
-        except OSError:
-            continue
-        if (st.st_size, st.st_mtime_ns) == (size, mtime_ns):
-            found.add(_stem(rel))
-    return found
-
-
-def _stem(rel: str) -> str:
-    """wiki/x.md -> x"""
-    return rel.rsplit("/", 1)[-1].removesuffix(".md")
 
 
 def _gone(record: ActionRecord, sources: set[str], pages: dict[str, PagePlan]) -> bool:
