@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -198,7 +199,9 @@ def _replace(notes: dict[str, str], name: str, old: str, new: str) -> dict[str, 
 REPEATED = "FAISS builds HNSW graphs too."
 PROSE = Schema(write=WriteConfig(mode="prose"))
 NOTES_MODE = Schema(write=WriteConfig(mode="notes"))
-PINNED = Schema(write=WriteConfig(mode="prose"), topics=[Topic(name="Embeddings", aliases=["embedding vectors"])])
+PINNED = Schema(
+    write=WriteConfig(mode="prose"), topics=[Topic(name="Embeddings", aliases=["embedding vectors"])]
+)
 PLAN_EDITS: dict[str, Callable[[dict[str, str]], dict[str, str]]] = {
     "a line's text": lambda n: _replace(n, "rag.md", "a few hundred tokens", "about three hundred words"),
     "a topic renamed": lambda n: _replace(n, "tools.md", "## FAISS", "## Faiss library"),
@@ -208,40 +211,52 @@ PLAN_EDITS: dict[str, Callable[[dict[str, str]], dict[str, str]]] = {
     # the HNSW page quotes graphs.md's line now, not tools.md's same line: tools.md, unchanged,
     # lists it among the notes of its own page again
     "a line another source repeats": lambda n: _replace(
-        n, "graphs.md", "HNSW layers small-world graphs so that a search starts coarse and ends fine.", REPEATED
+        n,
+        "graphs.md",
+        "HNSW layers small-world graphs so that a search starts coarse and ends fine.",
+        REPEATED,
     ),
     "a source deleted": lambda n: {k: v for k, v in n.items() if k != "graphs.md"},
     "a source added": lambda n: {**n, "pq.md": "# PQ\n\n## HNSW\n\nHNSW graphs hold embeddings.\n"},
 }
 
 
-def _rows(before: dict[str, Planned], memo_changed: dict[str, Planned], gone: list[str]) -> dict[str, Planned]:
-    return {k: v for k, v in {**before, **memo_changed}.items() if k not in gone}
+class _Rows(dict[str, Planned]):
+    """The planned table, as a plan's memo saves into it."""
+
+    def save(self, what: str, made: dict[str, tuple[str, str]]) -> None:
+        for path, (key, text) in made.items():
+            row = self.get(path, Planned("", "", "", ""))
+            self[path] = (
+                replace(row, key=key, facts=text)
+                if what == "facts"
+                else replace(row, notes_key=key, notes=text)
+            )
 
 
 @pytest.mark.parametrize("schema", [PROSE, PINNED, NOTES_MODE], ids=["prose", "pinned", "notes"])
 @pytest.mark.parametrize("kind", list(PLAN_EDITS))
 def test_a_plan_from_the_memo_equals_a_full_replan(kind: str, schema: Schema) -> None:
     notes = {**NOTES, "tools.md": NOTES["tools.md"] + f"\n## HNSW\n\n{REPEATED}\n"}
-    first = memo_for(schema, {})
-    plan(_infos(notes), schema, {}, first)
-    rows = _rows({}, first.changed, [])
+    rows = _Rows()
+    plan(_infos(notes), schema, {}, memo_for(schema, rows, rows.save))
     for step in range(2):  # an edit, then the same edit again on what the memo became
         notes = PLAN_EDITS[kind](notes) if step == 0 else notes
         infos = _infos(notes)
-        memo = memo_for(schema, rows)
+        memo = memo_for(schema, rows, rows.save)
         got: dict[str, PagePlan] = plan(infos, schema, {}, memo)
         assert got == plan(infos, schema, {})
-        assert len(memo.changed) < len(infos) or kind == "a source added"
-        rows = _rows(rows, memo.changed, memo.gone(i.path for i in infos))
-    assert not memo.changed, "nothing changed: every source from the memo"
+        assert len(memo.fresh) < len(infos) or kind == "a source added"
+        for path in memo.gone(i.path for i in infos):
+            del rows[path]
+    assert not memo.fresh, "nothing changed: every source from the memo"
 
 
 def test_a_changed_setting_plans_every_source_again() -> None:
     infos = _infos(NOTES)
-    first = memo_for(PROSE, {})
-    plan(infos, PROSE, {}, first)
+    rows = _Rows()
+    plan(infos, PROSE, {}, memo_for(PROSE, rows, rows.save))
     for schema in (PINNED, NOTES_MODE):
-        memo = memo_for(schema, first.changed)
+        memo = memo_for(schema, _Rows(rows))
         assert plan(infos, schema, {}, memo) == plan(infos, schema, {})
-        assert set(memo.changed) == {i.path for i in infos}
+        assert memo.fresh == {i.path for i in infos}

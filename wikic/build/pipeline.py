@@ -213,10 +213,11 @@ class _Build:
     def _plan(self, infos: list[SourceInfo]) -> dict[str, PagePlan]:
         """The page set; each source's own part planned again only where it changed (--force:
         every source's, so that a forced build checks what the memo would have given)."""
-        memo = memo_for(self.schema, {} if self.opts.force else self.state.planned())
+        save = None if self.opts.dry_run else self.state.save_planned
+        memo = memo_for(self.schema, {} if self.opts.force else self.state.planned(), save)
         pages = plan(infos, self.schema, self.state.slugs(), memo)
-        if not self.opts.dry_run:
-            self.state.set_planned(memo.changed, memo.gone(i.path for i in infos))
+        if save is not None:
+            self.state.drop_planned(memo.gone(i.path for i in infos))
         return pages
 
     def _remember(self, done: Assembled, job: Assembly) -> None:

@@ -21,7 +21,7 @@ from wikic.build.candidates import candidates
 from wikic.build.digest import says_more
 from wikic.build.notes import is_text, notes_of
 from wikic.build.sourceplan import Claim as Claim
-from wikic.build.sourceplan import Memo, Settings, SourceFacts, claim_at
+from wikic.build.sourceplan import Memo, Save, Settings, SourceFacts, claim_at
 from wikic.build.sourceplan import SourceInfo as SourceInfo
 from wikic.config import Schema
 from wikic.state import Planned
@@ -169,11 +169,11 @@ def _from_structure(
             _feeds(pages[f"source:{src.path}"], pinned)
 
 
-def memo_for(schema: Schema, rows: Mapping[str, Planned]) -> Memo:
+def memo_for(schema: Schema, rows: Mapping[str, Planned], save: Save | None = None) -> Memo:
     """What the last plan made of each source (`rows`, from state.db), for plan() to reuse
-    where a source's key is the same; it collects what the plan makes anew, for the state."""
+    where a source's key is the same; what the plan makes anew goes to `save`."""
     pinned = [[t.name, *t.aliases] for t in _Clusters(schema).pinned.values()]
-    return Memo(rows, Settings(write_mode(schema), schema.lint.citation_threshold, pinned))
+    return Memo(rows, Settings(write_mode(schema), schema.lint.citation_threshold, pinned), save)
 
 
 def plan(
@@ -198,6 +198,7 @@ def plan(
     for src in sources:
         page = pages[f"source:{src.path}"]
         page.claims = made.other_notes(src, page.summary_lines, shown.get(src.path, {}))
+    made.flush()
     _assign_slugs(pages, sticky)
     return pages
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,17 +144,26 @@ def other_notes(src: SourceInfo, said: Said, shown: dict[int, int]) -> list[Clai
     return sorted(notes + rests, key=lambda c: (c.start, c.end))
 
 
+Made = dict[str, tuple[str, str]]  # source path -> (key, JSON) of what a plan made anew
+Save = Callable[[str, Made], None]  # ("facts" or "notes", rows): into the state
+
+
 class Memo:
     """Each source's facts and other notes as the last plan made them, by key; `rows` from
-    state.db (empty for a build that plans everything again, --force). What this plan made
-    anew is in `changed`, for the state."""
+    state.db (empty for a build that plans everything again, --force). What this plan makes
+    anew goes to `save` a thousand rows at a time (held in `pending` without one: --dry-run),
+    so that a first plan of 100,000 sources never holds all their JSON at once."""
 
-    def __init__(self, rows: Mapping[str, Planned], settings: Settings) -> None:
+    FLUSH = 1000
+
+    def __init__(self, rows: Mapping[str, Planned], settings: Settings, save: Save | None = None) -> None:
         self.rows = rows
         self.settings = settings
         self.settings_fp = settings.fingerprint()
+        self.save = save
         self.keys: dict[str, str] = {}  # path -> its facts' key in this plan
-        self.changed: dict[str, Planned] = {}
+        self.pending: dict[str, Made] = {"facts": {}, "notes": {}}
+        self.fresh: set[str] = set()  # the sources planned anew (their facts or notes)
 
     def facts(self, src: SourceInfo) -> SourceFacts:
         digest = json.dumps(src.digest, sort_keys=True, ensure_ascii=False, default=str)
@@ -164,19 +173,31 @@ class Memo:
         if row is not None and row.key == key:
             return _facts_from(json.loads(row.facts), src.path)
         made = source_facts(src, self.settings)
-        self.changed[src.path] = Planned(key, json.dumps(_facts_json(made), ensure_ascii=False), "", "")
+        self._put("facts", src.path, key, json.dumps(_facts_json(made), ensure_ascii=False))
         return made
 
     def other_notes(self, src: SourceInfo, said: Said, shown: dict[int, int]) -> list[Claim]:
         key = fingerprint([self.keys[src.path], sorted(shown.items())])
-        row = self.changed.get(src.path) or self.rows.get(src.path)
+        row = self.rows.get(src.path)
         if row is not None and row.notes_key == key:
             return [_claim_from(c, src.path) for c in json.loads(row.notes)]
         made = other_notes(src, said, shown)
-        facts = row.facts if row is not None and row.key == self.keys[src.path] else ""
-        text = json.dumps([_claim_json(c) for c in made], ensure_ascii=False)
-        self.changed[src.path] = Planned(self.keys[src.path], facts, key, text)
+        self._put("notes", src.path, key, json.dumps([_claim_json(c) for c in made], ensure_ascii=False))
         return made
+
+    def _put(self, what: str, path: str, key: str, text: str) -> None:
+        self.pending[what][path] = (key, text)
+        self.fresh.add(path)
+        if len(self.pending[what]) >= self.FLUSH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.save is None:
+            return
+        for what, made in self.pending.items():
+            if made:
+                self.save(what, made)
+                made.clear()
 
     def gone(self, live: Iterable[str]) -> list[str]:
         return sorted(set(self.rows) - set(live))

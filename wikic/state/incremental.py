@@ -42,6 +42,12 @@ class Planned:
     notes: str
 
 
+_SAVE_FACTS = """INSERT INTO planned VALUES (?, ?, ?, '', '')
+    ON CONFLICT(path) DO UPDATE SET key=excluded.key, facts=excluded.facts"""
+_SAVE_NOTES = """INSERT INTO planned VALUES (?, '', '', ?, ?)
+    ON CONFLICT(path) DO UPDATE SET notes_key=excluded.notes_key, notes=excluded.notes"""
+
+
 class PlannedRows(Mapping[str, Planned]):
     """The planned table as a mapping that reads rows as they are asked for, a window of rows
     in path order at a time: the plan asks in path order, and 100,000 sources' JSON is never
@@ -76,13 +82,15 @@ class IncrementalTables(Tables):
         """source path -> what the last plan made of it (build/sourceplan.py), read as asked."""
         return PlannedRows(self.db)
 
-    def set_planned(self, changed: dict[str, Planned], gone: Iterable[str]) -> None:
+    def save_planned(self, what: str, made: dict[str, tuple[str, str]]) -> None:
+        """A plan's new "facts" or "notes" of sources: path -> (key, JSON)."""
+        sql = _SAVE_FACTS if what == "facts" else _SAVE_NOTES
         with self.transaction():
-            self.db.executemany("DELETE FROM planned WHERE path=?", [(path,) for path in gone])
-            self.db.executemany(
-                "INSERT OR REPLACE INTO planned VALUES (?, ?, ?, ?, ?)",
-                [(p, r.key, r.facts, r.notes_key, r.notes) for p, r in changed.items()],
-            )
+            self.db.executemany(sql, [(path, key, text) for path, (key, text) in made.items()])
+
+    def drop_planned(self, paths: Iterable[str]) -> None:
+        with self.transaction():
+            self.db.executemany("DELETE FROM planned WHERE path=?", [(path,) for path in paths])
 
     def lint_pages(self) -> dict[str, LintRow]:
         """Each page's cached lint facts and own findings, by path (lint/cache.py)."""
