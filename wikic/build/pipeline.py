@@ -21,7 +21,7 @@ from wikic.build.actions import Action, Runner, resolve
 from wikic.build.assemble import Assembled, Assembly, assemble
 from wikic.build.batches import Batches
 from wikic.build.compose import Composer, compose_pages
-from wikic.build.digest import digest_actions, merge_parts
+from wikic.build.digest import digest_actions, digest_inputs, merge_parts
 from wikic.build.existing import foreign, intact, kept_for_failed_sources
 from wikic.build.plan import PagePlan, SourceInfo, memo_for, plan
 from wikic.build.publish import append_log, publish
@@ -254,9 +254,18 @@ class _Build:
                 self.report.error(path, not_run_reason(self.schema.model))
             self.failed_sources |= local
             sources, local = [s for s in sources if s.path not in local], set()
+        shared = {
+            near: digest_inputs(self.schema, self.prompts, self._model(near)[1])
+            for near in {False, bool(local)}
+        }
         per_source = {
             s.path: digest_actions(
-                s, self.schema, self.prompts, self._model(s.path in local)[1], self.privacy_fp.get(s.path, "")
+                s,
+                self.schema,
+                self.prompts,
+                self._model(s.path in local)[1],
+                self.privacy_fp.get(s.path, ""),
+                shared[s.path in local],
             )
             for s in sources
         }
