@@ -242,19 +242,13 @@ def digest_inputs(schema: Schema, prompts: Prompts, model_fp: str) -> dict[str, 
 
 
 def digest_actions(
-    source: Source,
-    schema: Schema,
-    prompts: Prompts,
-    model_fp: str,
-    privacy: str = "",
-    shared: dict[str, str] | None = None,
+    source: Source, schema: Schema, prompts: Prompts, shared: dict[str, str], privacy: str = ""
 ) -> list[Action]:
     """One digest action per part of the source (one part unless it is long). `source` is
-    already redacted; `privacy` fingerprints the redaction rules that fired in it; `shared`:
-    digest_inputs(schema, prompts, model_fp), where the caller has it."""
+    already redacted; `shared`: digest_inputs(...), the same for every source; `privacy`
+    fingerprints the redaction rules that fired in it."""
     lines = source.lines  # a new list at each use: one list for every part's action to share
     parts = split_parts(lines, schema.sources.part_lines)
-    shared = shared or digest_inputs(schema, prompts, model_fp)
     digester = _Digester(source, lines, schema, prompts, shared, parts, privacy)
     return [digester.action(part) for part in digester.parts]
 

@@ -53,6 +53,13 @@ def kept_for_failed_sources(root: Path, state: State, failed: set[str], planned:
     return keep
 
 
+def missing(root: Path, state: State, outputs: dict[str, str]) -> list[str]:
+    """The files wikic wrote, to be written again, that are no longer there (for --explain)."""
+    return [
+        rel for rel in state.files() if rel.removeprefix("wiki/") in outputs and not (root / rel).exists()
+    ]
+
+
 def intact(root: Path, state: State) -> set[str]:
     """The slugs of the pages in wiki/ as wikic last wrote them, by stat."""
     found = set()

@@ -22,7 +22,7 @@ from wikic.build.assemble import Assembled, Assembly, assemble
 from wikic.build.batches import Batches
 from wikic.build.compose import Composer, compose_pages
 from wikic.build.digest import digest_actions, digest_inputs, merge_parts
-from wikic.build.existing import foreign, intact, kept_for_failed_sources
+from wikic.build.existing import foreign, intact, kept_for_failed_sources, missing
 from wikic.build.plan import PagePlan, SourceInfo, memo_for, plan
 from wikic.build.publish import append_log, publish
 from wikic.build.report import Progress, Report, price_report
@@ -194,7 +194,8 @@ class _Build:
         )
         done = assemble(job)
         outputs = done.outputs
-        self._explain_outputs(outputs)
+        for rel in missing(root, self.state, outputs) if self.opts.explain else []:
+            self._explain(f"assemble {rel}", "output missing")
         unchanged = {f"wiki/{name}" for name in done.unchanged}
         publish(root, outputs, keep | unchanged, self.state, report, force=self.opts.force)
         self._remember(done, job)
@@ -254,18 +255,12 @@ class _Build:
                 self.report.error(path, not_run_reason(self.schema.model))
             self.failed_sources |= local
             sources, local = [s for s in sources if s.path not in local], set()
-        shared = {
-            near: digest_inputs(self.schema, self.prompts, self._model(near)[1])
-            for near in {False, bool(local)}
-        }
+        # by `path in local`: the model of schema.yaml, privacy.local_model (only where it is used)
+        models = (False, True) if local else (False,)
+        shared = [digest_inputs(self.schema, self.prompts, self._model(near)[1]) for near in models]
         per_source = {
             s.path: digest_actions(
-                s,
-                self.schema,
-                self.prompts,
-                self._model(s.path in local)[1],
-                self.privacy_fp.get(s.path, ""),
-                shared[s.path in local],
+                s, self.schema, self.prompts, shared[s.path in local], self.privacy_fp.get(s.path, "")
             )
             for s in sources
         }
@@ -358,12 +353,6 @@ class _Build:
         self.report.count(action)
 
     # --- outputs --------------------------------------------------------------
-    def _explain_outputs(self, outputs: dict[str, str]) -> None:
-        root = self.project.root
-        for rel in self.state.files():
-            if rel.removeprefix("wiki/") in outputs and not (root / rel).exists():
-                self._explain(f"assemble {rel}", "output missing")
-
     def _explain(self, action: str, reason: str) -> None:
         if self.opts.explain or self.opts.dry_run:
             self.report.explain.append({"action": action, "reason": reason})
@@ -371,12 +360,14 @@ class _Build:
     def _save(self, sources: list[_Read], pages: dict[str, PagePlan], mark: str) -> None:
         state, report = self.state, self.report
         live = {s.path for s in sources} | self.failed_sources
+        recorded = state.source_stats()
         with state.transaction():
-            for path in set(state.source_stats()) - live:
+            for path in set(recorded) - live:
                 state.remove_source(path)
             for src in sources:  # what this build read: lint's stale-page compares against it
                 st = self.stats[src.path]
-                state.set_source(src.path, st.size, st.mtime_ns, src.hash)
+                if recorded.get(src.path) != (st.size, st.mtime_ns, src.hash):
+                    state.set_source(src.path, st.size, st.mtime_ns, src.hash)
             for rec in self.records.values():
                 if _gone(rec, live, pages):
                     state.remove_action(rec.id)
