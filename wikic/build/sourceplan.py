@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from wikic import __version__
 from wikic.build.candidates import is_topic_name
 from wikic.build.digest import says_more, supporting_lines
 from wikic.build.notes import chunks, claim_text, is_text, notes_of, section_of, shorten
@@ -20,7 +21,10 @@ from wikic.state import Planned
 from wikic.wiki.overlap import content_words
 from wikic.wiki.support import check_against, sentences
 
-VERSION = 1  # bump when the same inputs would plan differently: every memo is then stale
+# Bump when the same inputs would plan differently (this module, notes.py, digest.says_more
+# and supporting_lines, candidates.is_topic_name, support.check_against): every memo is then
+# stale. wikic's own version is in the key too, so an upgrade never reuses an older plan.
+VERSION = 1
 MIN_FACT_WORDS = 3  # content words a line needs to count as stating a fact
 
 Said = list[tuple[str, list[list[int]]]]  # summary sentences with the line ranges they cite
@@ -52,7 +56,7 @@ class Settings:
     pinned: list[list[str]] = field(default_factory=list)  # each pinned topic's name and aliases
 
     def fingerprint(self) -> str:
-        return fingerprint([VERSION, self.mode, self.threshold, self.pinned])
+        return fingerprint([VERSION, __version__, self.mode, self.threshold, self.pinned])
 
 
 @dataclass
