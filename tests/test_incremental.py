@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from tests.projects import NOTES as BASE_NOTES
 from tests.projects import make_project, wiki_files
+from wikic.build.plan import PagePlan, SourceInfo, memo_for, plan
 from wikic.build.report import Report
 from wikic.build.run import BuildOptions, build
+from wikic.config import Schema, Topic, WriteConfig
 from wikic.lint.runner import lint, lint_cached
 from wikic.project import Project
-from wikic.state import State
+from wikic.state import Planned, State
 
 NOTES = {
     **BASE_NOTES,
@@ -165,3 +168,95 @@ def test_the_lint_cache_follows_a_hand_page_and_a_cited_source(tmp_path: Path) -
     built = [p for p in sorted(project.wiki_dir.glob("*.md")) if p.name not in {*HAND, "index.md", "log.md"}]
     built[0].unlink()
     assert any(f["rule"] == "hand-edit" and f["path"] == f"wiki/{built[0].name}" for f in same())
+
+
+# --- the plan: each source planned again only where it changed, equal to a full replan ---------
+def _digest(lines: list[str]) -> dict[str, object]:
+    """What a model might answer: each `##` heading a topic, cited to the line under it; the
+    first text line as the summary."""
+    topics = [
+        {"name": line[3:].strip(), "type": "concept", "lines": [[n + 2, n + 2]]}
+        for n, line in enumerate(lines)
+        if line.startswith("## ")
+    ]
+    first = next(n for n, line in enumerate(lines, 1) if line.strip() and not line.startswith("#"))
+    return {"summary": [{"text": lines[first - 1], "lines": [[first, first]]}], "topics": topics}
+
+
+def _infos(notes: dict[str, str]) -> list[SourceInfo]:
+    out = []
+    for name, text in sorted(notes.items()):
+        lines = text.split("\n")
+        out.append(SourceInfo(f"sources/{name}", lines[0].lstrip("# "), lines, _digest(lines)))
+    return out
+
+
+def _replace(notes: dict[str, str], name: str, old: str, new: str) -> dict[str, str]:
+    assert old in notes[name]
+    return {**notes, name: notes[name].replace(old, new)}
+
+
+REPEATED = "FAISS builds HNSW graphs too."
+PROSE = Schema(write=WriteConfig(mode="prose"))
+NOTES_MODE = Schema(write=WriteConfig(mode="notes"))
+PINNED = Schema(
+    write=WriteConfig(mode="prose"), topics=[Topic(name="Embeddings", aliases=["embedding vectors"])]
+)
+PLAN_EDITS: dict[str, Callable[[dict[str, str]], dict[str, str]]] = {
+    "a line's text": lambda n: _replace(n, "rag.md", "a few hundred tokens", "about three hundred words"),
+    "a topic renamed": lambda n: _replace(n, "tools.md", "## FAISS", "## Faiss library"),
+    "a topic another source names": lambda n: _replace(n, "graphs.md", "## HNSW", "## Chunking"),
+    "a line now shown by a topic page": lambda n: _replace(n, "vectors.md", "## HNSW\n", "## FAISS\n"),
+    "a pinned topic named": lambda n: _replace(n, "rag.md", "before the model", "and embeddings before it"),
+    # the HNSW page quotes graphs.md's line now, not tools.md's same line: tools.md, unchanged,
+    # lists it among the notes of its own page again
+    "a line another source repeats": lambda n: _replace(
+        n,
+        "graphs.md",
+        "HNSW layers small-world graphs so that a search starts coarse and ends fine.",
+        REPEATED,
+    ),
+    "a source deleted": lambda n: {k: v for k, v in n.items() if k != "graphs.md"},
+    "a source added": lambda n: {**n, "pq.md": "# PQ\n\n## HNSW\n\nHNSW graphs hold embeddings.\n"},
+}
+
+
+class _Rows(dict[str, Planned]):
+    """The planned table, as a plan's memo saves into it."""
+
+    def save(self, what: str, made: dict[str, tuple[str, str]]) -> None:
+        for path, (key, text) in made.items():
+            row = self.get(path, Planned("", "", "", ""))
+            self[path] = (
+                replace(row, key=key, facts=text)
+                if what == "facts"
+                else replace(row, notes_key=key, notes=text)
+            )
+
+
+@pytest.mark.parametrize("schema", [PROSE, PINNED, NOTES_MODE], ids=["prose", "pinned", "notes"])
+@pytest.mark.parametrize("kind", list(PLAN_EDITS))
+def test_a_plan_from_the_memo_equals_a_full_replan(kind: str, schema: Schema) -> None:
+    notes = {**NOTES, "tools.md": NOTES["tools.md"] + f"\n## HNSW\n\n{REPEATED}\n"}
+    rows = _Rows()
+    plan(_infos(notes), schema, {}, memo_for(schema, rows, rows.save))
+    for step in range(2):  # an edit, then the same edit again on what the memo became
+        notes = PLAN_EDITS[kind](notes) if step == 0 else notes
+        infos = _infos(notes)
+        memo = memo_for(schema, rows, rows.save)
+        got: dict[str, PagePlan] = plan(infos, schema, {}, memo)
+        assert got == plan(infos, schema, {})
+        assert len(memo.fresh) < len(infos) or kind == "a source added"
+        for path in memo.gone(i.path for i in infos):
+            del rows[path]
+    assert not memo.fresh, "nothing changed: every source from the memo"
+
+
+def test_a_changed_setting_plans_every_source_again() -> None:
+    infos = _infos(NOTES)
+    rows = _Rows()
+    plan(infos, PROSE, {}, memo_for(PROSE, rows, rows.save))
+    for schema in (PINNED, NOTES_MODE):
+        memo = memo_for(schema, _Rows(rows))
+        assert plan(infos, schema, {}, memo) == plan(infos, schema, {})
+        assert memo.fresh == {i.path for i in infos}

@@ -164,8 +164,16 @@ def topic_body(
 
 
 def source_body(
-    page: PagePlan, n_lines: int, topic_slugs: dict[str, str], pages: dict[str, PagePlan], linker: Linker
+    page: PagePlan,
+    n_lines: int,
+    topic_slugs: dict[str, str],
+    pages: dict[str, PagePlan],
+    linker: Linker,
+    cites: dict[tuple[str, str], list[list[int]]],
 ) -> tuple[str, set[str]]:
+    """`cites`: (topic page id, source) -> the source's line ranges among the topic's notes,
+    grouped once per build (scanning each topic's notes per source page is quadratic: 100,000
+    sources)."""
     linked: set[str] = set()
     said = []
     for text, ranges in page.summary_lines:  # each sentence cited to the lines that say it
@@ -183,8 +191,8 @@ def source_body(
         slug = topic_slugs.get(tid)
         if slug is None:
             continue
-        cites = [Citation(c.source, c.start, c.end) for c in pages[tid].claims if c.source == page.sources[0]]
-        tail = f": {_line_ranges(cites)}" if cites else ""
+        found = [Citation(page.sources[0], a, b) for a, b in cites.get((tid, page.sources[0]), [])]
+        tail = f": {_line_ranges(found)}" if found else ""
         parts.append(f"- [[{slug}|{pages[tid].title}]]{tail}")
         linked.add(slug)
     if not page.topics:
@@ -351,7 +359,7 @@ class _Bodies:
         page, job, entry = self.job.pages[pid], self.job, self.entries[self.job.pages[pid].slug]
         if page.type == "source":
             lines = job.line_counts.get(page.sources[0], 1)
-            body, links = source_body(page, lines, self.topic_slugs, self.planned, self.linker)
+            body, links = source_body(page, lines, self.topic_slugs, self.planned, self.linker, self.cites)
             entry.description = first_sentence(page.summary)
         else:
             body, links = topic_body(page, job.prose[pid], self.linker, self.source_slugs)

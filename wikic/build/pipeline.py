@@ -9,12 +9,11 @@ build left them, with every output intact, stops after the stat calls.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from wikic import snapshot
 from wikic.backends import Backend, make_backend, model_id
@@ -22,8 +21,9 @@ from wikic.build.actions import Action, Runner, resolve
 from wikic.build.assemble import Assembled, Assembly, assemble
 from wikic.build.batches import Batches
 from wikic.build.compose import Composer, compose_pages
-from wikic.build.digest import digest_actions, merge_parts
-from wikic.build.plan import PagePlan, SourceInfo, plan
+from wikic.build.digest import digest_actions, digest_inputs, merge_parts
+from wikic.build.existing import foreign, intact, kept_for_failed_sources, missing
+from wikic.build.plan import PagePlan, SourceInfo, memo_for, plan
 from wikic.build.publish import append_log, publish
 from wikic.build.report import Progress, Report, price_report
 from wikic.build.run import BackendFactory, BuildOptions
@@ -41,7 +41,6 @@ from wikic.sources.extract import prune, store_dir
 from wikic.sources.read import Source, read_source
 from wikic.sources.scan import SourceFile, list_sources
 from wikic.state import ActionRecord, Meta, State
-from wikic.wiki.page import split_page
 
 __all__ = ["BuildOptions", "build"]
 
@@ -141,23 +140,40 @@ class _Build:
         for err in list_errors:
             report.error(err.path, err.reason)
             self.failed_sources.add(err.path)
-        sources = self._read(files)
         self.stats = {f.path: f for f in files}
         report.sources = len(files)
-        digests = self._digest(sources)
-        if report.waiting:
+        planned = self._read_and_plan(files)
+        if planned is None:
             return self._stopped()
-        infos = [SourceInfo(s.path, s.title, s.lines, digests[s.path]) for s in sources if s.path in digests]
-        pages = plan(infos, self.schema, self.state.slugs())
+        sources, pages = planned
         prose = self._write(pages)
         if report.waiting:
             return self._stopped()
         if self.opts.dry_run:
             report.pages = len(pages)
             return
+        self._outputs(sources, pages, prose, mark)
+
+    def _read_and_plan(self, files: list[SourceFile]) -> tuple[list[_Read], dict[str, PagePlan]] | None:
+        """The sources read, digested and planned (None while a stage waits on a batch). Of the
+        sources, only what later stages need is kept: 100,000 texts are not held to the end."""
+        sources = self._read(files)
+        digests = self._digest(sources)
+        if self.report.waiting:
+            return None
+        infos = [SourceInfo(s.path, s.title, s.lines, digests[s.path]) for s in sources if s.path in digests]
+        return [_Read(s.path, s.hash, len(s.lines), s.pages) for s in sources], self._plan(infos)
+
+    def _outputs(
+        self, sources: list[_Read], pages: dict[str, PagePlan], prose: dict[str, dict[str, Any]], mark: str
+    ) -> None:
+        """Assemble and publish the pages, append to log.md, and record the build in the state."""
+        root, report = self.project.root, self.report
         available = {pid: p for pid, p in pages.items() if p.type == "source" or pid in prose}
         keep = {f"wiki/{p.slug}.md" for pid, p in pages.items() if pid not in available}
-        keep |= self._kept_for_failed_sources(set(f"{p.slug}.md" for p in available.values()))
+        keep |= kept_for_failed_sources(
+            root, self.state, self.failed_sources, set(f"{p.slug}.md" for p in available.values())
+        )
         kept = {pid: p for pid, p in pages.items() if pid not in available}
         forgotten = sorted(set(self.state.source_stats()) - {s.path for s in sources} - self.failed_sources)
         if forgotten:  # before the index is made: it lists answers, which may go with them
@@ -166,19 +182,20 @@ class _Build:
         job = Assembly(
             available,
             prose,
-            self._foreign(available, keep),
-            {s.path: len(s.lines) for s in sources},
+            foreign(root, self.state, available, keep),
+            {s.path: s.lines for s in sources},
             self.schema.title,
             self.schema.scope,
             [*self.schema.type_names(), "source", "answer"],
             kept,
             {} if self.opts.force else self.state.assembled(),
-            set() if self.opts.force else _intact(root, self.state),
+            set() if self.opts.force else intact(root, self.state),
             {s.path: s.pages for s in sources if s.pages},
         )
         done = assemble(job)
         outputs = done.outputs
-        self._explain_outputs(outputs)
+        for rel in missing(root, self.state, outputs) if self.opts.explain else []:
+            self._explain(f"assemble {rel}", "output missing")
         unchanged = {f"wiki/{name}" for name in done.unchanged}
         publish(root, outputs, keep | unchanged, self.state, report, force=self.opts.force)
         self._remember(done, job)
@@ -193,6 +210,16 @@ class _Build:
         # the build has rewritten what shared their notes: the rest can go
         if forgotten and not forget.purge(self.project, self.state, forgotten)["compacted"]:
             report.warnings.append(forget.NOT_COMPACTED)
+
+    def _plan(self, infos: list[SourceInfo]) -> dict[str, PagePlan]:
+        """The page set; each source's own part planned again only where it changed (--force:
+        every source's, so that a forced build checks what the memo would have given)."""
+        save = None if self.opts.dry_run else self.state.save_planned
+        memo = memo_for(self.schema, {} if self.opts.force else self.state.planned(), save)
+        pages = plan(infos, self.schema, self.state.slugs(), memo)
+        if save is not None:
+            self.state.drop_planned(memo.gone(i.path for i in infos))
+        return pages
 
     def _remember(self, done: Assembled, job: Assembly) -> None:
         """What each page was rendered from, where it changed, for the next build's assemble."""
@@ -228,9 +255,12 @@ class _Build:
                 self.report.error(path, not_run_reason(self.schema.model))
             self.failed_sources |= local
             sources, local = [s for s in sources if s.path not in local], set()
+        # by `path in local`: the model of schema.yaml, privacy.local_model (only where it is used)
+        models = (False, True) if local else (False,)
+        shared = [digest_inputs(self.schema, self.prompts, self._model(near)[1]) for near in models]
         per_source = {
             s.path: digest_actions(
-                s, self.schema, self.prompts, self._model(s.path in local)[1], self.privacy_fp.get(s.path, "")
+                s, self.schema, self.prompts, shared[s.path in local], self.privacy_fp.get(s.path, "")
             )
             for s in sources
         }
@@ -323,64 +353,21 @@ class _Build:
         self.report.count(action)
 
     # --- outputs --------------------------------------------------------------
-    def _foreign(self, pages: dict[str, PagePlan], keep: set[str]) -> dict[str, str]:
-        """Pages in wiki/ the build does not own: answers filed by `ask --save`, hand-made pages;
-        and its own pages kept as they are (their source failed this time): still indexed."""
-        ours = {p.slug for p in pages.values()} | {"index", "log"}
-        recorded = {_stem(rel) for rel, _, _ in self.state.file_stats()}
-        foreign = {}
-        wiki = self.project.root / "wiki"
-        try:
-            names = sorted(e.name for e in os.scandir(wiki) if e.name.endswith(".md"))
-        except (FileNotFoundError, NotADirectoryError):
-            names = []
-        for name in names:  # strings, not 10,000 Paths: the common case is that none is foreign
-            stem = name[:-3]
-            if stem in ours or (stem in recorded and f"wiki/{name}" not in keep):
-                continue
-            path = wiki / name
-            if path.is_file():
-                try:
-                    foreign[path.stem] = path.read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
-                    continue
-        return foreign
-
-    def _kept_for_failed_sources(self, planned: set[str]) -> set[str]:
-        """Pages fed by a source that failed this time are kept, not removed."""
-        if not self.failed_sources:
-            return set()
-        keep = set()
-        for rel in self.state.files():
-            if rel.removeprefix("wiki/") in planned:
-                continue
-            try:
-                meta = split_page((self.project.root / rel).read_text(encoding="utf-8")).meta
-            except (OSError, UnicodeDecodeError):
-                continue
-            if set(meta.get("sources") or []) & self.failed_sources:
-                keep.add(rel)
-        return keep
-
-    def _explain_outputs(self, outputs: dict[str, str]) -> None:
-        root = self.project.root
-        for rel in self.state.files():
-            if rel.removeprefix("wiki/") in outputs and not (root / rel).exists():
-                self._explain(f"assemble {rel}", "output missing")
-
     def _explain(self, action: str, reason: str) -> None:
         if self.opts.explain or self.opts.dry_run:
             self.report.explain.append({"action": action, "reason": reason})
 
-    def _save(self, sources: list[Source], pages: dict[str, PagePlan], mark: str) -> None:
+    def _save(self, sources: list[_Read], pages: dict[str, PagePlan], mark: str) -> None:
         state, report = self.state, self.report
         live = {s.path for s in sources} | self.failed_sources
+        recorded = state.source_stats()
         with state.transaction():
-            for path in set(state.source_stats()) - live:
+            for path in set(recorded) - live:
                 state.remove_source(path)
             for src in sources:  # what this build read: lint's stale-page compares against it
                 st = self.stats[src.path]
-                state.set_source(src.path, st.size, st.mtime_ns, src.hash)
+                if recorded.get(src.path) != (st.size, st.mtime_ns, src.hash):
+                    state.set_source(src.path, st.size, st.mtime_ns, src.hash)
             for rec in self.records.values():
                 if _gone(rec, live, pages):
                     state.remove_action(rec.id)
@@ -393,23 +380,13 @@ class _Build:
             state.set_meta(Meta.CLEAN, "")
 
 
-def _intact(root: Path, state: State) -> set[str]:
-    """The slugs of the pages in wiki/ as wikic last wrote them, by stat."""
-    found = set()
-    base = str(root)
-    for rel, size, mtime_ns in state.file_stats():
-        try:
-            st = os.stat(f"{base}/{rel}")
-        except OSError:
-            continue
-        if (st.st_size, st.st_mtime_ns) == (size, mtime_ns):
-            found.add(_stem(rel))
-    return found
+class _Read(NamedTuple):
+    """A source read by this build, once planned: what the later stages need of it."""
 
-
-def _stem(rel: str) -> str:
-    """wiki/x.md -> x"""
-    return rel.rsplit("/", 1)[-1].removesuffix(".md")
+    path: str
+    hash: str
+    lines: int  # how many
+    pages: tuple[int, ...]  # a PDF's first line of each page
 
 
 def _gone(record: ActionRecord, sources: set[str], pages: dict[str, PagePlan]) -> bool:

@@ -8,37 +8,27 @@ dependency graph: page <- the sources and lines that feed it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from wikic.build.candidates import candidates, is_topic_name
-from wikic.build.digest import says_more, supporting_lines
-from wikic.build.notes import chunks, claim_text, is_text, notes_of, section_of, shorten
+from wikic.build.candidates import candidates
+from wikic.build.digest import says_more
+from wikic.build.notes import is_text, notes_of
+from wikic.build.sourceplan import Claim as Claim
+from wikic.build.sourceplan import Memo, Save, Settings, SourceFacts, claim_at
+from wikic.build.sourceplan import SourceInfo as SourceInfo
 from wikic.config import Schema
-from wikic.wiki.overlap import content_words
+from wikic.state import Planned
 from wikic.wiki.page import slugify, unique_slug
-from wikic.wiki.support import check_against, sentences
 
 FUZZY_CUTOFF = 92
-MIN_FACT_WORDS = 3  # content words a line needs to count as stating a fact
 SMALL_MODELS = ("smollm2", "135m", "360m")  # model names known to write unfaithful prose
-
-
-@dataclass(frozen=True)
-class Claim:
-    text: str
-    source: str
-    start: int
-    end: int
-    section: str = ""  # the heading over its lines: a note under "## Content hashing" defines it
-
-
-def _claim(lines: list[str], path: str, a: int, b: int) -> Claim:
-    return Claim(claim_text(lines, a, b), path, a, b, section_of(lines, a))
 
 
 @dataclass
@@ -56,18 +46,7 @@ class PagePlan:
     summary_lines: list[tuple[str, list[list[int]]]] = field(default_factory=list)  # source pages
 
 
-@dataclass
-class SourceInfo:
-    path: str
-    title: str
-    lines: list[str]
-    digest: dict[str, Any]
-
-
-# "William Winter (politician)": the subject, then what tells it apart
-DISAMBIGUATED = re.compile(r"\s*\([^()]*\)\s*$")
-
-
+@functools.lru_cache(maxsize=1 << 16)  # the same names recur in every source
 def topic_key(name: str) -> str:
     """The form under which names count as the same topic."""
     key = re.sub(r"[^\w]+", " ", name.casefold()).strip()
@@ -107,47 +86,6 @@ class _Clusters:
         return cid
 
 
-def _claims(name: str, ranges: list[list[int]], src: SourceInfo) -> list[Claim]:
-    """The digest's lines for a topic as claims, a note per line. A line that only repeats the
-    name (a text file's title line, which digests cached before this check may point at) is no
-    claim; when nothing else is left, the source's lines that name the topic are, or, for the
-    source's own subject, its lead."""
-    numbers = [n for a, b in ranges for n in range(a, b + 1)]
-    found = [_claim(src.lines, src.path, a, b) for a, b in notes_of(src.lines, numbers)]
-    found = [c for c in found if says_more(c.text, name)]
-    if not found:
-        spans = notes_of(src.lines, supporting_lines(name, src.lines))
-        found = [_claim(src.lines, src.path, a, b) for a, b in spans]
-    if not found and topic_key(name) == topic_key(DISAMBIGUATED.sub("", src.title)):
-        # "William Winter", the subject of "William Winter (politician)", whose lead says
-        # "William Forrest Winter (born 1923) is ...": the lead is about it
-        lead = [n for n, line in enumerate(src.lines, 1) if is_text(line) and line.strip() != src.title]
-        found = [_claim(src.lines, src.path, a, b) for a, b in notes_of(src.lines, lead[:1])]
-    return found
-
-
-def _summary(src: SourceInfo, threshold: int) -> list[tuple[str, list[list[int]]]]:
-    """The digest's summary sentences with the lines that support them; a summary cached as
-    plain text is checked against the whole source's best lines. When none is left, the
-    source's own lead (after its title), cited to its lines."""
-    raw = src.digest.get("summary") or []
-    kept = [(str(s["text"]), s["lines"]) for s in raw if isinstance(s, dict) and s.get("lines")]
-    if isinstance(raw, str) and sum(ch.isalpha() for ch in raw) >= 20:
-        numbers = [n for n, line in enumerate(src.lines, 1) if is_text(line) and line.strip() != src.title]
-        picked, verdict = check_against(raw, [src.lines[n - 1] for n in numbers], threshold, limit=3)
-        kept = [(raw, [[numbers[i], numbers[i]] for i in picked])] if verdict.ok else []
-    return kept or _lead(src)
-
-
-def _lead(src: SourceInfo) -> list[tuple[str, list[list[int]]]]:
-    """The source's own first sentences (after its title), cited to their lines."""
-    lead = [n for n, line in enumerate(src.lines, 1) if is_text(line) and line.strip() != src.title]
-    for a, b in notes_of(src.lines, lead[:1]):
-        said = sentences(claim_text(src.lines, a, b))[:2]
-        return [(shorten(" ".join(said), 400), [[a, b]])] if said else []
-    return []
-
-
 def write_mode(schema: Schema) -> str:
     """prose or notes, for every topic page of this build (and source summaries: in notes mode
     a source's page opens with its own lead, not the model's summary)."""
@@ -156,16 +94,6 @@ def write_mode(schema: Schema) -> str:
     name = schema.model.name.casefold()
     small = schema.model.backend == "llama" and any(tag in name for tag in SMALL_MODELS)
     return "notes" if small else "prose"
-
-
-def _mentions(names: list[str], sources: list[SourceInfo]) -> list[Claim]:
-    """Lines of any source that name a pinned topic: pinned topics are grounded by code too."""
-    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in names if n) + r")\b", re.IGNORECASE)
-    found = []
-    for src in sources:
-        numbers = [n for n, line in enumerate(src.lines, start=1) if pattern.search(line) and is_text(line)]
-        found += [_claim(src.lines, src.path, a, b) for a, b in notes_of(src.lines, numbers)]
-    return found
 
 
 def _pick_claims(claims: list[Claim], in_text: int) -> list[Claim]:
@@ -228,7 +156,7 @@ def _from_structure(
                 continue
             src = by_path[path]
             spans = notes_of(src.lines, numbers)
-            notes = [_claim(src.lines, path, a, b) for a, b in spans]
+            notes = [claim_at(src.lines, path, a, b) for a, b in spans]
             found.claims[cid] += [c for c in notes if says_more(c.text, cand.name)]
             _feeds(pages[f"source:{path}"], cid)
     for src in sources:  # a source titled like a pinned topic is about it: all its lines are notes
@@ -236,47 +164,60 @@ def _from_structure(
         if pinned is not None and pinned in clusters.pinned:
             numbers = [n for n, line in enumerate(src.lines, start=1) if is_text(line) and n > 1]
             spans = notes_of(src.lines, numbers)
-            found.claims[pinned] += [_claim(src.lines, src.path, a, b) for a, b in spans]
+            found.claims[pinned] += [claim_at(src.lines, src.path, a, b) for a, b in spans]
             _feeds(pages[f"source:{src.path}"], pinned)
 
 
-def plan(sources: list[SourceInfo], schema: Schema, sticky: dict[str, str]) -> dict[str, PagePlan]:
-    """The page set, keyed by page id, with slugs kept from earlier builds where possible."""
+def memo_for(schema: Schema, rows: Mapping[str, Planned], save: Save | None = None) -> Memo:
+    """What the last plan made of each source (`rows`, from state.db), for plan() to reuse
+    where a source's key is the same; what the plan makes anew goes to `save`."""
+    pinned = [[t.name, *t.aliases] for t in _Clusters(schema).pinned.values()]
+    return Memo(rows, Settings(write_mode(schema), schema.lint.citation_threshold, pinned), save)
+
+
+def plan(
+    sources: list[SourceInfo], schema: Schema, sticky: dict[str, str], memo: Memo | None = None
+) -> dict[str, PagePlan]:
+    """The page set, keyed by page id, with slugs kept from earlier builds where possible;
+    with `memo` (memo_for), each source's own part is planned again only where it changed."""
     clusters = _Clusters(schema)
+    made = memo or memo_for(schema, {})
+    facts = {src.path: made.facts(src) for src in sources}
     found = _Topics()
-    pages = _source_pages(sources, schema, clusters, found)
+    pages = _source_pages(sources, facts, clusters, found)
     _from_structure(sources, schema, clusters, found, pages)
-    for cid, topic in clusters.pinned.items():
+    for i, (cid, topic) in enumerate(clusters.pinned.items()):
         found.names[cid][topic.name] += 0
         found.types[cid][topic.type] += 1000
-        found.claims[cid] += _mentions([topic.name, *topic.aliases], sources)
+        found.claims[cid] += [c for src in sources for c in facts[src.path].mentions[i]]
     pages.update(_topic_pages(sources, schema, clusters, found))
     for page in pages.values():
         page.topics = [t for t in page.topics if t in pages]
-    _other_notes(sources, pages)
+    shown = _shown(pages)
+    for src in sources:
+        page = pages[f"source:{src.path}"]
+        page.claims = made.other_notes(src, page.summary_lines, shown.get(src.path, {}))
+    made.flush()
     _assign_slugs(pages, sticky)
     return pages
 
 
 def _source_pages(
-    sources: list[SourceInfo], schema: Schema, clusters: _Clusters, found: _Topics
+    sources: list[SourceInfo], facts: dict[str, SourceFacts], clusters: _Clusters, found: _Topics
 ) -> dict[str, PagePlan]:
     """One page per source, with its summary; the topics its digest names go into `found`."""
-    mode = write_mode(schema)
     pages: dict[str, PagePlan] = {}
     for src in sorted(sources, key=lambda s: s.path):
-        said = _summary(src, schema.lint.citation_threshold) if mode == "prose" else _lead(src)
+        said = facts[src.path].said
         summary = " ".join(text for text, _ in said)
         page = PagePlan(f"source:{src.path}", src.title, "source", sources=[src.path], summary=summary)
         page.summary_lines = said
         pages[page.id] = page
-        for topic in src.digest.get("topics", []):
-            if not is_topic_name(topic["name"]):
-                continue  # its lines stay on the source's page
-            cid = clusters.find(topic["name"])
-            found.names[cid][topic["name"]] += 1
-            found.types[cid][topic["type"]] += 1
-            found.claims[cid] += _claims(topic["name"], topic["lines"], src)
+        for name, kind, claims in facts[src.path].topics:
+            cid = clusters.find(name)
+            found.names[cid][name] += 1
+            found.types[cid][kind] += 1
+            found.claims[cid] += claims
             _feeds(page, cid)
     return pages
 
@@ -314,10 +255,10 @@ def _topic_pages(
     return pages
 
 
-def _shown(pages: dict[str, PagePlan]) -> dict[tuple[str, int], int]:
-    """How many characters of each source line some topic page already shows as it is: a
-    note cut short shows only its start."""
-    shown: dict[tuple[str, int], int] = {}
+def _shown(pages: dict[str, PagePlan]) -> dict[str, dict[int, int]]:
+    """How many characters of each source line (by source, then line) some topic page already
+    shows as it is: a note cut short shows only its start."""
+    shown: dict[str, dict[int, int]] = defaultdict(dict)
     quoted = [(c.source, c.start, c.end, c.text) for p in pages.values() for c in p.claims]
     quoted += [
         (p.sources[0], a, b, t)
@@ -328,36 +269,10 @@ def _shown(pages: dict[str, PagePlan]) -> dict[tuple[str, int], int]:
     ]
     for source, start, end, text in quoted:
         size = len(text) - text.endswith("…") if start == end else 1 << 30
+        lines = shown[source]
         for n in range(start, end + 1):
-            shown[(source, n)] = max(shown.get((source, n), 0), size)
+            lines[n] = max(lines.get(n, 0), size)
     return shown
-
-
-def _other_notes(sources: list[SourceInfo], pages: dict[str, PagePlan]) -> None:
-    """A source page lists what of the source's lines no other page shows: lines no topic page
-    and not its lead carries, and the rest of a line shown cut short. Every fact of a source
-    is somewhere in the wiki's text."""
-    shown = _shown(pages)
-    for src in sources:
-        for text, ranges in pages[f"source:{src.path}"].summary_lines:  # the lead, as it is
-            for a, b in ranges:
-                if a == b and claim_text(src.lines, a, a, limit=1 << 30).startswith(text):
-                    shown[(src.path, a)] = max(shown.get((src.path, a), 0), len(text))
-        whole: list[int] = []
-        rests: list[Claim] = []
-        for n, line in enumerate(src.lines, start=1):
-            if not is_text(line) or len(content_words(line)) < MIN_FACT_WORDS:
-                continue
-            full = claim_text(src.lines, n, n, limit=1 << 30)
-            size = shown.get((src.path, n), 0)
-            if size == 0:
-                whole.append(n)
-            elif size < len(full) and len(content_words(full[size:])) >= MIN_FACT_WORDS:
-                rests += [Claim(t, src.path, n, n) for t in chunks(full[size:].strip())]
-        notes = []
-        for a, b in notes_of(src.lines, whole):
-            notes += [Claim(t, src.path, a, b) for t in chunks(claim_text(src.lines, a, b, limit=1 << 30))]
-        pages[f"source:{src.path}"].claims = sorted(notes + rests, key=lambda c: (c.start, c.end))
 
 
 def _assign_slugs(pages: dict[str, PagePlan], sticky: dict[str, str]) -> None:

@@ -1,0 +1,79 @@
+"""What wiki/ already holds that a build must respect: pages it does not own (answers
+filed by `ask --save`, hand-made pages), its pages kept while their source fails, and its
+pages as it last wrote them (by stat)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from wikic.build.plan import PagePlan
+from wikic.state import State
+from wikic.wiki.page import split_page
+
+
+def foreign(root: Path, state: State, pages: dict[str, PagePlan], keep: set[str]) -> dict[str, str]:
+    """Pages in wiki/ the build does not own: answers filed by `ask --save`, hand-made pages;
+    and its own pages kept as they are (their source failed this time): still indexed."""
+    ours = {p.slug for p in pages.values()} | {"index", "log"}
+    recorded = {stem(rel) for rel, _, _ in state.file_stats()}
+    found = {}
+    wiki = root / "wiki"
+    try:
+        names = sorted(e.name for e in os.scandir(wiki) if e.name.endswith(".md"))
+    except (FileNotFoundError, NotADirectoryError):
+        names = []
+    for name in names:  # strings, not 10,000 Paths: the common case is that none is foreign
+        bare = name[:-3]
+        if bare in ours or (bare in recorded and f"wiki/{name}" not in keep):
+            continue
+        path = wiki / name
+        if path.is_file():
+            try:
+                found[path.stem] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+    return found
+
+
+def kept_for_failed_sources(root: Path, state: State, failed: set[str], planned: set[str]) -> set[str]:
+    """Pages fed by a source that failed this time are kept, not removed."""
+    if not failed:
+        return set()
+    keep = set()
+    for rel in state.files():
+        if rel.removeprefix("wiki/") in planned:
+            continue
+        try:
+            meta = split_page((root / rel).read_text(encoding="utf-8")).meta
+        except (OSError, UnicodeDecodeError):
+            continue
+        if set(meta.get("sources") or []) & failed:
+            keep.add(rel)
+    return keep
+
+
+def missing(root: Path, state: State, outputs: dict[str, str]) -> list[str]:
+    """The files wikic wrote, to be written again, that are no longer there (for --explain)."""
+    return [
+        rel for rel in state.files() if rel.removeprefix("wiki/") in outputs and not (root / rel).exists()
+    ]
+
+
+def intact(root: Path, state: State) -> set[str]:
+    """The slugs of the pages in wiki/ as wikic last wrote them, by stat."""
+    found = set()
+    base = str(root)
+    for rel, size, mtime_ns in state.file_stats():
+        try:
+            st = os.stat(f"{base}/{rel}")
+        except OSError:
+            continue
+        if (st.st_size, st.st_mtime_ns) == (size, mtime_ns):
+            found.add(stem(rel))
+    return found
+
+
+def stem(rel: str) -> str:
+    """wiki/x.md -> x"""
+    return rel.rsplit("/", 1)[-1].removesuffix(".md")

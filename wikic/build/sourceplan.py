@@ -1,0 +1,243 @@
+"""What the plan makes of one source alone, kept in state.db by a key over everything it
+reads, so that an edit plans again only the sources it changed: the source's summary lines,
+the notes of the topics its digest names, its lines naming the topics pinned in schema.yaml,
+and the notes of its lines no other page shows. plan.py merges them across sources.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from wikic import __version__
+from wikic.build.candidates import is_topic_name
+from wikic.build.digest import says_more, supporting_lines
+from wikic.build.notes import chunks, claim_text, is_text, notes_of, section_of, shorten
+from wikic.hashing import fingerprint, text_hash
+from wikic.state import Planned
+from wikic.wiki.overlap import content_words
+from wikic.wiki.support import check_against, sentences
+
+# Bump when the same inputs would plan differently (this module, notes.py, digest.says_more
+# and supporting_lines, candidates.is_topic_name, support.check_against): every memo is then
+# stale. wikic's own version is in the key too, so an upgrade never reuses an older plan.
+VERSION = 2
+# "William Winter (politician)": the subject, then what tells it apart
+DISAMBIGUATED = re.compile(r"\s*\([^()]*\)\s*$")
+MIN_FACT_WORDS = 3  # content words a line needs to count as stating a fact
+
+Said = list[tuple[str, list[list[int]]]]  # summary sentences with the line ranges they cite
+
+
+@dataclass(frozen=True)
+class Claim:
+    text: str
+    source: str
+    start: int
+    end: int
+    section: str = ""  # the heading over its lines: a note under "## Content hashing" defines it
+
+
+@dataclass
+class SourceInfo:
+    path: str
+    title: str
+    lines: list[str]
+    digest: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What of schema.yaml one source's facts read."""
+
+    mode: str  # prose or notes (plan.write_mode)
+    threshold: int  # lint.citation_threshold
+    pinned: list[list[str]] = field(default_factory=list)  # each pinned topic's name and aliases
+
+    def fingerprint(self) -> str:
+        return fingerprint([VERSION, __version__, self.mode, self.threshold, self.pinned])
+
+
+@dataclass
+class SourceFacts:
+    said: Said
+    topics: list[tuple[str, str, list[Claim]]]  # the digest's topics that can title a page: name, type, notes
+    mentions: list[list[Claim]]  # per pinned topic (in schema order): the lines that name it
+
+
+def claim_at(lines: list[str], path: str, a: int, b: int) -> Claim:
+    return Claim(claim_text(lines, a, b), path, a, b, section_of(lines, a))
+
+
+def source_facts(src: SourceInfo, settings: Settings) -> SourceFacts:
+    said = summary(src, settings.threshold) if settings.mode == "prose" else lead(src)
+    topics = [
+        (str(t["name"]), str(t["type"]), _claims(t["name"], t["lines"], src))
+        for t in src.digest.get("topics", [])
+        if is_topic_name(t["name"])  # else its lines stay on the source's page
+    ]
+    return SourceFacts(said, topics, [_mentions(names, src) for names in settings.pinned])
+
+
+def _claims(name: str, ranges: list[list[int]], src: SourceInfo) -> list[Claim]:
+    """The digest's lines for a topic as claims, a note per line. A line that only repeats the
+    name (a text file's title line, which digests cached before this check may point at) is no
+    claim; when nothing else is left, the source's lines that name the topic are, or, for the
+    source's own subject, its lead."""
+    numbers = [n for a, b in ranges for n in range(a, b + 1)]
+    found = [claim_at(src.lines, src.path, a, b) for a, b in notes_of(src.lines, numbers)]
+    found = [c for c in found if says_more(c.text, name)]
+    if not found:
+        spans = notes_of(src.lines, supporting_lines(name, src.lines))
+        found = [claim_at(src.lines, src.path, a, b) for a, b in spans]
+    if not found and _words(name) == _words(DISAMBIGUATED.sub("", src.title)):
+        # "William Winter", the subject of "William Winter (politician)", whose lead says
+        # "William Forrest Winter (born 1923) is ...": the lead is about it
+        lead = [n for n, line in enumerate(src.lines, 1) if is_text(line) and line.strip() != src.title]
+        found = [claim_at(src.lines, src.path, a, b) for a, b in notes_of(src.lines, lead[:1])]
+    return found
+
+
+def _words(name: str) -> list[str]:
+    return re.findall(r"\w+", name.casefold())
+
+
+def summary(src: SourceInfo, threshold: int) -> Said:
+    """The digest's summary sentences with the lines that support them; a summary cached as
+    plain text is checked against the whole source's best lines. When none is left, the
+    source's own lead (after its title), cited to its lines."""
+    raw = src.digest.get("summary") or []
+    kept = [(str(s["text"]), s["lines"]) for s in raw if isinstance(s, dict) and s.get("lines")]
+    if isinstance(raw, str) and sum(ch.isalpha() for ch in raw) >= 20:
+        numbers = [n for n, line in enumerate(src.lines, 1) if is_text(line) and line.strip() != src.title]
+        picked, verdict = check_against(raw, [src.lines[n - 1] for n in numbers], threshold, limit=3)
+        kept = [(raw, [[numbers[i], numbers[i]] for i in picked])] if verdict.ok else []
+    return kept or lead(src)
+
+
+def lead(src: SourceInfo) -> Said:
+    """The source's own first sentences (after its title), cited to their lines."""
+    first = [n for n, line in enumerate(src.lines, 1) if is_text(line) and line.strip() != src.title]
+    for a, b in notes_of(src.lines, first[:1]):
+        said = sentences(claim_text(src.lines, a, b))[:2]
+        return [(shorten(" ".join(said), 400), [[a, b]])] if said else []
+    return []
+
+
+def _mentions(names: list[str], src: SourceInfo) -> list[Claim]:
+    """Lines of the source that name a pinned topic: pinned topics are grounded by code too."""
+    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in names if n) + r")\b", re.IGNORECASE)
+    numbers = [n for n, line in enumerate(src.lines, start=1) if pattern.search(line) and is_text(line)]
+    return [claim_at(src.lines, src.path, a, b) for a, b in notes_of(src.lines, numbers)]
+
+
+def other_notes(src: SourceInfo, said: Said, shown: dict[int, int]) -> list[Claim]:
+    """What of the source's lines no other page shows (`shown`: line -> characters of it some
+    topic page or the summary shows as they are): lines none carries, and the rest of a line
+    shown cut short. Every fact of a source is somewhere in the wiki's text."""
+    shown = dict(shown)
+    for text, ranges in said:  # the lead, as it is
+        for a, b in ranges:
+            if a == b and claim_text(src.lines, a, a, limit=1 << 30).startswith(text):
+                shown[a] = max(shown.get(a, 0), len(text))
+    whole: list[int] = []
+    rests: list[Claim] = []
+    for n, line in enumerate(src.lines, start=1):
+        if not is_text(line) or len(content_words(line)) < MIN_FACT_WORDS:
+            continue
+        full = claim_text(src.lines, n, n, limit=1 << 30)
+        size = shown.get(n, 0)
+        if size == 0:
+            whole.append(n)
+        elif size < len(full) and len(content_words(full[size:])) >= MIN_FACT_WORDS:
+            rests += [Claim(t, src.path, n, n) for t in chunks(full[size:].strip())]
+    notes = []
+    for a, b in notes_of(src.lines, whole):
+        notes += [Claim(t, src.path, a, b) for t in chunks(claim_text(src.lines, a, b, limit=1 << 30))]
+    return sorted(notes + rests, key=lambda c: (c.start, c.end))
+
+
+Made = dict[str, tuple[str, str]]  # source path -> (key, JSON) of what a plan made anew
+Save = Callable[[str, Made], None]  # ("facts" or "notes", rows): into the state
+
+
+class Memo:
+    """Each source's facts and other notes as the last plan made them, by key; `rows` from
+    state.db (empty for a build that plans everything again, --force). What this plan makes
+    anew goes to `save` a thousand rows at a time (held in `pending` without one: --dry-run),
+    so that a first plan of 100,000 sources never holds all their JSON at once."""
+
+    FLUSH = 1000
+
+    def __init__(self, rows: Mapping[str, Planned], settings: Settings, save: Save | None = None) -> None:
+        self.rows = rows
+        self.settings = settings
+        self.settings_fp = settings.fingerprint()
+        self.save = save
+        self.keys: dict[str, str] = {}  # path -> its facts' key in this plan
+        self.pending: dict[str, Made] = {"facts": {}, "notes": {}}
+        self.fresh: set[str] = set()  # the sources planned anew (their facts or notes)
+
+    def facts(self, src: SourceInfo) -> SourceFacts:
+        digest = json.dumps(src.digest, sort_keys=True, ensure_ascii=False, default=str)
+        lines = text_hash("\n".join(src.lines))
+        key = self.keys[src.path] = fingerprint([self.settings_fp, src.path, src.title, lines, digest])
+        row = self.rows.get(src.path)
+        if row is not None and row.key == key:
+            return _facts_from(json.loads(row.facts), src.path)
+        made = source_facts(src, self.settings)
+        self._put("facts", src.path, key, json.dumps(_facts_json(made), ensure_ascii=False))
+        return made
+
+    def other_notes(self, src: SourceInfo, said: Said, shown: dict[int, int]) -> list[Claim]:
+        key = fingerprint([self.keys[src.path], sorted(shown.items())])
+        row = self.rows.get(src.path)
+        if row is not None and row.notes_key == key:
+            return [_claim_from(c, src.path) for c in json.loads(row.notes)]
+        made = other_notes(src, said, shown)
+        self._put("notes", src.path, key, json.dumps([_claim_json(c) for c in made], ensure_ascii=False))
+        return made
+
+    def _put(self, what: str, path: str, key: str, text: str) -> None:
+        self.pending[what][path] = (key, text)
+        self.fresh.add(path)
+        if len(self.pending[what]) >= self.FLUSH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.save is None:
+            return
+        for what, made in self.pending.items():
+            if made:
+                self.save(what, made)
+                made.clear()
+
+    def gone(self, live: Iterable[str]) -> list[str]:
+        return sorted(set(self.rows) - set(live))
+
+
+def _claim_json(c: Claim) -> list[Any]:
+    return [c.text, c.start, c.end, c.section] if c.section else [c.text, c.start, c.end]
+
+
+def _claim_from(row: list[Any], path: str) -> Claim:
+    return Claim(row[0], path, row[1], row[2], row[3] if len(row) > 3 else "")
+
+
+def _facts_json(f: SourceFacts) -> dict[str, Any]:
+    return {
+        "said": f.said,
+        "topics": [[name, kind, [_claim_json(c) for c in claims]] for name, kind, claims in f.topics],
+        "mentions": [[_claim_json(c) for c in claims] for claims in f.mentions],
+    }
+
+
+def _facts_from(data: dict[str, Any], path: str) -> SourceFacts:
+    return SourceFacts(
+        [(text, ranges) for text, ranges in data["said"]],
+        [(name, kind, [_claim_from(c, path) for c in claims]) for name, kind, claims in data["topics"]],
+        [[_claim_from(c, path) for c in claims] for claims in data["mentions"]],
+    )

@@ -1,0 +1,124 @@
+"""The tables of a build's own bookkeeping: the source stat cache, the LLM response cache,
+the last run of every action, the files wikic wrote, and the sticky page slugs."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from wikic.state.connection import Tables
+
+_PART = re.compile(r"#\d+$")
+
+
+@dataclass(frozen=True)
+class ActionRecord:
+    id: str  # `stage:subject`, and `#n` for one part of a source digested in several
+    stage: str
+    key: str
+    inputs: dict[str, str]
+
+    @property
+    def subject(self) -> str:
+        """What the action belongs to: a digest's source path (any part), a write's page id."""
+        subject = self.id.removeprefix(f"{self.stage}:")
+        return _PART.sub("", subject) if self.stage == "digest" else subject
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    path: str
+    hash: str
+    size: int
+    mtime_ns: int
+
+
+class BuildTables(Tables):
+    """The build's tables (see the module's docstring)."""
+
+    # --- sources (stat cache) ---------------------------------------------
+    def source_stats(self) -> dict[str, tuple[int, int, str]]:
+        rows = self.db.execute("SELECT path, size, mtime_ns, hash FROM sources")
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def set_source(self, path: str, size: int, mtime_ns: int, hash_: str) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO sources (path, size, mtime_ns, hash) VALUES (?, ?, ?, ?)",
+            (path, size, mtime_ns, hash_),
+        )
+
+    def source_hashes(self) -> dict[str, str]:
+        """Path -> hash of each source the last build read."""
+        return dict(self.db.execute("SELECT path, hash FROM sources").fetchall())
+
+    def remove_source(self, path: str) -> None:
+        self.db.execute("DELETE FROM sources WHERE path=?", (path,))
+
+    # --- response cache ----------------------------------------------------
+    def cached(self, key: str) -> Any | None:
+        row = self.db.execute("SELECT output FROM cache WHERE key=?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put_cache(
+        self, key: str, stage: str, output: Any, prompt_tokens: int, completion_tokens: int
+    ) -> None:
+        text = json.dumps(output, ensure_ascii=False)
+        self.db.execute(
+            "INSERT OR REPLACE INTO cache VALUES (?, ?, ?, ?, ?, ?)",
+            (key, stage, text, prompt_tokens, completion_tokens, time.time()),
+        )
+
+    # --- actions -----------------------------------------------------------
+    def actions(self, stage: str | None = None) -> dict[str, ActionRecord]:
+        if stage is None:
+            rows = self.db.execute("SELECT id, stage, key, inputs FROM actions")
+        else:
+            rows = self.db.execute("SELECT id, stage, key, inputs FROM actions WHERE stage=?", (stage,))
+        return {r[0]: ActionRecord(r[0], r[1], r[2], json.loads(r[3])) for r in rows}
+
+    def set_action(self, rec: ActionRecord) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO actions VALUES (?, ?, ?, ?, ?)",
+            (rec.id, rec.stage, rec.key, json.dumps(rec.inputs, sort_keys=True), time.time()),
+        )
+
+    def remove_action(self, action_id: str) -> None:
+        self.db.execute("DELETE FROM actions WHERE id=?", (action_id,))
+
+    # --- files wikic wrote --------------------------------------------------
+    def files(self) -> dict[str, FileRecord]:
+        rows = self.db.execute("SELECT path, hash, size, mtime_ns FROM files")
+        return {r[0]: FileRecord(r[0], r[1], r[2], r[3]) for r in rows}
+
+    def file_hashes(self) -> dict[str, str]:
+        """Path -> hash of each file wikic wrote (10,000 rows: no records made)."""
+        return dict(self.db.execute("SELECT path, hash FROM files").fetchall())
+
+    def file_stats(self) -> list[tuple[str, int, int]]:
+        """(path, size, mtime_ns) of each file wikic wrote, as it left them: for the stat checks."""
+        return [(r[0], r[1], r[2]) for r in self.db.execute("SELECT path, size, mtime_ns FROM files")]
+
+    def set_file(self, rec: FileRecord) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rec.path, rec.hash, rec.size, rec.mtime_ns)
+        )
+
+    def remove_file(self, path: str) -> None:
+        self.db.execute("DELETE FROM files WHERE path=?", (path,))
+
+    # --- sticky page slugs ---------------------------------------------------
+    def slugs(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT page_id, slug FROM slugs").fetchall())
+
+    def set_slugs(self, mapping: dict[str, str]) -> None:
+        with self.transaction():
+            self.db.execute("DELETE FROM slugs")
+            self.db.executemany("INSERT INTO slugs VALUES (?, ?)", sorted(mapping.items()))
+
+    def wiki_changed_at(self) -> float:
+        """When the build last wrote or removed a page: the newest file it recorded (0 if none)."""
+        row = self.db.execute("SELECT MAX(mtime_ns) FROM files").fetchone()
+        return (row[0] or 0) / 1e9 if row else 0.0

@@ -1,0 +1,150 @@
+"""The tables that make an edit cost what it changes: what the plan made of each source,
+each page's lint facts and findings, what assemble rendered of each page, and what compose
+made of each page's text (issue 17)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+from wikic.state.connection import Tables
+from wikic.state.schema import Meta
+
+
+@dataclass(frozen=True)
+class LintRow:
+    rel: str
+    size: int
+    mtime_ns: int
+    key: str  # what the page's own findings read (settings, its sources' stats)
+    facts: str  # JSON: what the rules across pages read of it
+    findings: str  # JSON: its own findings
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """What assemble made of a page, by key: its body's inputs, the whole page's."""
+
+    body_key: str
+    page_key: str
+    links: list[str]  # the slugs its body links to
+    description: str  # its line in index.md
+
+
+@dataclass(frozen=True)
+class Planned:
+    """What the plan made of one source (build/sourceplan.py), by key, as JSON."""
+
+    key: str  # over everything its facts read
+    facts: str
+    notes_key: str  # over its facts and what of its lines other pages show
+    notes: str
+
+
+_SAVE_FACTS = """INSERT INTO planned VALUES (?, ?, ?, '', '')
+    ON CONFLICT(path) DO UPDATE SET key=excluded.key, facts=excluded.facts"""
+_SAVE_NOTES = """INSERT INTO planned VALUES (?, '', '', ?, ?)
+    ON CONFLICT(path) DO UPDATE SET notes_key=excluded.notes_key, notes=excluded.notes"""
+
+
+class PlannedRows(Mapping[str, Planned]):
+    """The planned table as a mapping that reads rows as they are asked for, a window of rows
+    in path order at a time: the plan asks in path order, and 100,000 sources' JSON is never
+    all in memory at once."""
+
+    WINDOW = 512
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.window: dict[str, Planned] = {}
+
+    def __getitem__(self, path: str) -> Planned:
+        if path not in self.window:
+            sql = (
+                "SELECT path, key, facts, notes_key, notes FROM planned WHERE path >= ? ORDER BY path LIMIT ?"
+            )
+            rows = self.db.execute(sql, (path, self.WINDOW))
+            self.window = {r[0]: Planned(r[1], r[2], r[3], r[4]) for r in rows}
+        return self.window[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([r[0] for r in self.db.execute("SELECT path FROM planned ORDER BY path")])
+
+    def __len__(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM planned").fetchone()[0])
+
+
+class IncrementalTables(Tables):
+    """The incremental stages' tables (see the module's docstring)."""
+
+    def planned(self) -> PlannedRows:
+        """source path -> what the last plan made of it (build/sourceplan.py), read as asked."""
+        return PlannedRows(self.db)
+
+    def save_planned(self, what: str, made: dict[str, tuple[str, str]]) -> None:
+        """A plan's new "facts" or "notes" of sources: path -> (key, JSON)."""
+        sql = _SAVE_FACTS if what == "facts" else _SAVE_NOTES
+        with self.transaction():
+            self.db.executemany(sql, [(path, key, text) for path, (key, text) in made.items()])
+
+    def drop_planned(self, paths: Iterable[str]) -> None:
+        with self.transaction():
+            self.db.executemany("DELETE FROM planned WHERE path=?", [(path,) for path in paths])
+
+    def lint_pages(self) -> dict[str, LintRow]:
+        """Each page's cached lint facts and own findings, by path (lint/cache.py)."""
+        rows = self.db.execute("SELECT rel, size, mtime_ns, key, facts, findings FROM lint_pages")
+        return {r[0]: LintRow(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows}
+
+    def set_lint_pages(self, rows: Iterable[LintRow], gone: Iterable[str], across: str | None = None) -> None:
+        """`across`: Meta.LINT_ACROSS, in the same transaction as the rows it was made with."""
+        with self.transaction():
+            if across is not None:  # Meta.LINT_ACROSS, written here to stay in the transaction
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (Meta.LINT_ACROSS.value, across))
+            self.db.executemany("DELETE FROM lint_pages WHERE rel=?", [(rel,) for rel in gone])
+            self.db.executemany(
+                "INSERT OR REPLACE INTO lint_pages VALUES (?, ?, ?, ?, ?, ?)",
+                [(r.rel, r.size, r.mtime_ns, r.key, r.facts, r.findings) for r in rows],
+            )
+
+    def lint_findings(self) -> dict[str, tuple[int, int, str]]:
+        """Each page's stat and own findings (JSON) in the lint cache, without its facts: what
+        a lint after an edit of a few pages reads of the others (lint/cache.py)."""
+        rows = self.db.execute("SELECT rel, size, mtime_ns, findings FROM lint_pages").fetchall()
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def lint_facts(self, rels: Iterable[str]) -> dict[str, str]:
+        """The cached facts (JSON) of these pages, by path."""
+        found: dict[str, str] = {}
+        for rel in rels:
+            row = self.db.execute("SELECT facts FROM lint_pages WHERE rel=?", (rel,)).fetchone()
+            if row is not None:
+                found[rel] = row[0]
+        return found
+
+    def assembled(self) -> dict[str, Rendered]:
+        """slug -> what its last assembly rendered, by key (build/assemble.py)."""
+        rows = self.db.execute("SELECT slug, body_key, page_key, links, description FROM assembled")
+        return {r[0]: Rendered(r[1], r[2], json.loads(r[3]), r[4]) for r in rows}
+
+    def set_assembled(self, changed: dict[str, Rendered], gone: Iterable[str]) -> None:
+        with self.transaction():
+            self.db.executemany("DELETE FROM assembled WHERE slug=?", [(slug,) for slug in gone])
+            self.db.executemany(
+                "INSERT OR REPLACE INTO assembled VALUES (?, ?, ?, ?, ?)",
+                [(s, r.body_key, r.page_key, json.dumps(r.links), r.description) for s, r in changed.items()],
+            )
+
+    def composed(self) -> dict[str, tuple[str, str]]:
+        """page id -> (key of what its text was composed from, the text as JSON) (build/compose.py)."""
+        return {r[0]: (r[1], r[2]) for r in self.db.execute("SELECT page_id, key, text FROM composed")}
+
+    def set_composed(self, changed: dict[str, tuple[str, str]], gone: Iterable[str]) -> None:
+        with self.transaction():
+            self.db.executemany("DELETE FROM composed WHERE page_id=?", [(pid,) for pid in gone])
+            self.db.executemany(
+                "INSERT OR REPLACE INTO composed VALUES (?, ?, ?)",
+                [(p, k, t) for p, (k, t) in changed.items()],
+            )

@@ -1,0 +1,44 @@
+"""What state.db is: its format number, its tables, and the keys of its `meta` table."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+FORMAT = 1
+
+
+class Meta(StrEnum):
+    """Every key of the `meta` table, and what its value holds."""
+
+    FORMAT = "format"  # the state format (FORMAT) that wrote the database
+    CLEAN = "clean"  # the build's mark of inputs and wiki/ after a clean build ("" after any other)
+    PAGES = "pages"  # pages and actions the last clean build counted: a no-op build reports them
+    ACTIONS = "actions"
+    UPTODATE = "uptodate"  # the no-op check's mark (JSON), with the figures a skipped build reports
+    LINT_SUMMARY = "lint_summary"  # the lint summary's cache key and counts (JSON)
+    LINT_ACROSS = "lint_across"  # the findings of the rules across pages, by what they read (JSON)
+    ASK_SAVED = "ask_saved_mark"  # the build's "clean" mark as it is with a just-saved answer
+
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sources (
+    path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, hash TEXT);
+CREATE TABLE IF NOT EXISTS cache (
+    key TEXT PRIMARY KEY, stage TEXT, output TEXT NOT NULL,
+    prompt_tokens INTEGER, completion_tokens INTEGER, created REAL);
+CREATE TABLE IF NOT EXISTS actions (
+    id TEXT PRIMARY KEY, stage TEXT, key TEXT, inputs TEXT, updated REAL);
+CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, hash TEXT, size INTEGER, mtime_ns INTEGER);
+CREATE TABLE IF NOT EXISTS slugs (page_id TEXT PRIMARY KEY, slug TEXT UNIQUE);
+CREATE TABLE IF NOT EXISTS lint_pages (
+    rel TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, key TEXT, facts TEXT, findings TEXT);
+CREATE TABLE IF NOT EXISTS assembled (
+    slug TEXT PRIMARY KEY, body_key TEXT, page_key TEXT, links TEXT, description TEXT);
+CREATE TABLE IF NOT EXISTS composed (page_id TEXT PRIMARY KEY, key TEXT, text TEXT);
+CREATE TABLE IF NOT EXISTS planned (
+    path TEXT PRIMARY KEY, key TEXT, facts TEXT, notes_key TEXT, notes TEXT);
+CREATE TABLE IF NOT EXISTS batches (
+    token TEXT PRIMARY KEY, stage TEXT, file_id TEXT, batch_id TEXT, created REAL);
+CREATE TABLE IF NOT EXISTS batch_items (token TEXT, key TEXT, PRIMARY KEY (token, key));
+"""
