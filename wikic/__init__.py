@@ -1,3 +1,3 @@
 """wikic: compile sources into an interlinked Markdown wiki, incrementally."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -36,14 +36,14 @@ def foreign(root: Path, state: State, pages: dict[str, PagePlan], keep: set[str]
     return found
 
 
-def kept_for_failed_sources(root: Path, state: State, failed: set[str], planned: set[str]) -> set[str]:
-    """Pages fed by a source that failed this time are kept, not removed."""
+def kept_for_failed_sources(root: Path, state: State, failed: set[str]) -> set[str]:
+    """Pages fed by a source that failed this time are kept as they are, neither removed nor
+    written without its notes (a page it shares with other sources too: "Avoid repeated work"),
+    until it reads again."""
     if not failed:
         return set()
     keep = set()
     for rel in state.files():
-        if rel.removeprefix("wiki/") in planned:
-            continue
         try:
             meta = split_page((root / rel).read_text(encoding="utf-8")).meta
         except (OSError, UnicodeDecodeError):

@@ -169,11 +169,10 @@ class _Build:
     ) -> None:
         """Assemble and publish the pages, append to log.md, and record the build in the state."""
         root, report = self.project.root, self.report
-        available = {pid: p for pid, p in pages.items() if p.type == "source" or pid in prose}
-        keep = {f"wiki/{p.slug}.md" for pid, p in pages.items() if pid not in available}
-        keep |= kept_for_failed_sources(
-            root, self.state, self.failed_sources, set(f"{p.slug}.md" for p in available.values())
-        )
+        frozen = kept_for_failed_sources(root, self.state, self.failed_sources)
+        made = {pid: p for pid, p in pages.items() if p.type == "source" or pid in prose}
+        available = {pid: p for pid, p in made.items() if f"wiki/{p.slug}.md" not in frozen}
+        keep = {f"wiki/{p.slug}.md" for pid, p in pages.items() if pid not in available} | frozen
         kept = {pid: p for pid, p in pages.items() if pid not in available}
         forgotten = sorted(set(self.state.source_stats()) - {s.path for s in sources} - self.failed_sources)
         if forgotten:  # before the index is made: it lists answers, which may go with them
