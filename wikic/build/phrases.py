@@ -11,7 +11,7 @@ sources that repeat one sentence are one use of a phrase, not two.
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterator
 
 from wikic.wiki.overlap import STOP
@@ -23,6 +23,7 @@ CONTEXT = 40  # characters each side of a phrase that tell a source's own senten
 MARKED_WORDS = 4  # a heading or an emphasis longer than this is a sentence, not a term
 TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]|\S")
 EMPHASIS = re.compile(r"\*\*([^*\n]+)\*\*|(?<![*\w])\*([^*\n]+)\*(?![*\w])|(?<!\w)_([^_\n]+)_(?!\w)")
+LOWER_WORD = re.compile(r"[a-z][a-z'-]*[a-z]")
 HEADING = re.compile(r"^\s*#{1,6}\s+(.+?)\s*#*\s*$")
 # Words that cannot end a term, as written in running text: "film directed", "temperature ever".
 _NOT_LAST = "ever prior also only even still just well very more most less least such same own"
@@ -71,27 +72,6 @@ def marked(line: str) -> dict[str, str]:
     return out
 
 
-def _ngrams(line: str) -> set[str]:
-    """Every run of two to MARKED_WORDS words of a line, casefolded: where a marked term is looked up."""
-    words = re.findall(r"[^\W\d_][\w'-]*", line.casefold())
-    return {" ".join(words[i : i + n]) for n in range(2, MARKED_WORDS + 1) for i in range(len(words) - n + 1)}
-
-
-class _Seen:
-    """Per phrase, the sources writing it and the lines that do."""
-
-    def __init__(self) -> None:
-        self.lines: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-
-    def add(self, phrase: str, path: str, n: int) -> None:
-        numbers = self.lines[phrase][path]
-        if len(numbers) < MAX_LINES_PER_SOURCE and (not numbers or numbers[-1] != n):
-            numbers.append(n)
-
-    def distinct(self, phrase: str, sources: dict[str, list[str]]) -> bool:
-        return distinct_uses(phrase, self.lines[phrase], sources)
-
-
 def distinct_uses(phrase: str, where: dict[str, list[int]], sources: dict[str, list[str]]) -> bool:
     """Whether two or more sources write `phrase` in words of their own: two sources that
     copy one sentence ("The citizens refer to themselves as ...") are one use, not two."""
@@ -133,33 +113,37 @@ def _around(line: str, phrase: str) -> tuple[str, str]:
 
 def terms(sources: dict[str, list[str]]) -> dict[str, dict[str, list[int]]]:
     """The terms of a set of sources (path -> lines), each with the lines, per source, that
-    write it; named as some source marks it ("Early cutoff"), else as written ("Rock band")."""
+    write it; named as some source marks it ("Early cutoff"), else as written ("Rock band").
+    A marked term is looked up among the phrases lines write in lower case (two or three
+    words, no stop word inside): what a heading or a bold phrase names, running text writes so."""
     marks: dict[str, str] = {}
     words: Counter[str] = Counter()
-    seen = _Seen()
+    seen: dict[str, list[tuple[str, int]]] = {}  # phrase -> (source, line) where written, in order
     for path, lines in sources.items():
         used: set[str] = set()
         for n, line in enumerate(lines, start=1):
-            for key, form in marked(line).items():
-                marks.setdefault(key, form)
+            if "#" in line or "*" in line or "_" in line:
+                for key, form in marked(line).items():
+                    marks.setdefault(key, form)
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
-            used.update(w for w in re.findall(r"[a-z][a-z'-]*[a-z]", line))
+            used.update(LOWER_WORD.findall(line))
             for phrase in written(line):
-                seen.add(phrase, path, n)
+                seen.setdefault(phrase, []).append((path, n))
         words.update(used)
-    firsts = {m.split()[0] for m in marks}
-    for path, lines in sources.items():
-        for n, line in enumerate(lines, start=1):
-            if not line.strip() or line.lstrip().startswith("#") or not firsts & set(line.casefold().split()):
-                continue
-            for phrase in _ngrams(line) & marks.keys():
-                seen.add(phrase, path, n)
     found = {}
-    for phrase in sorted(seen.lines):
-        term = phrase in marks or _cohesive(phrase, len(seen.lines[phrase]), words)
-        if term and seen.distinct(phrase, sources):
-            found[phrase] = {path: list(numbers) for path, numbers in seen.lines[phrase].items()}
+    for phrase, at in seen.items():
+        if at[0][0] == at[-1][0]:
+            continue  # one source only
+        where: dict[str, list[int]] = {}
+        for path, n in at:
+            numbers = where.setdefault(path, [])
+            if len(numbers) < MAX_LINES_PER_SOURCE:
+                numbers.append(n)
+        term = phrase in marks or _cohesive(phrase, len(where), words)
+        if term and distinct_uses(phrase, where, sources):
+            found[phrase] = where
+    found = dict(sorted(found.items()))
     return {marks.get(p) or p[0].upper() + p[1:]: where for p, where in _longest(found).items()}
 
 
