@@ -20,7 +20,7 @@ MIN_SOURCES = 2
 COHESION = 0.5  # sources writing the phrase / sources writing its most used word, at least
 MAX_LINES_PER_SOURCE = 6
 CONTEXT = 40  # characters each side of a phrase that tell a source's own sentence from a copied one
-MARKED_WORDS = 4  # a heading or an emphasis longer than this is a sentence, not a term
+MAX_WORDS = 3  # a term's words at most: a heading or an emphasis longer than this is a sentence
 TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]|\S")
 EMPHASIS = re.compile(r"\*\*([^*\n]+)\*\*|(?<![*\w])\*([^*\n]+)\*(?![*\w])|(?<!\w)_([^_\n]+)_(?!\w)")
 LOWER_WORD = re.compile(r"[a-z][a-z'-]*[a-z]")
@@ -49,17 +49,17 @@ def _runs(line: str) -> Iterator[list[str]]:
 
 
 def written(line: str) -> set[str]:
-    """The two- and three-word lower-case phrases a line writes."""
+    """The lower-case phrases of two to MAX_WORDS words a line writes."""
     out: set[str] = set()
     for run in _runs(line):
-        for n in (2, 3):
+        for n in range(2, MAX_WORDS + 1):
             out.update(" ".join(run[i : i + n]) for i in range(len(run) - n + 1))
     return out
 
 
 def marked(line: str) -> dict[str, str]:
     """What a line marks as a term (its heading text, its bold or italic words), casefolded,
-    with the form it is written in; of two to MARKED_WORDS words (one word marked is as often
+    with the form it is written in; of two to MAX_WORDS words (one word marked is as often
     "Summary" or "Make" the verb as a term), not stop words alone."""
     texts = [m.group(1)] if (m := HEADING.match(line)) else []
     texts += [next(g for g in m.groups() if g) for m in EMPHASIS.finditer(line)]
@@ -67,7 +67,7 @@ def marked(line: str) -> dict[str, str]:
     for text in texts:
         words = re.findall(r"[^\W\d_][\w'-]*", text)
         key = " ".join(words).casefold()
-        if 2 <= len(words) <= MARKED_WORDS and not set(key.split()) <= NOT_WORDS:
+        if 2 <= len(words) <= MAX_WORDS and not set(key.split()) <= NOT_WORDS:
             out.setdefault(key, " ".join(words))
     return out
 
@@ -114,8 +114,8 @@ def _around(line: str, phrase: str) -> tuple[str, str]:
 def terms(sources: dict[str, list[str]]) -> dict[str, dict[str, list[int]]]:
     """The terms of a set of sources (path -> lines), each with the lines, per source, that
     write it; named as some source marks it ("Early cutoff"), else as written ("Rock band").
-    A marked term is looked up among the phrases lines write in lower case (two or three
-    words, no stop word inside): what a heading or a bold phrase names, running text writes so."""
+    A marked term is looked up among the phrases lines write in lower case (no stop word
+    inside): what a heading or a bold phrase names, running text writes so."""
     marks: dict[str, str] = {}
     words: Counter[str] = Counter()
     seen: dict[str, list[tuple[str, int]]] = {}  # phrase -> (source, line) where written, in order
@@ -151,7 +151,7 @@ def _cohesive(phrase: str, used: int, words: Counter[str]) -> bool:
     parts = phrase.split()
     if parts[-1] in NOT_LAST or parts[-1].endswith(("ed", "ly")) or parts[0].endswith(("ing", "ly")):
         return False  # "film directed", "helping ensure": a verb or an adverb, not a term
-    return " " in phrase and used >= COHESION * max(words[w] for w in parts)
+    return used >= COHESION * max(words[w] for w in parts)
 
 
 def _longest(found: dict[str, dict[str, list[int]]]) -> dict[str, dict[str, list[int]]]:
