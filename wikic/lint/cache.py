@@ -85,6 +85,7 @@ class _Seen:
     attachments: set[str]
     started: int  # time.time_ns() before anything was stat'ed
     stats: dict[str, Stat | None] = field(default_factory=dict)  # sources' stats, read once
+    memo: dict[Any, str] = field(default_factory=dict)  # _base and _env, asked again when storing
 
     def trusted(self, st: Stat) -> Stat:
         return (st[0], st[1] if st[1] < self.started - RACY_NS else -1)
@@ -146,8 +147,10 @@ def _see(
 def _base(seen: _Seen) -> str:
     """What every finding reads besides the pages and their sources: the rules and their
     settings, index.md, the attachments, what wikic wrote."""
+    if "base" in seen.memo:
+        return seen.memo["base"]
     index = seen.index
-    return fingerprint(
+    seen.memo["base"] = fingerprint(
         [
             seen.settings,
             sorted(seen.levels),
@@ -157,11 +160,16 @@ def _base(seen: _Seen) -> str:
             digest(repr(sorted(seen.files.items())), FINGERPRINT),
         ]
     )
+    return seen.memo["base"]
 
 
 def _env(seen: _Seen, deps: list[str]) -> str:
     """The stat of each source the pages cite or list, and what the last build read of it."""
-    return digest(repr([(rel, _stat(seen, rel), seen.source_stats.get(rel)) for rel in deps]), FINGERPRINT)
+    key = ("env", *deps)
+    if key not in seen.memo:
+        parts = [(rel, _stat(seen, rel), seen.source_stats.get(rel)) for rel in deps]
+        seen.memo[key] = digest(repr(parts), FINGERPRINT)
+    return seen.memo[key]
 
 
 # --- when only some pages changed since the last stored lint: O(change) -----------------
@@ -371,7 +379,7 @@ def _stat(seen: _Seen, rel: str) -> Stat | None:
         seen.stats[rel] = None
         if rel.startswith("sources/") and ".." not in rel.split("/"):
             try:
-                st = os.stat(seen.project.root / rel)
+                st = os.stat(os.path.join(seen.project.root, rel))  # no Path: once per source
                 seen.stats[rel] = (st.st_size, st.st_mtime_ns)
             except OSError:
                 pass

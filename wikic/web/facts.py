@@ -67,12 +67,23 @@ def page_facts(page: Page, stat: list[int] | None) -> Facts:
     }
 
 
+class Stub(Page):
+    """A page known from its facts, not read: its title, aliases, type, sources and slug are
+    plain attributes set from them (not Page's properties, which parse the front matter's
+    values on every use, 10,000 times per export), and its body is empty: it is read again
+    only if its HTML must be rendered."""
+
+    slug: str = ""
+    title: str = ""
+    type: str = ""
+    aliases: list[str] = []  # noqa: RUF012 (set per instance)
+    sources: list[str] = []  # noqa: RUF012
+
+
 def stub(rel: str, facts: Facts) -> Page:
-    """A page that answers title, aliases, type, sources and hash from its facts; its body is
-    read again only if its HTML must be rendered."""
     meta = {k: facts[k] for k in ("title", "aliases", "type", "sources")}
-    page = Page(rel, "", meta=meta, has_front_matter=True)
-    page.hash = facts["hash"]
+    page = Stub(rel, "", meta=meta, has_front_matter=True, hash=facts["hash"])
+    page.__dict__.update(meta, slug=rel.rsplit("/", 1)[-1].removesuffix(".md"))
     return page
 
 
@@ -95,12 +106,15 @@ def affected(
     res: dict[str, list[str | None]],
     model: Model,
     moved_sources: set[str],
+    read: set[str] | None = None,
 ) -> Changes:
     """A page's HTML depends on its file, what its targets resolve to and their titles and
     types, who links to it and their titles and types, which of its sources exist: each of
-    these is followed here, from the facts before and after."""
-    changed = {s for s, f in new.items() if s not in old or old[s]["hash"] != f["hash"]}
-    relinked = {s for s in new if s not in old or old[s].get("res") != res[s]}
+    these is followed here, from the facts before and after. `read`: the pages read again,
+    when only they can have changed (the others' facts and links are the last export's)."""
+    look = read if read is not None else new
+    changed = {s for s in look if s not in old or old[s]["hash"] != new[s]["hash"]}
+    relinked = {s for s in look if s not in old or old[s].get("res") != res[s]}
     todo = changed | relinked
     graph = bool(moved_sources or set(old) ^ set(new))
     for slug in relinked:  # a page that gained or lost a link changes the target's backlinks

@@ -5,9 +5,10 @@ one URL layout that `wikic serve` and `wikic site` share, so links are relative 
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 from urllib.parse import quote
 
 from wikic.project import Project
@@ -70,6 +71,7 @@ class Model:
     fed: dict[str, list[str]] = field(default_factory=dict)  # source path -> slugs of pages it feeds
     cites: dict[str, list[str]] = field(default_factory=dict)  # slug -> the source of each citation
     schema: Schema | None = None  # schema.yaml as the model was loaded with it
+    counted: tuple[int, int] | None = None  # (citations, those whose source exists), once counted
 
     def __post_init__(self) -> None:
         # A page's targets come from the wikilink pattern over its text where that gives lint's
@@ -79,20 +81,27 @@ class Model:
         # not read; `resolved` only while no page's names changed, so each target still resolves
         # to the page it did).
         resolve = self.wiki.resolve
-        for slug, page in self.wiki.pages.items():
-            targets = self.targets.get(slug)
+        pages, known_targets, known_resolved = self.wiki.pages, self.targets, self.resolved
+        outbound, fed = self.outbound, defaultdict[str, list[str]](list)
+        for slug, page in pages.items():
+            targets = known_targets.get(slug)
             if targets is None:
-                targets = self.targets[slug] = page_targets(page)
-            found = self.resolved.get(slug)
+                targets = known_targets[slug] = page_targets(page)
+            found = known_resolved.get(slug)
             if found is None:
-                self.resolved[slug] = found = [resolve(t) for t in targets]
-            self.outbound[slug] = {s for s in found if s is not None and s != slug}
-            self.inbound.setdefault(slug, set())
+                known_resolved[slug] = found = [resolve(t) for t in targets]
+            links = set(found)
+            links.discard(None)
+            links.discard(slug)
+            outbound[slug] = cast(set[str], links)
             for source in page.sources:
-                self.fed.setdefault(source, []).append(slug)
-        for slug, linked in self.outbound.items():
+                fed[source].append(slug)
+        self.fed = dict(fed)
+        inbound = self.inbound = {slug: set() for slug in pages}
+        for slug, linked in outbound.items():
             for target in linked:
-                self.inbound.setdefault(target, set()).add(slug)
+                if (back := inbound.get(target)) is not None:  # (a target resolves to a page)
+                    back.add(slug)
 
     @classmethod
     def load(
@@ -131,6 +140,19 @@ class Model:
         if page.slug not in self.cites:
             self.cites[page.slug] = self.cites_of(page)
         return self.cites[page.slug]
+
+    def citations(self) -> tuple[int, int]:
+        """How many citations the pages hold, and how many of them name a source there is:
+        counted once per model (the site's health key and its view both ask)."""
+        if self.counted is None:
+            total = resolving = 0
+            sources, cites = self.sources, self.cites
+            for slug, page in self.wiki.pages.items():
+                found = cites[slug] if slug in cites else self.cited(page)
+                total += len(found)
+                resolving += sum(map(sources.__contains__, found))
+            self.counted = (total, resolving)
+        return self.counted
 
     @staticmethod
     def cites_of(page: Page) -> list[str]:

@@ -104,7 +104,9 @@ def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 50
         if _remove(out, rel):
             report.removed.append(rel)
     facts, known = site.facts, old["pages"]  # (all shards are written again if the code changed)
-    dirty = _dirty_shards(site, known, new) if site.changes.todo != set(facts) else set(range(PIECES))
+    considered = [rel for rel, _, _ in outputs]
+    everything = site.changes.todo == set(facts)
+    dirty = set(range(PIECES)) if everything else _dirty_shards(site, known, new, considered)
     for slug, found in facts.items():
         found["res"] = site.model.resolved[slug]
         found["lint"] = site.linted[slug]
@@ -120,6 +122,7 @@ def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 50
         "started_ns": started_ns,
         "index": site.index,
         "sources": sorted(site.model.sources),
+        "source_stats": {path: [f.size, f.mtime_ns] for path, f in site.model.sources.items()},
         "files": {rel: record for rel, record in new.items() if rel not in pages},
     }
     _write(out / MANIFEST, dump(manifest))
@@ -134,14 +137,14 @@ def _prepare(project: Project, out: Path, old: dict[str, Any], lint: bool, graph
     taken = PageStats.take(project.wiki_dir)
     wiki, facts = read_known(project, known, old["started_ns"], taken)
     stubs = {slug for slug, f in facts.items() if f is known.get(slug)}
-    kept = same_names(known, facts)  # then every stub's links resolve as they did
+    same = same_names(known, facts)  # then every stub's links resolve as they did
     model = Model.load(
         project,
         lint=False,
         wiki=wiki,
         targets={s: facts[s]["targets"] for s in stubs},
         cites={s: facts[s]["cites"] for s in stubs},
-        resolved={s: facts[s]["res"] for s in stubs if "res" in facts[s]} if kept else None,
+        resolved={s: facts[s]["res"] for s in stubs if "res" in facts[s]} if same else None,
     )
     if lint:  # the build's closing lint, kept per page: only what changed since is checked
         model.findings = lint_findings(project, store=True, wiki_stats=taken, schema=model.schema)
@@ -150,14 +153,29 @@ def _prepare(project: Project, out: Path, old: dict[str, Any], lint: bool, graph
     index = wiki.index.hash if wiki.index else ""
     if old.get("context") == context:
         moved = set(old.get("sources", [])) ^ set(model.sources)
-        changes = affected(known, facts, model.resolved, model, moved)
+        changes = affected(known, facts, model.resolved, model, moved, set(facts) - stubs if same else None)
         changes.names = changes.names or bool(moved) or old.get("index") != index
         changes.todo |= {s for s, digest in linted.items() if known.get(s, {}).get("lint") != digest}
     else:
         changes = everything(facts)
     present = _present(out)
+    stats = old.get("source_stats")
+    stats = stats if isinstance(stats, dict) else {}
     return Site(
-        model, version, graph_limit, old["files"], facts, changes, stubs, present, context, index, out, linted
+        model,
+        version,
+        graph_limit,
+        old["files"],
+        facts,
+        changes,
+        stubs,
+        present,
+        context,
+        index,
+        out,
+        linted,
+        stats,
+        same,
     )
 
 
@@ -167,14 +185,20 @@ def _findings_digest(model: Model, rel: str) -> str | None:
     return json_digest([f.to_json() for f in found]) if found else None
 
 
-def _dirty_shards(site: Site, known: dict[str, Facts], new: dict[str, dict[str, str]]) -> set[int]:
+def _dirty_shards(
+    site: Site, known: dict[str, Facts], new: dict[str, dict[str, str]], considered: list[str]
+) -> set[int]:
     """The shards whose pages' facts or HTML records changed (or that are missing). A page
-    whose findings changed is rendered again: its record, so its shard, changes with them."""
+    whose findings changed is rendered again: its record, so its shard, changes with them.
+    `considered`: the outputs that were not kept as they were (only their records can differ)."""
     facts, res = site.facts, site.model.resolved
     dirty = {i for i in range(PIECES) if shard_path(i) not in site.present}
-    dirty |= {piece(s) for s in facts if s not in site.stubs or known[s].get("res") != res[s]}
+    # While no page's names changed, a page not read again keeps what its links resolved to.
+    check = set(facts) - site.stubs if site.same_names else facts
+    dirty |= {piece(s) for s in check if s not in site.stubs or known[s].get("res") != res[s]}
     dirty |= {piece(s) for s in set(known) - set(facts)}
-    dirty |= {piece(s) for s in facts if new.get(page_path(s)) is not site.files.get(page_path(s))}
+    pages = (rel for rel in considered if rel.startswith("p/"))
+    dirty |= {piece(rel[2:-5]) for rel in pages if new.get(rel) is not site.files.get(rel)}
     return dirty
 
 
@@ -191,7 +215,7 @@ def _write_outputs(
     out: Path, site: Site, outputs: list[Output], report: SiteReport
 ) -> dict[str, dict[str, str]]:
     """Render what changed; write what differs from the file there."""
-    new: dict[str, dict[str, str]] = {}
+    new = dict(site.kept)
     for rel, key, make in outputs:
         before = site.files.get(rel)
         there = rel in site.present
@@ -224,16 +248,20 @@ class Site:
     index: str  # the hash of index.md
     out: Path
     linted: dict[str, str | None]  # slug -> a digest of its lint findings (None: none, or no lint)
+    source_stats: dict[str, list[int]]  # source path -> [size, mtime_ns], as the last export saw it
+    same_names: bool  # no page's names changed: a page not read again resolves its links as it did
     pieces: dict[int, dict[str, Any]] = field(default_factory=dict)  # search pieces made: entries
+    kept: dict[str, dict[str, str]] = field(default_factory=dict)  # views whose record stands
 
 
 Output = tuple[str, str, Callable[[], bytes]]
 
 
 def _outputs(site: Site) -> list[Output]:
-    """Every file of the site: its path, the key of its inputs, how to make its bytes."""
+    """Every file of the site that may have changed: its path, the key of its inputs, how to
+    make its bytes. A page or source view whose inputs cannot have changed and whose file is
+    there keeps its record (`site.kept`) without an entry here."""
     model, version = site.model, site.version
-    wiki = model.wiki
     outs: list[Output] = [
         (f"assets/{p.name}", bytes_hash(p.read_bytes()), p.read_bytes) for p in sorted(ASSETS.iterdir())
     ]
@@ -249,20 +277,48 @@ def _outputs(site: Site) -> list[Output]:
         ("health.html", _health_key(model, version), lambda: health_view(model, STATIC).encode()),
     ]
     outs += search_outputs(site)
-    for slug in wiki.pages:
-        before = site.files.get(page_path(slug))
-        if before is None or slug in site.changes.todo:
-            key = _page_key(model, slug, version)
-        else:
+    return outs + _page_outputs(site) + _source_outputs(site)
+
+
+def _page_outputs(site: Site) -> list[Output]:
+    """The pages that may render differently (`changes.todo`), or whose file is new or gone."""
+    files, present, todo, kept = site.files, site.present, site.changes.todo, site.kept
+    outs: list[Output] = []
+    for slug in site.model.wiki.pages:
+        rel = page_path(slug)
+        before = files.get(rel)
+        if before is not None and slug not in todo:
+            if rel in present:
+                kept[rel] = before
+                continue
             key = before["key"]
-        outs.append((page_path(slug), key, _page_maker(site, slug)))
-    facts = site.facts  # each page's title and type, without the page's properties
+        else:
+            key = _page_key(site.model, slug, site.version)
+        outs.append((rel, key, _page_maker(site, slug)))
+    return outs
+
+
+def _source_outputs(site: Site) -> list[Output]:
+    """A source's view shows the source and the pages it feeds (their titles and types): its key
+    is computed again only when the graph changed (what feeds what, titles, types) or its
+    file's stat did."""
+    model, facts, files, present = site.model, site.facts, site.files, site.present
+    wiki = model.wiki
+    outs: list[Output] = []
     for path, file in model.sources.items():
-        fed = sorted(
-            (s, facts[s]["title"], facts[s]["type"]) for s in model.fed.get(path, []) if s in wiki.pages
-        )
-        key = json_digest([version, model.title, file.size, file.mtime_ns, fed])
-        outs.append((source_path(path), key, _source_maker(model, path)))
+        rel, stat = source_path(path), [file.size, file.mtime_ns]
+        before = files.get(rel)
+        if before is not None and not site.changes.graph and site.source_stats.get(path) == stat:
+            if rel in present:
+                site.kept[rel] = before
+                continue
+            key = before["key"]
+        else:
+            fed = sorted(
+                (s, facts[s]["title"], facts[s]["type"]) for s in model.fed.get(path, []) if s in wiki.pages
+            )
+            key = json_digest([site.version, model.title, *stat, fed])
+        outs.append((rel, key, _source_maker(model, path)))
     return outs
 
 

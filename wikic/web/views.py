@@ -167,11 +167,7 @@ def health_view(model: Model, mode: Mode) -> str:
 
 def receipt(model: Model) -> dict[str, Any]:
     """The compile receipt: pages, sources, citations, and the share that open a source line."""
-    total = resolving = 0
-    for page in model.wiki.pages.values():
-        for source in model.cited(page):
-            total += 1
-            resolving += source in model.sources
+    total, resolving = model.citations()
     found = [f for fs in (model.findings or {}).values() for f in fs]
     return {
         "pages": len(model.wiki.pages),
