@@ -89,14 +89,18 @@ def shards(
     files: dict[str, dict[str, str]],
     page_path: Callable[[str], str],
     dirty: set[int],
+    resolved: dict[str, Any],
+    linted: dict[str, str],
 ) -> dict[str, bytes]:
-    """The bytes of the shards in `dirty`: each page's facts with its HTML's key and hash."""
+    """The bytes of the shards in `dirty`: each page's facts with what its links resolved to,
+    a digest of its findings, its HTML's key and hash."""
     members: dict[int, dict[str, Any]] = {i: {} for i in dirty}
     for slug, found in facts.items():
         i = piece(slug)
         if i in members:
             kept = {k: v for k, v in found.items() if k != "entry"}  # kept apart: entries_path
-            members[i][slug] = {**kept, "page": files.get(page_path(slug))}
+            page = files.get(page_path(slug))
+            members[i][slug] = {**kept, "res": resolved[slug], "lint": linted.get(slug), "page": page}
     return {shard_path(i): dump(m) for i, m in members.items()}
 
 

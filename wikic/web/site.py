@@ -92,12 +92,22 @@ def check_out(project: Project, out: Path) -> None:
 
 
 def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 500) -> SiteReport:
-    started, started_ns = time.monotonic(), time.time_ns()
+    started = time.monotonic()
     check_out(project, out)
-    with gc_paused():  # many small objects and no cycles: the collector's passes cost a fifth
-        old = read_manifest(out, page_path)
-        site = _prepare(project, out, old, lint, graph_limit)
-        outputs = _outputs(site)
+    # Many small objects and no cycles: the collector's passes cost a fifth. Paused around the
+    # whole export, whose objects are freed when it returns, not only around their making: the
+    # first collection after it then has only the report to look at, not a million objects.
+    with gc_paused():
+        report = _export(project, out, lint, graph_limit)
+    report.seconds = round(time.monotonic() - started, 3)
+    return report
+
+
+def _export(project: Project, out: Path, lint: bool, graph_limit: int) -> SiteReport:
+    started_ns = time.time_ns()
+    old = read_manifest(out, page_path)
+    site = _prepare(project, out, old, lint, graph_limit)
+    outputs = _outputs(site)
     report = SiteReport(str(out), len(site.model.wiki.pages))
     new = _write_outputs(out, site, outputs, report)
     for rel in sorted(set(old["files"]) - set(new)):
@@ -107,14 +117,10 @@ def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 50
     considered = [rel for rel, _, _ in outputs]
     everything = site.changes.todo == set(facts)
     dirty = set(range(PIECES)) if everything else _dirty_shards(site, known, new, considered)
-    for slug, found in facts.items():
-        found["res"] = site.model.resolved[slug]
-        found["lint"] = site.linted[slug]
-    for rel, data in shards(facts, new, page_path, dirty).items():
+    for rel, data in shards(facts, new, page_path, dirty, site.model.resolved, site.linted).items():
         _write(out / rel, data)
     for i, entries in site.pieces.items():
         _write(out / entries_path(i), dump(entries))
-    pages = {page_path(slug) for slug in facts}
     manifest = {
         "format": FORMAT,
         "context": site.context,
@@ -123,10 +129,9 @@ def export(project: Project, out: Path, lint: bool = True, graph_limit: int = 50
         "index": site.index,
         "sources": sorted(site.model.sources),
         "source_stats": {path: [f.size, f.mtime_ns] for path, f in site.model.sources.items()},
-        "files": {rel: record for rel, record in new.items() if rel not in pages},
+        "files": {rel: record for rel, record in new.items() if not rel.startswith("p/")},  # pages: shards
     }
     _write(out / MANIFEST, dump(manifest))
-    report.seconds = round(time.monotonic() - started, 3)
     return report
 
 
@@ -136,26 +141,27 @@ def _prepare(project: Project, out: Path, old: dict[str, Any], lint: bool, graph
     known: dict[str, Facts] = old["pages"] if old.get("code") == version else {}  # facts it made
     taken = PageStats.take(project.wiki_dir)
     wiki, facts = read_known(project, known, old["started_ns"], taken)
-    stubs = {slug for slug, f in facts.items() if f is known.get(slug)}
+    stubs: set[str] = set()
+    targets, cites, resolved = {}, {}, {}
+    for slug, found in facts.items():
+        if found is known.get(slug):
+            stubs.add(slug)
+            targets[slug], cites[slug], resolved[slug] = found["targets"], found["cites"], found["res"]
     same = same_names(known, facts)  # then every stub's links resolve as they did
     model = Model.load(
-        project,
-        lint=False,
-        wiki=wiki,
-        targets={s: facts[s]["targets"] for s in stubs},
-        cites={s: facts[s]["cites"] for s in stubs},
-        resolved={s: facts[s]["res"] for s in stubs if "res" in facts[s]} if same else None,
+        project, lint=False, wiki=wiki, targets=targets, cites=cites, resolved=resolved if same else None
     )
     if lint:  # the build's closing lint, kept per page: only what changed since is checked
         model.findings = lint_findings(project, store=True, wiki_stats=taken, schema=model.schema)
-    linted = {slug: _findings_digest(model, page.rel) for slug, page in wiki.pages.items()}
+    linted = _findings_digests(model)
     context = json_digest([version, model.title, lint, graph_limit])
     index = wiki.index.hash if wiki.index else ""
     if old.get("context") == context:
         moved = set(old.get("sources", [])) ^ set(model.sources)
         changes = affected(known, facts, model.resolved, model, moved, set(facts) - stubs if same else None)
         changes.names = changes.names or bool(moved) or old.get("index") != index
-        changes.todo |= {s for s, digest in linted.items() if known.get(s, {}).get("lint") != digest}
+        before = {s for s, f in known.items() if f.get("lint") is not None}
+        changes.todo |= {s for s in before | set(linted) if known.get(s, {}).get("lint") != linted.get(s)}
     else:
         changes = everything(facts)
     present = _present(out)
@@ -179,10 +185,15 @@ def _prepare(project: Project, out: Path, old: dict[str, Any], lint: bool, graph
     )
 
 
-def _findings_digest(model: Model, rel: str) -> str | None:
-    """A page's findings, in its facts: a page whose findings changed is rendered again."""
-    found = model.page_findings(rel)
-    return json_digest([f.to_json() for f in found]) if found else None
+def _findings_digests(model: Model) -> dict[str, str]:
+    """slug -> a digest of its findings, for the pages that have some (kept in their facts: a
+    page whose findings changed is rendered again)."""
+    found: dict[str, str] = {}
+    for rel, findings in (model.findings or {}).items():
+        page = model.wiki.pages.get(rel.rsplit("/", 1)[-1].removesuffix(".md"))
+        if findings and page is not None and page.rel == rel:
+            found[page.slug] = json_digest([f.to_json() for f in findings])
+    return found
 
 
 def _dirty_shards(
@@ -247,7 +258,7 @@ class Site:
     context: str  # the key of what every file depends on: templates, the wiki's title, options
     index: str  # the hash of index.md
     out: Path
-    linted: dict[str, str | None]  # slug -> a digest of its lint findings (None: none, or no lint)
+    linted: dict[str, str]  # slug -> a digest of its lint findings, for the pages that have some
     source_stats: dict[str, list[int]]  # source path -> [size, mtime_ns], as the last export saw it
     same_names: bool  # no page's names changed: a page not read again resolves its links as it did
     pieces: dict[int, dict[str, Any]] = field(default_factory=dict)  # search pieces made: entries
