@@ -5,8 +5,9 @@ one URL layout that `wikic serve` and `wikic site` share, so links are relative 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 from urllib.parse import quote
@@ -145,13 +146,12 @@ class Model:
         """How many citations the pages hold, and how many of them name a source there is:
         counted once per model (the site's health key and its view both ask)."""
         if self.counted is None:
-            total = resolving = 0
-            sources, cites = self.sources, self.cites
-            for slug, page in self.wiki.pages.items():
-                found = cites[slug] if slug in cites else self.cited(page)
-                total += len(found)
-                resolving += sum(map(sources.__contains__, found))
-            self.counted = (total, resolving)
+            pages, cites = self.wiki.pages, self.cites
+            for slug in pages.keys() - cites.keys():  # the pages read: their citations, once
+                self.cited(pages[slug])
+            by_source = Counter(chain.from_iterable(cites[slug] for slug in pages))
+            resolving = sum(n for source, n in by_source.items() if source in self.sources)
+            self.counted = (by_source.total(), resolving)
         return self.counted
 
     @staticmethod
