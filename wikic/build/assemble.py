@@ -14,7 +14,7 @@ from wikic.build.plan import PagePlan
 from wikic.hashing import fingerprint
 from wikic.state import Rendered
 from wikic.wiki.frontmatter import render_front_matter
-from wikic.wiki.page import WIKILINK, Citation, parse_links, seal, split_page, with_pages
+from wikic.wiki.page import WIKILINK, Citation, seal, split_page, with_pages
 
 WORD = re.compile(r"\w+")
 MAX_NGRAM = 6
@@ -225,7 +225,7 @@ def foreign_entry(slug: str, text: str) -> PageEntry:
         str(page.meta.get("type") or "page"),
         [str(a) for a in aliases] if isinstance(aliases, list) else [],
     )
-    entry.links = {link.target for link in parse_links(page.body)}
+    entry.links = set(page.link_targets())  # as lint and the viewer read them: none inside code
     body_lines = [ln for ln in page.body.splitlines() if ln.strip() and not ln.startswith("#")]
     entry.description = first_sentence(body_lines[0]) if body_lines else ""
     return entry

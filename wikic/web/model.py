@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, cast
 from urllib.parse import quote
 
 from wikic.project import Project
-from wikic.wiki.page import SEAL, Page, parse_citations, parse_links
+from wikic.wiki.page import Page, parse_citations
 from wikic.wiki.read import PageStats, Wiki, read_wiki
 
 if TYPE_CHECKING:
@@ -25,9 +25,6 @@ if TYPE_CHECKING:
 HOME = "index.html"
 SAFE_URL = re.compile(r"[A-Za-z0-9._/-]*")  # nothing to quote: most slugs and source names
 VIEWS = ("search.html", "graph.html", "health.html")
-# Where lint's block reader and the wikilink pattern may differ: code spans and fences, indented
-# code, raw HTML and comments (whose links lint reads in some places and not in others).
-CODE_OR_HTML = re.compile(r"[`~<\t]|^ {4}", re.M)
 
 
 def page_path(slug: str) -> str:
@@ -175,13 +172,8 @@ class Model:
 
 
 def page_targets(page: Page) -> list[str]:
-    """The targets of the page's [[links]] as lint reads them (lint/rules.py, the link graph of
-    `wikic lint`): none inside code or raw HTML. The wikilink pattern over the text gives the
-    same where there is neither (every page wikic writes, once its seal is off), many times
-    faster than lint's block reader, which reads the others."""
-    body = SEAL.sub("\n", page.body)
-    links = page.links if CODE_OR_HTML.search(body) else parse_links(body)
-    return sorted({link.target for link in links if link.target})
+    """The targets of the page's [[links]], as lint and the build read them (Page.link_targets)."""
+    return page.link_targets()
 
 
 def lint_findings(
