@@ -7,9 +7,10 @@ Generates the project of bench/lint_scale.py (topic pages with cited paragraphs 
     findings), the time until lint's findings are ready, then the median and p90 time to
     serve pages not served before (while nothing else runs), over real HTTP on 127.0.0.1;
   - site: a full `wikic site` export, a second export with nothing changed, and the
-    re-export after one page changed by hand, with lint (the default) and with --no-lint.
+    re-exports after one page changed by hand (a different page each time, `--edits` of them:
+    the median), with lint (the default) and with --no-lint.
 
-    python bench/web_scale.py [--pages 10000] [--requests 200] [--json FILE]
+    python bench/web_scale.py [--pages 10000] [--requests 200] [--edits 7] [--json FILE]
 
 Targets (issue 14): a page served in under 50 ms (median), a full export under 30 s,
 a one-page re-export under 1 s.
@@ -27,6 +28,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from lint_scale import generate
 
@@ -90,26 +92,33 @@ def bench_serve(project: Project, requests: int, lint: bool) -> dict[str, float]
     }
 
 
-def bench_site(project: Project, out: Path, lint: bool) -> dict[str, float | int]:
+def bench_site(project: Project, out: Path, lint: bool, edits: int) -> dict[str, Any]:
     cpu = time.process_time()
     full = export(project, out, lint=lint)
     full_cpu, cpu = time.process_time() - cpu, time.process_time()
     again = export(project, out, lint=lint)
     again_cpu = time.process_time() - cpu
-    page = sorted(p for p in project.wiki_dir.glob("*.md") if p.stem not in ("index", "log"))[0]
-    page.write_text(page.read_text(encoding="utf-8").replace("## Sources", "An added line.\n\n## Sources"))
-    cpu = time.process_time()
-    one = export(project, out, lint=lint)
-    one_cpu = time.process_time() - cpu
+    pages = sorted(p for p in project.wiki_dir.glob("*.md") if p.stem not in ("index", "log"))
+    walls, cpus, written = [], [], []
+    for n in range(edits):  # a different page each time, as a person editing the wiki
+        page = pages[(n * 997) % len(pages)]
+        text = page.read_text(encoding="utf-8")
+        page.write_text(text.replace("## Sources", f"An added line {n}.\n\n## Sources"), encoding="utf-8")
+        cpu = time.process_time()
+        one = export(project, out, lint=lint)
+        cpus.append(time.process_time() - cpu)
+        walls.append(one.seconds)
+        written.append(len(one.written))
     return {
         "full_s": full.seconds,
         "full_cpu_s": round(full_cpu, 3),  # CPU time: less at the mercy of the machine's load
         "files": len(full.written),
         "nothing_changed_s": again.seconds,
         "nothing_changed_cpu_s": round(again_cpu, 3),
-        "one_page_s": one.seconds,
-        "one_page_cpu_s": round(one_cpu, 3),
-        "one_page_written": len(one.written),
+        "one_page_s": round(statistics.median(walls), 3),  # the median over `edits` edits
+        "one_page_cpu_s": round(statistics.median(cpus), 3),
+        "one_page_runs_s": walls,
+        "one_page_written": max(written),
     }
 
 
@@ -119,6 +128,7 @@ def main() -> int:
     )
     parser.add_argument("--pages", type=int, default=10_000)
     parser.add_argument("--requests", type=int, default=200, help="distinct pages served, each once")
+    parser.add_argument("--edits", type=int, default=7, help="one-page re-exports, a page each (median)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     figures: dict[str, object] = {"pages": args.pages}
@@ -142,16 +152,23 @@ def main() -> int:
             )
         for lint in (True, False):
             name = "lint" if lint else "no_lint"
-            figures[f"site_{name}"] = site = bench_site(project, Path(tmp) / f"site-{name}", lint)
+            figures[f"site_{name}"] = site = bench_site(project, Path(tmp) / f"site-{name}", lint, args.edits)
             print(
                 f"site ({name}): full export {site['full_s']} s ({site['full_cpu_s']} s CPU, "
                 f"{site['files']} files); nothing changed {site['nothing_changed_s']} s "
-                f"({site['nothing_changed_cpu_s']} s CPU); one page changed {site['one_page_s']} s "
-                f"({site['one_page_cpu_s']} s CPU, {site['one_page_written']} files written)",
+                f"({site['nothing_changed_cpu_s']} s CPU); one page changed, median of {args.edits}: "
+                f"{site['one_page_s']} s ({site['one_page_cpu_s']} s CPU, at most "
+                f"{site['one_page_written']} files written; each: {site['one_page_runs_s']})",
                 flush=True,
             )
     serve_ok = figures["serve_no_lint"]["median_ms"] < 50  # type: ignore[index]
-    print(f"targets: page median < 50 ms: {'met' if serve_ok else 'missed'}")
+    full_ok = figures["site_lint"]["full_s"] < 30  # type: ignore[index]
+    one_ok = figures["site_lint"]["one_page_s"] < 1  # type: ignore[index]
+    said = {True: "met", False: "missed"}
+    print(
+        f"targets: page median < 50 ms: {said[serve_ok]}; full export < 30 s: {said[full_ok]}; "
+        f"one-page re-export < 1 s (with lint, median): {said[one_ok]}"
+    )
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
     return 0
