@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from wikic.project import Project
@@ -52,6 +54,52 @@ def root_of(path: str) -> str:
     return "../" * path.count("/")
 
 
+MANY = 64  # backlinks asked of more pages than this: all of them at once (the graph, the index)
+
+
+class Links(Mapping[str, set[str]]):
+    """slug -> the pages it links to (forward) or that link to it (backward), from what each
+    page's link targets resolve to, none to itself. A page's are made when first asked: a
+    re-export asks for a few pages', not 10,000 (one pass over the links per page asked);
+    backlinks asked of many pages are made for every page in one pass."""
+
+    def __init__(self, resolved: dict[str, list[str | None]], backward: bool) -> None:
+        self._resolved, self._backward = resolved, backward
+        self._found: dict[str, set[str]] = {}
+        self._complete = False
+
+    def __getitem__(self, slug: str) -> set[str]:
+        found = self._found.get(slug)
+        if found is not None:
+            return found
+        if slug not in self._resolved:
+            raise KeyError(slug)
+        if not self._backward:
+            found = {s for s in self._resolved[slug] if s is not None and s != slug}
+        elif len(self._found) < MANY:
+            found = {s for s, res in self._resolved.items() if slug in res and s != slug}
+        else:
+            return self._every()[slug]
+        self._found[slug] = found
+        return found
+
+    def _every(self) -> dict[str, set[str]]:
+        if not self._complete:
+            back: dict[str, set[str]] = {slug: set() for slug in self._resolved}
+            for slug, res in self._resolved.items():
+                for target in res:
+                    if target is not None and target != slug and target in back:
+                        back[target].add(slug)
+            self._found, self._complete = back, True
+        return self._found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._resolved)
+
+    def __len__(self) -> int:
+        return len(self._resolved)
+
+
 @dataclass
 class Model:
     project: Project
@@ -64,12 +112,11 @@ class Model:
     resolved: dict[str, list[str | None]] = field(
         default_factory=dict
     )  # slug -> what each target resolves to
-    outbound: dict[str, set[str]] = field(default_factory=dict)  # slug -> the pages it links to
-    inbound: dict[str, set[str]] = field(default_factory=dict)  # slug -> the pages that link to it
-    fed: dict[str, list[str]] = field(default_factory=dict)  # source path -> slugs of pages it feeds
     cites: dict[str, list[str]] = field(default_factory=dict)  # slug -> the source of each citation
     schema: Schema | None = None  # schema.yaml as the model was loaded with it
     counted: tuple[int, int] | None = None  # (citations, those whose source exists), once counted
+    outbound: Links = field(init=False)  # slug -> the pages it links to
+    inbound: Links = field(init=False)  # slug -> the pages that link to it
 
     def __post_init__(self) -> None:
         # A page's targets come from the wikilink pattern over its text where that gives lint's
@@ -79,27 +126,24 @@ class Model:
         # not read; `resolved` only while no page's names changed, so each target still resolves
         # to the page it did).
         resolve = self.wiki.resolve
-        pages, known_targets, known_resolved = self.wiki.pages, self.targets, self.resolved
-        outbound, fed = self.outbound, defaultdict[str, list[str]](list)
-        for slug, page in pages.items():
-            targets = known_targets.get(slug)
-            if targets is None:
-                targets = known_targets[slug] = page_targets(page)
-            found = known_resolved.get(slug)
-            if found is None:
-                known_resolved[slug] = found = [resolve(t) for t in targets]
-            links = set(found)
-            links.discard(None)
-            links.discard(slug)
-            outbound[slug] = cast(set[str], links)
+        pages, targets, resolved = self.wiki.pages, self.targets, self.resolved
+        for slug in pages.keys() - resolved.keys():
+            if slug not in targets:
+                targets[slug] = page_targets(pages[slug])
+            resolved[slug] = [resolve(t) for t in targets[slug]]
+        for slug in pages.keys() - targets.keys():  # (targets are only asked of pages read)
+            targets[slug] = page_targets(pages[slug])
+        self.outbound, self.inbound = Links(resolved, False), Links(resolved, True)
+
+    @cached_property
+    def fed(self) -> dict[str, list[str]]:
+        """source path -> the slugs of the pages it feeds (made when first asked: a re-export
+        that changed no page's sources does not)."""
+        fed = defaultdict[str, list[str]](list)
+        for slug, page in self.wiki.pages.items():
             for source in page.sources:
                 fed[source].append(slug)
-        self.fed = dict(fed)
-        inbound = self.inbound = {slug: set() for slug in pages}
-        for slug, linked in outbound.items():
-            for target in linked:
-                if (back := inbound.get(target)) is not None:  # (a target resolves to a page)
-                    back.add(slug)
+        return dict(fed)
 
     @classmethod
     def load(
