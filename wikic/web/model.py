@@ -54,7 +54,9 @@ def root_of(path: str) -> str:
     return "../" * path.count("/")
 
 
-MANY = 64  # backlinks asked of more pages than this: all of them at once (the graph, the index)
+# Backlinks asked of more pages than this are made for every page at once: one page's take a
+# pass over every page's links, a tenth to a fifth of the pass that makes them all.
+MANY = 4
 
 
 class Links(Mapping[str, set[str]]):
