@@ -57,3 +57,8 @@ def test_a_hand_made_pages_links_in_code_give_no_backlinks(tmp_path: Path) -> No
     model = Model.load(project, lint=False, wiki=wiki)
     assert model.outbound["notes-by-hand"] == {"chunking"}
     assert wiki.outlinks(wiki.pages["notes-by-hand"]) == {"chunking"}  # lint's link graph
+    # The viewer's links and backlinks, made page by page when first asked (then all at once,
+    # past a few pages), are lint's, page for page.
+    assert {slug: model.inbound[slug] for slug in wiki.pages} == wiki.inbound()
+    out = {slug: wiki.outlinks(page) - {slug} for slug, page in wiki.pages.items()}
+    assert {slug: model.outbound[slug] for slug in wiki.pages} == out

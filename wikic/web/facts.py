@@ -81,6 +81,7 @@ class Stub(Page):
 
 
 def stub(rel: str, facts: Facts) -> Page:
+    """The page as its facts describe it (see Stub)."""
     meta = {k: facts[k] for k in ("title", "aliases", "type", "sources")}
     page = Stub(rel, "", meta=meta, has_front_matter=True, hash=facts["hash"])
     page.__dict__.update(meta, slug=rel.rsplit("/", 1)[-1].removesuffix(".md"))
