@@ -3,6 +3,7 @@ the Host check, the ask endpoint (scripted backend), and that nothing is written
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import sqlite3
@@ -114,6 +115,19 @@ def test_safety_headers(url: str) -> None:
     _, headers, _ = fetch(url, "/p/faiss.html")
     assert "script-src 'self'" in headers["content-security-policy"]
     assert headers["x-content-type-options"] == "nosniff"
+
+
+def test_head_answers_as_get_without_a_body(url: str) -> None:
+    name, port = url.removeprefix("http://").rstrip("/").rsplit(":", 1)
+    for path, status in (("/p/faiss.html", 200), ("/s/..%2f..%2fetc%2fpasswd", 404)):
+        conn = http.client.HTTPConnection(name, int(port), timeout=30)
+        try:
+            conn.request("HEAD", path)
+            resp = conn.getresponse()
+            assert (resp.status, resp.read()) == (status, b""), path
+            assert "script-src 'self'" in (resp.getheader("Content-Security-Policy") or "")
+        finally:
+            conn.close()
 
 
 def test_a_foreign_host_header_is_refused(url: str) -> None:

@@ -197,13 +197,14 @@ class Handler(BaseHTTPRequestHandler):
         host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
         return not self.loopback or host in LOOPBACK
 
-    def _send(self, status: int, kind: str, body: bytes) -> None:
+    def _send(self, status: int, kind: str, body: bytes, head: bool = False) -> None:
         self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
         self._safety_headers()
         self.end_headers()
-        self.wfile.write(body)
+        if not head:
+            self.wfile.write(body)
 
     def _safety_headers(self) -> None:
         self.send_header("Content-Security-Policy", CSP)
@@ -216,6 +217,13 @@ class Handler(BaseHTTPRequestHandler):
             self._send(403, "text/plain", b"wrong Host header\n")
             return
         self._send(*self.viewer.get(self.path))
+
+    def do_HEAD(self) -> None:  # noqa: N802
+        """GET's status and headers without the body (`curl -I`, link checkers)."""
+        if not self._host_ok():
+            self._send(403, "text/plain", b"wrong Host header\n", head=True)
+            return
+        self._send(*self.viewer.get(self.path), head=True)
 
     def do_POST(self) -> None:  # noqa: N802
         if not self._host_ok() or urlsplit(self.path).path != "/api/ask":
