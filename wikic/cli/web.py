@@ -104,7 +104,8 @@ def _listen(viewer: Any, host: str, port: int, open_browser: bool) -> Any:
     if open_browser:
         import webbrowser
 
-        webbrowser.open(url)
+        if not webbrowser.open(url):  # no browser here (a server, ssh): say so, not nothing
+            click.echo(f"wikic serve: found no browser to open; open {url} yourself", err=True)
     return server
 
 
