@@ -41,6 +41,7 @@ OWN = {
 # wrote that is gone is a finding on no page there is).
 ACROSS = {r: fn for r, (_, fn) in {**rules.RULES, **citations.RULES}.items() if r not in OWN}
 Stat = tuple[int, int]  # (size, mtime_ns)
+CHECK_AT_ONCE = 500  # pages read, checked and let go together
 Record = list[Any]  # per page in the stored lint: size, mtime_ns, facts["across"], bytes as wikic wrote
 
 
@@ -239,9 +240,16 @@ def _checked(
     """Each page from its cached facts where they still hold, else read; the rules across
     pages from the last lint when nothing they read changed; own rules on the pages read."""
     entries: dict[str, _Entry] = {}
+    read: dict[str, _Entry] = {}
     for rel, st in seen.listing:
         entry = _entry(seen, rel, st, rows.get(rel))
         entries[entry.page.slug] = entry
+        if entry.row is not None:
+            read[entry.page.slug] = entry
+            if len(read) >= CHECK_AT_ONCE:
+                _check_and_let_go(seen, read)
+                read = {}
+    _check_and_let_go(seen, read)
     wiki = Wiki(
         seen.project.root, {slug: e.page for slug, e in entries.items()}, seen.index, seen.attachments
     )
@@ -252,7 +260,6 @@ def _checked(
     else:
         across = [f for rule, check in ACROSS.items() if rule in seen.levels for f in check(ctx)]
     changed = {slug: e for slug, e in entries.items() if e.row is not None}
-    _check_own(seen, changed)
     found = across + [f for e in entries.values() for f in e.findings]
     disabled = {e.page.rel: e.page.disabled for e in entries.values() if e.page.disabled}
     if state is not None:
@@ -260,6 +267,16 @@ def _checked(
         deps = sorted({d for e in entries.values() for d in _deps(e)})
         _store(state, seen, changed, gone, records, across, disabled, deps)
     return Linted(found, disabled, len(entries), seen.index)
+
+
+def _check_and_let_go(seen: _Seen, read: dict[str, _Entry]) -> None:
+    """The own rules on pages just read; then each keeps only its facts (what the rules across
+    pages read, as for a page from the cache), not its text and parsed blocks: a first lint of
+    100,000 pages held them all (3.9 GB)."""
+    _check_own(seen, read)
+    for e in read.values():
+        if e.facts is not None:
+            e.page = page_of(e.page.rel, e.facts)
 
 
 def _check_own(seen: _Seen, pages: dict[str, _Entry]) -> None:
