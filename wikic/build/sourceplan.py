@@ -16,7 +16,7 @@ from wikic import __version__
 from wikic.build.candidates import is_topic_name, source_names
 from wikic.build.digest import says_more, supporting_lines
 from wikic.build.notes import chunks, claim_text, is_text, notes_of, section_of, shorten
-from wikic.hashing import fingerprint, text_hash
+from wikic.hashing import fingerprint, quick_fingerprint, text_hash
 from wikic.state import Planned
 from wikic.wiki.overlap import content_words
 from wikic.wiki.support import check_against, sentences
@@ -183,9 +183,9 @@ class Memo:
         self.fresh: set[str] = set()  # the sources planned anew (their facts or notes)
 
     def facts(self, src: SourceInfo) -> SourceFacts:
-        digest = json.dumps(src.digest, sort_keys=True, ensure_ascii=False, default=str)
         lines = text_hash("\n".join(src.lines))
-        key = self.keys[src.path] = fingerprint([self.settings_fp, src.path, src.title, lines, digest])
+        key = quick_fingerprint([self.settings_fp, src.path, src.title, lines, src.digest])
+        self.keys[src.path] = key
         row = self.rows.get(src.path)
         if row is not None and row.key == key:
             facts, _, structure = row.facts.partition("\n")  # JSON never holds a raw newline
@@ -196,7 +196,7 @@ class Memo:
         return made
 
     def other_notes(self, src: SourceInfo, said: Said, shown: dict[int, int]) -> list[Claim]:
-        key = fingerprint([self.keys[src.path], sorted(shown.items())])
+        key = quick_fingerprint([self.keys[src.path], sorted(shown.items())])
         row = self.rows.get(src.path)
         if row is not None and row.notes_key == key:
             return [_claim_from(c, src.path) for c in json.loads(row.notes)]

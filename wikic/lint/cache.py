@@ -86,6 +86,7 @@ class _Seen:
     attachments: set[str]
     started: int  # time.time_ns() before anything was stat'ed
     stats: dict[str, Stat | None] = field(default_factory=dict)  # sources' stats, read once
+    reprs: dict[str, str] = field(default_factory=dict)  # _key's part for each source, made once
 
     def trusted(self, st: Stat) -> Stat:
         return (st[0], st[1] if st[1] < self.started - RACY_NS else -1)
@@ -377,9 +378,14 @@ def _read(seen: _Seen, rel: str, st: Stat) -> _Entry:
 def _key(seen: _Seen, deps: list[str]) -> str:
     """What a page's own findings read besides its bytes: the rules' settings, and for each
     source it cites or lists, the file's stat and what the last build recorded of it."""
-    parts: list[Any] = [seen.settings]
-    parts += [(rel, _stat(seen, rel), seen.source_stats.get(rel)) for rel in deps]
-    return digest(repr(parts), FINGERPRINT)  # repr: plain tuples and strings, cheaper than JSON
+    # repr of [settings, (rel, stat, recorded), ...], each source's part made once per lint:
+    # a topic page lists hundreds of sources, each listed by many pages
+    reprs = seen.reprs
+    for rel in deps:
+        if rel not in reprs:
+            reprs[rel] = repr((rel, _stat(seen, rel), seen.source_stats.get(rel)))
+    text = "[" + repr(seen.settings) + "".join([", " + reprs[rel] for rel in deps]) + "]"
+    return digest(text, FINGERPRINT)
 
 
 def _stat(seen: _Seen, rel: str) -> Stat | None:
