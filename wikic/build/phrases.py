@@ -171,21 +171,21 @@ def terms(
     marks: dict[str, str] = {}
     words: Counter[str] = Counter()
     counts: Counter[str] = Counter()  # phrase -> sources writing it
-    phrases: dict[str, list[str]] = {}
     for path in sources:
         f = facts[path]
         for key, form in zip(unjoin(f["marks"]), unjoin(f["forms"]), strict=True):
             marks.setdefault(key, form)
         words.update(unjoin(f["used"]))
-        counts.update(phrases.setdefault(path, unjoin(f["phrases"])))
+        counts.update(unjoin(f["phrases"]))
     picked = {
         phrase
         for phrase, used in counts.items()
         if used >= MIN_SOURCES and (phrase in marks or _cohesive(phrase, used, words))
     }
     where: dict[str, dict[str, list[int]]] = {}
-    for path in sources:
-        for phrase, numbers in lines_of(phrases[path], facts[path]["phrase_lines"], picked).items():
+    for path in sources:  # again: the phrases of every source are not all held at once
+        f = facts[path]
+        for phrase, numbers in lines_of(unjoin(f["phrases"]), f["phrase_lines"], picked).items():
             where.setdefault(phrase, {})[path] = numbers
     found = {p: w for p, w in sorted(where.items()) if distinct_uses(p, w, sources)}
     return {marks.get(p) or p[0].upper() + p[1:]: w for p, w in _longest(found).items()}

@@ -147,7 +147,10 @@ def _from_structure(
     by_path = {src.path: src for src in sources}
     fed = {(c.source, cid) for cid, notes in found.claims.items() for c in notes}
     named = {src.path: src.lines for src in sources if not src.digest.get("fallback")}
-    for cand in candidates(named, facts={path: facts[path].structure for path in named}):
+    structural = candidates(named, facts={path: facts[path].structure for path in named})
+    for f in facts.values():
+        f.structure = ""  # merged: not held through the rest of the plan (170 MB at 100,000 sources)
+    for cand in structural:
         cid = clusters.find(cand.name)
         if cid not in found.names:
             found.types[cid][cand.kind if cand.kind in schema.type_names() else schema.type_names()[0]] += 1
