@@ -243,7 +243,7 @@ def _checked(
     entries: dict[str, _Entry] = {}
     read: dict[str, _Entry] = {}
     for rel, st in seen.listing:
-        entry = _entry(seen, rel, st, rows.get(rel))
+        entry = _entry(seen, rel, st, rows.pop(rel, None))  # its JSON let go once read
         entries[entry.page.slug] = entry
         if entry.row is not None:
             read[entry.page.slug] = entry
@@ -278,6 +278,7 @@ def _check_and_let_go(seen: _Seen, read: dict[str, _Entry]) -> None:
     for e in read.values():
         if e.facts is not None:
             e.page = page_of(e.page.rel, e.facts)
+            e.facts = {"deps": e.facts["deps"]}
 
 
 def _check_own(seen: _Seen, pages: dict[str, _Entry]) -> None:
@@ -361,7 +362,8 @@ def _entry(seen: _Seen, rel: str, st: Stat, row: LintRow | None) -> _Entry:
         facts = json.loads(row.facts)
         if _key(seen, facts["deps"]) == row.key:
             findings = [json_finding(f) for f in json.loads(row.findings)]
-            return _Entry(page_of(rel, facts), None, findings, facts["across"], st, facts)
+            deps = {"deps": facts["deps"]}  # the rest is in the page now: not held twice
+            return _Entry(page_of(rel, facts), None, findings, facts["across"], st, deps)
     return _read(seen, rel, st)
 
 
