@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wikic.build.candidates import candidates, is_topic_name
+from wikic.build.candidates import SECTIONS, candidates, is_topic_name, source_names, unpack
 
 
 def names(sources: dict[str, str]) -> list[str]:
@@ -56,3 +56,23 @@ def test_a_name_keeps_the_words_that_begin_it_and_loses_those_that_open_its_sent
         "b.txt": "B\n\nThe office in New York City closed, and Bazel was fast.\n",
     }
     assert names(sources) == ["Bazel", "New York City"]
+
+
+def test_the_packed_facts_of_each_source_give_what_reading_the_sources_gives() -> None:
+    """A build keeps each source's names and terms packed (source_names) and merges them; the
+    merge of packed facts equals candidates() over the lines, awkward sources included (empty,
+    headings only, a title line alone, names on the title line)."""
+    sources = {
+        "a.md": "# Load tests\n\nWe met **Alice Moreau** for the load tests on PostgreSQL.\n",
+        "b.md": "# Retro\n\n## Load tests\n\nAlice Moreau ran the load tests; PostgreSQL held.\n",
+        "c.md": "",
+        "d.md": "# Only headings\n\n## And another\n",
+        "e.txt": "Alice Moreau\n",
+        "f.txt": "PostgreSQL notes\n\nThe load tests on PostgreSQL were slow, said Alice Moreau.\n",
+    }
+    lines = {k: v.splitlines() for k, v in sources.items()}
+    packed = {path: source_names(text) for path, text in lines.items()}
+    assert all(len(unpack(p)) == len(SECTIONS) for p in packed.values())
+    direct = [(c.name, c.lines, c.kind) for c in candidates(lines)]
+    assert [(c.name, c.lines, c.kind) for c in candidates(lines, facts=packed)] == direct
+    assert {name for name, _, _ in direct} >= {"Alice Moreau", "PostgreSQL", "Load tests"}

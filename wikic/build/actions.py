@@ -90,12 +90,18 @@ def is_fallback(output: Any) -> bool:
 
 
 def resolve(
-    action: Action, record: ActionRecord | None, state: State, model_id: str, retry_failed: bool = False
+    action: Action,
+    record: ActionRecord | None,
+    state: State,
+    model_id: str,
+    retry_failed: bool = False,
+    known: dict[str, Any] | None = None,
 ) -> None:
     """Settle an action from the state alone: up to date, cached, or still to run.
-    With `retry_failed`, an answer made without the model (a fallback) is not taken."""
+    With `retry_failed`, an answer made without the model (a fallback) is not taken.
+    `known`: outputs already read from the cache by key (State.cached_many)."""
     if record is not None and record.inputs == action.inputs:
-        output = state.cached(record.key)
+        output = known[record.key] if known and record.key in known else state.cached(record.key)
         if output is not None and not (retry_failed and is_fallback(output)):
             action.status, action.key, action.output = "up_to_date", record.key, output
             return

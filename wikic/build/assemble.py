@@ -11,7 +11,7 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from wikic.build.plan import PagePlan
-from wikic.hashing import fingerprint
+from wikic.hashing import fingerprint, quick_fingerprint
 from wikic.state import Rendered
 from wikic.wiki.frontmatter import render_front_matter
 from wikic.wiki.page import WIKILINK, Citation, seal, split_page, with_pages
@@ -307,7 +307,7 @@ def assemble(job: Assembly) -> Assembled:
     for pid, page in job.pages.items():
         mine = entries[page.slug].links
         extra = sorted((e for e in back[page.slug] if e.slug not in mine), key=lambda e: e.slug)
-        key = fingerprint([bodies.keys[pid], [[e.slug, e.title] for e in extra]])
+        key = quick_fingerprint([bodies.keys[pid], [[e.slug, e.title] for e in extra]])
         entry = entries[page.slug]
         rendered[page.slug] = Rendered(bodies.keys[pid], key, sorted(entry.links), entry.description)
         prev = job.previous.get(page.slug)
@@ -380,6 +380,6 @@ class _Bodies:
                     cites = self.cites.get((tid, page.sources[0]), [])
                     topics.append([self.topic_slugs[tid], topic.title, cites])
             lines = self.job.line_counts.get(page.sources[0], 1)
-            return fingerprint([*head, page.summary, page.summary_lines, lines, topics])
+            return quick_fingerprint([*head, page.summary, page.summary_lines, lines, topics])
         feeds = [[s, self.source_slugs.get(s)] for s in page.sources]
-        return fingerprint([*head, page.in_text, self.job.prose[pid], feeds])
+        return quick_fingerprint([*head, page.in_text, self.job.prose[pid], feeds])

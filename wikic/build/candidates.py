@@ -10,10 +10,11 @@ run of capitalised words), so that "Make is" at a sentence start is no evidence 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from wikic.build.phrases import distinct_uses, terms
+from wikic.build.phrases import distinct_uses, joined_lines, lines_of, source_terms, terms, unjoin
 from wikic.wiki.overlap import STOP
 
 MIN_SOURCES = 2
@@ -90,43 +91,132 @@ def names_in_line(line: str) -> tuple[set[str], set[str]]:
     return sure, maybe
 
 
-def candidates(sources: dict[str, list[str]], min_sources: int = MIN_SOURCES) -> list[Candidate]:
-    """Names mentioned in `min_sources` or more sources, with the lines that name them; a
-    single word only where it is not always part of a longer name."""
+SECTIONS = (
+    "sure",
+    "maybe",
+    "names",
+    "name_lines",
+    "lower",
+    "titles",
+    "marks",
+    "forms",
+    "used",
+    "phrases",
+    "phrase_lines",
+)
+
+
+def source_names(lines: list[str]) -> str:
+    """What one source gives candidates(), packed in one string: the names it writes as names
+    ("sure") and those only at a sentence start ("maybe"); every name with its first
+    MAX_LINES_PER_SOURCE line numbers; the words it writes in lower case, its headings and
+    title (casefolded); its terms (phrases.source_terms). A build keeps it per source
+    (sourceplan.py) and reads it on every plan: as plain text, not JSON, it splits in C (as
+    JSON, the 10,000 sources of bench/build_scaling.py took 0.7 s to decode)."""
     sure: set[str] = set()
-    maybes: set[str] = set()
+    maybe: set[str] = set()
     lower: set[str] = set()
     headings: set[str] = set()
-    seen: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-    for path, lines in sources.items():
-        for n, line in enumerate(lines, start=1):
-            if line.lstrip().startswith("#"):
-                headings.add(line.strip("# \t").casefold())
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            lower.update(LOWER.findall(line))
-            named, maybe = names_in_line(line)
-            sure |= named
-            maybes |= maybe
-            for name in named | maybe:
-                if len(seen[name][path]) < MAX_LINES_PER_SOURCE:
-                    seen[name][path].append(n)
-    # "Bazel is" only ever opens sentences: a name too where it is never written "bazel" and
-    # titles a source or a section (a sentence-opening "Fact" or "Despite" does not)
-    titles = {_title(lines) for lines in sources.values()} | headings
-    sure |= {name for name in maybes if name.casefold() not in lower and name.casefold() in titles}
-    found = [
-        Candidate(name, dict(seen[name]))
-        for name in sorted(sure)
-        if len(seen[name]) >= min_sources and distinct_uses(name, seen[name], sources)
-    ]
+    at: dict[str, list[int]] = {}
+    for n, line in enumerate(lines, start=1):
+        if line.lstrip().startswith("#"):
+            headings.add(line.strip("# \t").casefold())
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        lower.update(LOWER.findall(line))
+        named, maybes = names_in_line(line)
+        sure |= named
+        maybe |= maybes
+        for name in named | maybes:
+            numbers = at.setdefault(name, [])
+            if len(numbers) < MAX_LINES_PER_SOURCE:
+                numbers.append(n)
+    parts = {
+        "sure": "\n".join(sorted(sure)),
+        "maybe": "\n".join(sorted(maybe)),
+        "names": "\n".join(at),
+        "name_lines": joined_lines(at),
+        "lower": "\n".join(sorted(lower)),
+        "titles": "\n".join(sorted(t for t in headings | {_title(lines)} if t)),
+        **source_terms(lines),
+    }
+    # items are never empty and never hold a newline: a blank line parts the sections
+    return "\n\n".join(parts[k] for k in SECTIONS)
+
+
+def unpack(packed: str) -> dict[str, str]:
+    """source_names() as its sections, each a newline-joined list."""
+    parts = packed.split("\n\n")
+    if len(parts) != len(SECTIONS):
+        raise ValueError(f"packed names have {len(parts)} sections, not {len(SECTIONS)}")
+    return dict(zip(SECTIONS, parts, strict=True))
+
+
+def candidates(
+    sources: dict[str, list[str]],
+    min_sources: int = MIN_SOURCES,
+    facts: Mapping[str, str] | None = None,
+) -> list[Candidate]:
+    """Names mentioned in `min_sources` or more sources, with the lines that name them; a
+    single word only where it is not always part of a longer name. `facts`: each source's
+    source_names(), where already known (a build's memo): only this merge runs then."""
+    known = facts or {}
+    parts = _Packed({path: known.get(path) or source_names(lines) for path, lines in sources.items()})
+    sure, seen = _names(parts, min_sources)
+    found = [Candidate(name, where) for name, where in seen.items() if distinct_uses(name, where, sources)]
     longer = [c.name for c in found if " " in c.name]
     found = [
         c for c in found if " " in c.name or not any(_inside(c.name, o, c.lines, sources) for o in longer)
     ]
-    names = {name.casefold() for name in sure}  # a heading "Evan Martin" is the name, not a term
-    more = [Candidate(t, at, "concept") for t, at in terms(sources).items() if t.casefold() not in names]
+    folded = {name.casefold() for name in sure}  # a heading "Evan Martin" is the name, not a term
+    more = [
+        Candidate(t, at, "concept") for t, at in terms(sources, parts).items() if t.casefold() not in folded
+    ]
     return found + more
+
+
+class _Packed(Mapping[str, dict[str, str]]):
+    """Each source's packed names and terms, unpacked as they are asked for: the merge goes
+    over them twice, and 100,000 sources' lists held at once took 0.6 GB."""
+
+    def __init__(self, packed: dict[str, str]) -> None:
+        self.packed = packed
+
+    def __getitem__(self, path: str) -> dict[str, str]:
+        return unpack(self.packed[path])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.packed)
+
+    def __len__(self) -> int:
+        return len(self.packed)
+
+
+def _names(
+    parts: Mapping[str, dict[str, str]], min_sources: int
+) -> tuple[set[str], dict[str, dict[str, list[int]]]]:
+    """The merge of every source's names: all the names written as names, and those of them
+    `min_sources` or more sources write, sorted, with their line numbers per source."""
+    sure: set[str] = set()
+    maybes: set[str] = set()
+    lower: set[str] = set()
+    titles: set[str] = set()
+    counts: Counter[str] = Counter()  # name -> sources writing it
+    for f in parts.values():
+        sure.update(unjoin(f["sure"]))
+        maybes.update(unjoin(f["maybe"]))
+        lower.update(unjoin(f["lower"]))
+        titles.update(unjoin(f["titles"]))
+        counts.update(unjoin(f["names"]))
+    # "Bazel is" only ever opens sentences: a name too where it is never written "bazel" and
+    # titles a source or a section (a sentence-opening "Fact" or "Despite" does not)
+    sure |= {name for name in maybes if name.casefold() not in lower and name.casefold() in titles}
+    picked = {name for name in sure if counts[name] >= min_sources}
+    seen: dict[str, dict[str, list[int]]] = {name: {} for name in sorted(picked)}
+    for path, f in parts.items():
+        for name, numbers in lines_of(unjoin(f["names"]), f["name_lines"], picked).items():
+            seen[name][path] = numbers
+    return sure, seen
 
 
 def _adjective(name: str) -> bool:

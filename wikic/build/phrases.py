@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from wikic.wiki.overlap import STOP
 
@@ -111,40 +111,84 @@ def _around(line: str, phrase: str) -> tuple[str, str]:
     return (text[max(0, at - CONTEXT) : at], text[at + len(words) : at + len(words) + CONTEXT])
 
 
-def terms(sources: dict[str, list[str]]) -> dict[str, dict[str, list[int]]]:
+def source_terms(lines: list[str]) -> dict[str, str]:
+    """What one source gives terms(): what it marks (casefolded, and as written), the
+    lower-case words it writes, and the phrases its lines write with their first
+    MAX_LINES_PER_SOURCE line numbers ("3,5"); each a newline-joined list of non-empty items
+    (candidates.source_names packs them), which a build keeps per source (sourceplan.py), so
+    that an edit reads again only the sources it changed."""
+    marks: dict[str, str] = {}
+    used: set[str] = set()
+    at: dict[str, list[int]] = {}
+    for n, line in enumerate(lines, start=1):
+        if "#" in line or "*" in line or "_" in line:
+            for key, form in marked(line).items():
+                marks.setdefault(key, form)
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        used.update(LOWER_WORD.findall(line))
+        for phrase in written(line):
+            numbers = at.setdefault(phrase, [])
+            if len(numbers) < MAX_LINES_PER_SOURCE:
+                numbers.append(n)
+    return {
+        "marks": "\n".join(marks),
+        "forms": "\n".join(marks.values()),
+        "used": "\n".join(sorted(used)),
+        "phrases": "\n".join(at),
+        "phrase_lines": joined_lines(at),
+    }
+
+
+def joined_lines(at: dict[str, list[int]]) -> str:
+    return "\n".join(",".join(map(str, numbers)) for numbers in at.values())
+
+
+def unjoin(text: str) -> list[str]:
+    """A newline-joined list back as a list."""
+    return text.split("\n") if text else []
+
+
+def lines_of(keys: list[str], lines: str, wanted: set[str]) -> dict[str, list[int]]:
+    """Of `keys` (with their line numbers `lines`, as source_terms joins them), those in
+    `wanted` with their line numbers, in the order the source writes them."""
+    hits = wanted.intersection(keys)
+    if not hits:
+        return {}
+    rows = lines.split("\n")
+    return {keys[i]: [int(n) for n in rows[i].split(",")] for i in sorted(keys.index(k) for k in hits)}
+
+
+def terms(
+    sources: dict[str, list[str]], facts: Mapping[str, Mapping[str, str]] | None = None
+) -> dict[str, dict[str, list[int]]]:
     """The terms of a set of sources (path -> lines), each with the lines, per source, that
     write it; named as some source marks it ("Early cutoff"), else as written ("Rock band").
     A marked term is looked up among the phrases lines write in lower case (no stop word
-    inside): what a heading or a bold phrase names, running text writes so."""
+    inside): what a heading or a bold phrase names, running text writes so. `facts`: each
+    source's source_terms(), where already known: only this merge runs then."""
+    facts = facts if facts is not None else {path: source_terms(lines) for path, lines in sources.items()}
     marks: dict[str, str] = {}
     words: Counter[str] = Counter()
-    seen: dict[str, list[tuple[str, int]]] = {}  # phrase -> (source, line) where written, in order
-    for path, lines in sources.items():
-        used: set[str] = set()
-        for n, line in enumerate(lines, start=1):
-            if "#" in line or "*" in line or "_" in line:
-                for key, form in marked(line).items():
-                    marks.setdefault(key, form)
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            used.update(LOWER_WORD.findall(line))
-            for phrase in written(line):
-                seen.setdefault(phrase, []).append((path, n))
-        words.update(used)
-    found = {}
-    for phrase, at in seen.items():
-        if at[0][0] == at[-1][0]:
-            continue  # one source only
-        where: dict[str, list[int]] = {}
-        for path, n in at:
-            numbers = where.setdefault(path, [])
-            if len(numbers) < MAX_LINES_PER_SOURCE:
-                numbers.append(n)
-        term = phrase in marks or _cohesive(phrase, len(where), words)
-        if term and distinct_uses(phrase, where, sources):
-            found[phrase] = where
-    found = dict(sorted(found.items()))
-    return {marks.get(p) or p[0].upper() + p[1:]: where for p, where in _longest(found).items()}
+    counts: Counter[str] = Counter()  # phrase -> sources writing it
+    for path in sources:
+        f = facts[path]
+        for key, form in zip(unjoin(f["marks"]), unjoin(f["forms"]), strict=True):
+            marks.setdefault(key, form)
+        words.update(unjoin(f["used"]))
+        counts.update(unjoin(f["phrases"]))
+    picked = {
+        phrase
+        for phrase, used in counts.items()
+        if used >= MIN_SOURCES and (phrase in marks or _cohesive(phrase, used, words))
+    }
+    where: dict[str, dict[str, list[int]]] = {}
+    for path in sources:  # again: the phrases of every source are not all held at once
+        f = facts[path]
+        for phrase, numbers in lines_of(unjoin(f["phrases"]), f["phrase_lines"], picked).items():
+            where.setdefault(phrase, {})[path] = numbers
+    found = {p: w for p, w in sorted(where.items()) if distinct_uses(p, w, sources)}
+    return {marks.get(p) or p[0].upper() + p[1:]: w for p, w in _longest(found).items()}
 
 
 def _cohesive(phrase: str, used: int, words: Counter[str]) -> bool:

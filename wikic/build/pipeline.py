@@ -310,8 +310,10 @@ class _Build:
         if not actions:
             return
         mid, _, runner = self._model(local)
+        same = [r.key for a in actions if (r := self.records.get(a.id)) is not None and r.inputs == a.inputs]
+        known = self.state.cached_many(same)
         for a in actions:
-            resolve(a, self.records.get(a.id), self.state, mid, self.opts.retry_failed)
+            resolve(a, self.records.get(a.id), self.state, mid, self.opts.retry_failed, known)
             if a.status != "up_to_date":
                 self._explain(a.label, a.reason)
         pending = [a for a in actions if a.status == "pending"]

@@ -41,6 +41,7 @@ OWN = {
 # wrote that is gone is a finding on no page there is).
 ACROSS = {r: fn for r, (_, fn) in {**rules.RULES, **citations.RULES}.items() if r not in OWN}
 Stat = tuple[int, int]  # (size, mtime_ns)
+CHECK_AT_ONCE = 500  # pages read, checked and let go together
 Record = list[Any]  # per page in the stored lint: size, mtime_ns, facts["across"], bytes as wikic wrote
 
 
@@ -86,6 +87,7 @@ class _Seen:
     started: int  # time.time_ns() before anything was stat'ed
     stats: dict[str, Stat | None] = field(default_factory=dict)  # sources' stats, read once
     memo: dict[Any, str] = field(default_factory=dict)  # _base and _env, asked again when storing
+    reprs: dict[str, str] = field(default_factory=dict)  # _key's part for each source, made once
 
     def trusted(self, st: Stat) -> Stat:
         return (st[0], st[1] if st[1] < self.started - RACY_NS else -1)
@@ -247,9 +249,16 @@ def _checked(
     """Each page from its cached facts where they still hold, else read; the rules across
     pages from the last lint when nothing they read changed; own rules on the pages read."""
     entries: dict[str, _Entry] = {}
+    read: dict[str, _Entry] = {}
     for rel, st in seen.listing:
-        entry = _entry(seen, rel, st, rows.get(rel))
+        entry = _entry(seen, rel, st, rows.pop(rel, None))  # its JSON let go once read
         entries[entry.page.slug] = entry
+        if entry.row is not None:
+            read[entry.page.slug] = entry
+            if len(read) >= CHECK_AT_ONCE:
+                _check_and_let_go(seen, read)
+                read = {}
+    _check_and_let_go(seen, read)
     wiki = Wiki(
         seen.project.root, {slug: e.page for slug, e in entries.items()}, seen.index, seen.attachments
     )
@@ -260,7 +269,6 @@ def _checked(
     else:
         across = [f for rule, check in ACROSS.items() if rule in seen.levels for f in check(ctx)]
     changed = {slug: e for slug, e in entries.items() if e.row is not None}
-    _check_own(seen, changed)
     found = across + [f for e in entries.values() for f in e.findings]
     disabled = {e.page.rel: e.page.disabled for e in entries.values() if e.page.disabled}
     if state is not None:
@@ -268,6 +276,17 @@ def _checked(
         deps = sorted({d for e in entries.values() for d in _deps(e)})
         _store(state, seen, changed, gone, records, across, disabled, deps)
     return Linted(found, disabled, len(entries), seen.index)
+
+
+def _check_and_let_go(seen: _Seen, read: dict[str, _Entry]) -> None:
+    """The own rules on pages just read; then each keeps only its facts (what the rules across
+    pages read, as for a page from the cache), not its text and parsed blocks: a first lint of
+    100,000 pages held them all (3.9 GB)."""
+    _check_own(seen, read)
+    for e in read.values():
+        if e.facts is not None:
+            e.page = page_of(e.page.rel, e.facts)
+            e.facts = {"deps": e.facts["deps"]}
 
 
 def _check_own(seen: _Seen, pages: dict[str, _Entry]) -> None:
@@ -351,7 +370,8 @@ def _entry(seen: _Seen, rel: str, st: Stat, row: LintRow | None) -> _Entry:
         facts = json.loads(row.facts)
         if _key(seen, facts["deps"]) == row.key:
             findings = [json_finding(f) for f in json.loads(row.findings)]
-            return _Entry(page_of(rel, facts), None, findings, facts["across"], st, facts)
+            deps = {"deps": facts["deps"]}  # the rest is in the page now: not held twice
+            return _Entry(page_of(rel, facts), None, findings, facts["across"], st, deps)
     return _read(seen, rel, st)
 
 
@@ -368,9 +388,14 @@ def _read(seen: _Seen, rel: str, st: Stat) -> _Entry:
 def _key(seen: _Seen, deps: list[str]) -> str:
     """What a page's own findings read besides its bytes: the rules' settings, and for each
     source it cites or lists, the file's stat and what the last build recorded of it."""
-    parts: list[Any] = [seen.settings]
-    parts += [(rel, _stat(seen, rel), seen.source_stats.get(rel)) for rel in deps]
-    return digest(repr(parts), FINGERPRINT)  # repr: plain tuples and strings, cheaper than JSON
+    # repr of [settings, (rel, stat, recorded), ...], each source's part made once per lint:
+    # a topic page lists hundreds of sources, each listed by many pages
+    reprs = seen.reprs
+    for rel in deps:
+        if rel not in reprs:
+            reprs[rel] = repr((rel, _stat(seen, rel), seen.source_stats.get(rel)))
+    text = "[" + repr(seen.settings) + "".join([", " + reprs[rel] for rel in deps]) + "]"
+    return digest(text, FINGERPRINT)
 
 
 def _stat(seen: _Seen, rel: str) -> Stat | None:

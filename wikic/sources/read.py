@@ -6,6 +6,7 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,11 +34,11 @@ class Source:
     pages: tuple[int, ...] = ()  # a PDF's first line of each page, for citations to link to
     stored: str = ""  # its extracted text's name in the store
 
-    @property
+    @cached_property  # read by every stage (digest keys, plan, assemble): split once
     def lines(self) -> list[str]:
         return self.text.split("\n")[:-1] if self.text.endswith("\n") else self.text.split("\n")
 
-    @property
+    @cached_property
     def title(self) -> str:
         for line in self.lines:
             m = HEADING.match(line)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +29,10 @@ class SourceFile:
     mtime_ns: int
 
 
-def _matches(rel: str, patterns: list[str]) -> bool:
-    return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(rel, p.removeprefix("**/")) for p in patterns)
+def _pattern(patterns: list[str]) -> re.Pattern[str]:
+    """One regular expression for a list of glob patterns ("**/x" also matching "x" at the top)."""
+    globs = [g for p in patterns for g in (p, p.removeprefix("**/"))]
+    return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs) or "(?!)")
 
 
 def list_sources(root: Path, cfg: SourcesConfig) -> tuple[list[SourceFile], list[SourceError]]:
@@ -39,54 +42,47 @@ def list_sources(root: Path, cfg: SourcesConfig) -> tuple[list[SourceFile], list
     errors: list[SourceError] = []
     if not base.is_dir():
         return found, errors
+    include, exclude = _pattern(cfg.include), _pattern(cfg.exclude)
     real_base = base.resolve()
-    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
-        folder = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        errors += _drop_folder_links(folder, dirnames, base)
-        for name in sorted(filenames):
-            rel_in = (folder / name).relative_to(base).as_posix()
-            if _skipped(name, rel_in, cfg):
+    folders = [""]  # relative to sources/, "" or ending in "/"
+    while folders:
+        rel_dir = folders.pop()
+        try:
+            entries = sorted(os.scandir(base / rel_dir), key=lambda e: e.name)
+        except OSError as exc:
+            errors.append(SourceError(f"{SOURCES_DIR}/{rel_dir}".rstrip("/"), f"cannot read: {exc.strerror}"))
+            continue
+        for entry in entries:
+            rel_in = rel_dir + entry.name
+            if entry.name.startswith("."):  # hidden files and folders
                 continue
-            entry = _source_file(folder / name, f"{SOURCES_DIR}/{rel_in}", real_base)
-            if isinstance(entry, SourceError):
-                errors.append(entry)
-            else:
-                found.append(entry)
+            if entry.is_dir(follow_symlinks=False):
+                folders.append(rel_in + "/")
+            elif entry.is_symlink() and entry.is_dir():  # os.walk would skip it without a word
+                errors.append(SourceError(f"{SOURCES_DIR}/{rel_in}", FOLDER_LINK))
+            elif not entry.name.endswith("~") and include.match(rel_in) and not exclude.match(rel_in):
+                file = _source_file(entry, f"{SOURCES_DIR}/{rel_in}", real_base)
+                if isinstance(file, SourceError):
+                    errors.append(file)
+                else:
+                    found.append(file)
     found.sort(key=lambda f: f.path)
     return found, errors
 
 
-def _drop_folder_links(folder: Path, dirnames: list[str], base: Path) -> list[SourceError]:
-    """Takes links to folders out of `dirnames` (os.walk would skip them without a word)."""
-    errors = []
-    for name in list(dirnames):
-        if (folder / name).is_symlink():
-            dirnames.remove(name)
-            rel = f"{SOURCES_DIR}/{(folder / name).relative_to(base).as_posix()}"
-            errors.append(
-                SourceError(
-                    rel,
-                    "is a link to a folder; sources/ is read without following "
-                    "folder links, so copy or move the folder in instead",
-                )
-            )
-    return errors
+FOLDER_LINK = (
+    "is a link to a folder; sources/ is read without following "
+    "folder links, so copy or move the folder in instead"
+)
 
 
-def _skipped(name: str, rel_in: str, cfg: SourcesConfig) -> bool:
-    """Hidden and backup files, and those the include and exclude patterns leave out."""
-    if name.startswith(".") or name.endswith("~"):
-        return True
-    return not _matches(rel_in, cfg.include) or _matches(rel_in, cfg.exclude)
-
-
-def _source_file(full: Path, rel: str, real_base: Path) -> SourceFile | SourceError:
+def _source_file(entry: os.DirEntry[str], rel: str, real_base: Path) -> SourceFile | SourceError:
     """The file with its stat, or why it cannot be a source."""
+    full = Path(entry.path)
     try:
-        if full.is_symlink() and not full.resolve().is_relative_to(real_base):
+        if entry.is_symlink() and not full.resolve().is_relative_to(real_base):
             return SourceError(rel, "is a link to a file outside sources/; copy the file in instead")
-        st = full.stat()
+        st = entry.stat()
     except OSError as exc:
         return SourceError(rel, f"cannot read: {exc.strerror or exc}")
     if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block or never end

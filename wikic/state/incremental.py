@@ -38,7 +38,7 @@ class Planned:
     """What the plan made of one source (build/sourceplan.py), by key, as JSON."""
 
     key: str  # over everything its facts read
-    facts: str
+    facts: str  # JSON, then a newline and the packed names and terms (candidates.source_names)
     notes_key: str  # over its facts and what of its lines other pages show
     notes: str
 
