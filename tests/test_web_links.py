@@ -62,3 +62,19 @@ def test_a_hand_made_pages_links_in_code_give_no_backlinks(tmp_path: Path) -> No
     assert {slug: model.inbound[slug] for slug in wiki.pages} == wiki.inbound()
     out = {slug: wiki.outlinks(page) - {slug} for slug, page in wiki.pages.items()}
     assert {slug: model.outbound[slug] for slug in wiki.pages} == out
+
+
+def test_a_hand_made_pages_links_by_title_or_any_case_give_backlinks_as_lint_has_them(tmp_path: Path) -> None:
+    project: Project = built_project(tmp_path / "p")
+    wiki = read_wiki(project.root, project.wiki_dir)
+    title = wiki.pages["chunking"].title
+    (project.wiki_dir / "by-title.md").write_text(
+        f"---\ntitle: By title\ntype: note\n---\n\n# By title\n\nSee [[{title.upper()}]], [[FAISS]], "
+        "[[hnsw.md|the index]] and [[no such page]].\n"
+    )
+    run_build(project)
+    wiki = read_wiki(project.root, project.wiki_dir)
+    linked = wiki.outlinks(wiki.pages["by-title"])  # lint's reading: slug any case, title, file name
+    assert linked == {"chunking", "faiss", "hnsw"}
+    for slug in linked:
+        assert "by-title" in (project.wiki_dir / f"{slug}.md").read_text().partition("## Linked from")[2]

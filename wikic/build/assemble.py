@@ -15,6 +15,7 @@ from wikic.hashing import fingerprint, quick_fingerprint
 from wikic.state import Rendered
 from wikic.wiki.frontmatter import render_front_matter
 from wikic.wiki.page import WIKILINK, Citation, seal, split_page, with_pages
+from wikic.wiki.read import resolve_target
 
 WORD = re.compile(r"\w+")
 MAX_NGRAM = 6
@@ -294,6 +295,10 @@ def assemble(job: Assembly) -> Assembled:
     for slug, text in job.foreign.items():
         entries[slug] = foreign_entry(slug, text)
     bodies = _Bodies(job, entries)
+    slugs = {slug.casefold(): slug for slug in entries}
+    for slug in job.foreign:  # [[HNSW]], [[vector databases]]: to slugs, as lint and the viewer do
+        found = (resolve_target(target, slugs, bodies.linker.names) for target in entries[slug].links)
+        entries[slug].links = {s for s in found if s is not None}
     for pid in sorted(job.pages):
         bodies.settle(pid)
     back: dict[str, list[PageEntry]] = defaultdict(list)

@@ -8,7 +8,7 @@ import gc
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +22,13 @@ LOG = "log.md"
 ATTACHMENT = re.compile(
     r"\.(png|jpe?g|gif|svg|webp|bmp|pdf|mp3|mp4|webm|ogg|wav|m4a|mov|canvas|excalidraw|csv|json|txt)$", re.I
 )
+
+
+def resolve_target(target: str, slugs: Mapping[str, str], names: Mapping[str, str]) -> str | None:
+    """A link target to a page slug: file stem first (as Obsidian does), then title or alias;
+    `slugs` and `names` casefolded -> slug (Wiki's, or assemble's for the build's backlinks)."""
+    key = target.strip().removesuffix(".md").rsplit("/", 1)[-1].casefold()
+    return slugs[key] if key in slugs else names.get(target.strip().casefold())
 
 
 @dataclass
@@ -45,12 +52,9 @@ class Wiki:
 
     def resolve(self, target: str) -> str | None:
         """A link target to a page slug: file stem first (as Obsidian does), then title or alias."""
-        if target in self._resolved:
-            return self._resolved[target]
-        key = target.strip().removesuffix(".md").rsplit("/", 1)[-1].casefold()
-        slug = self._slugs[key] if key in self._slugs else self.names.get(target.strip().casefold())
-        self._resolved[target] = slug
-        return slug
+        if target not in self._resolved:
+            self._resolved[target] = resolve_target(target, self._slugs, self.names)
+        return self._resolved[target]
 
     def is_file(self, target: str) -> bool:
         """A link to an attachment that exists, like ![[diagram.png]] (not a page)."""
