@@ -29,7 +29,7 @@ from wikic.lock import ProjectLock
 from wikic.project import Project
 from wikic.state import State
 from wikic.watch.changes import Coalescer, is_temp_name, relevant
-from wikic.watch.watcher import Rebuild, Watcher, WatchOptions
+from wikic.watch.watcher import Rebuild, Watcher, WatchOptions, still_there
 from wikic.wiki.page import split_page
 
 DEBOUNCE_MS = 300
@@ -495,3 +495,16 @@ def test_a_watch_build_is_the_build_of_wikic_build_with_its_lint_summary(tmp_pat
         watcher.stop()
         thread.join(timeout=LINE_TIMEOUT)
     assert not thread.is_alive()
+
+
+def test_the_build_line_names_the_saved_file_not_an_editors_temporary_one(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p")
+    target = project.sources_dir / "vectors.md"
+    temp = project.sources_dir / "sedAb12Cd"  # what `sed -i` writes, then renames over the file
+    temp.write_text(target.read_text() + "More.\n")
+    os.replace(temp, target)
+    changed = ["sources/sedAb12Cd", "sources/vectors.md"]
+    named = still_there(project.root, changed)
+    assert named == "sources/vectors.md"
+    line = Rebuild(2, changed, error="the model is down", named=named).line()
+    assert "build 2 (sources/vectors.md and 1 more) failed" in line

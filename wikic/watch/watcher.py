@@ -77,6 +77,7 @@ class Rebuild:
     number: int
     changed: list[str]
     report: Report | None = None
+    named: str = ""  # the change the line names: one still on disk (not an editor's temporary file)
     error: str | None = None
     exit_code: int = 0
 
@@ -90,7 +91,7 @@ class Rebuild:
 
     def line(self) -> str:
         stamp = time.strftime("%H:%M:%S")
-        what = _describe(self.changed) if self.number > 1 else "initial build"
+        what = _describe(self.changed, self.named) if self.number > 1 else "initial build"
         head = f"{stamp} build {self.number} ({what})"
         report = self.report
         if report is None:
@@ -139,11 +140,17 @@ class Rebuild:
         )
 
 
-def _describe(changed: list[str]) -> str:
+def still_there(root: Path, changed: list[str]) -> str:
+    """The first changed path still on disk: sed -i and some editors write a temporary file
+    beside the one saved and rename it over, and that file is not what the user changed."""
+    return next((rel for rel in changed if (root / rel).exists()), "")
+
+
+def _describe(changed: list[str], named: str = "") -> str:
     if not changed:
         return "no change"
     more = f" and {len(changed) - 1} more" if len(changed) > 1 else ""
-    return changed[0] + more
+    return (named or changed[0]) + more
 
 
 class _Backends:
@@ -223,6 +230,7 @@ class Watcher:
             self._schedule()
         self.builds += 1
         result = Rebuild(self.builds, changed)
+        result.named = still_there(self.project.root, changed)
         try:  # the lock is taken per build: a `wikic build` by hand can run between two of ours
             result.report = build(self.project, self.options.build, self.progress, self.backends, self.say)
         except WikicError as exc:
