@@ -23,6 +23,7 @@ from wikic.errors import UsageError
 from wikic.hashing import bytes_hash, digest, json_digest
 from wikic.project import Project
 from wikic.web.facts import Changes, Facts, affected, everything, read_known, same_names
+from wikic.web.keys import graph_key, health_key, page_key
 from wikic.web.manifest import (
     FORMAT,
     MANIFEST,
@@ -43,7 +44,6 @@ from wikic.web.views import (
     health_view,
     home_view,
     page_view,
-    receipt,
     search_view,
     source_view,
 )
@@ -285,7 +285,7 @@ def _outputs(site: Site) -> list[Output]:
             lambda: search_view(model, STATIC, scripts).encode(),
         ),
         ("graph.html", _graph_output_key(site), lambda: graph_view(model, STATIC, site.graph_limit).encode()),
-        ("health.html", _health_key(model, version), lambda: health_view(model, STATIC).encode()),
+        ("health.html", health_key(model, version), lambda: health_view(model, STATIC).encode()),
     ]
     outs += search_outputs(site)
     return outs + _page_outputs(site) + _source_outputs(site)
@@ -304,7 +304,7 @@ def _page_outputs(site: Site) -> list[Output]:
                 continue
             key = before["key"]
         else:
-            key = _page_key(site.model, slug, site.version)
+            key = page_key(site.model, slug, site.version)
         outs.append((rel, key, _page_maker(site, slug)))
     return outs
 
@@ -337,7 +337,7 @@ def _graph_output_key(site: Site) -> str:
     before = site.files.get("graph.html")
     if before is not None and not site.changes.graph:
         return before["key"]
-    return json_digest([site.version, _graph_key(site.model), site.graph_limit])
+    return json_digest([site.version, graph_key(site.model), site.graph_limit])
 
 
 def _page_maker(site: Site, slug: str) -> Callable[[], bytes]:
@@ -354,28 +354,6 @@ def _source_maker(model: Model, path: str) -> Callable[[], bytes]:
     return lambda: source_view(model, path, STATIC).encode()
 
 
-def _page_key(model: Model, slug: str, version: str) -> str:
-    """What a page's HTML depends on: its file, what its links resolve to, who links to it,
-    which of its sources exist, its findings."""
-    wiki = model.wiki
-    page = wiki.pages[slug]
-    targets = model.targets[slug]
-    resolved = [(t, s, wiki.pages[s].title, wiki.pages[s].type) for t in targets if (s := wiki.resolve(t))]
-    near = sorted(model.inbound.get(slug, set()) | model.outbound[slug])
-    return json_digest(
-        [
-            version,
-            model.title,
-            page.hash,
-            targets,
-            resolved,
-            [(s, wiki.pages[s].title, wiki.pages[s].type) for s in near],
-            [s in model.sources for s in page.sources],
-            _findings_key(model, page.rel),
-        ]
-    )
-
-
 def _home_key(site: Site) -> str:
     """index.md, and what its links resolve to: not every page's text (a big index takes
     seconds to render, and most edits leave it as it was). Computed only when the index, a
@@ -388,39 +366,6 @@ def _home_key(site: Site) -> str:
     pages = sorted((slug, p.title, p.type, p.aliases) for slug, p in wiki.pages.items())
     cited = [s in model.sources for s in model.cites_of(wiki.index)] if wiki.index else []
     return json_digest([site.version, model.title, wiki.index.hash if wiki.index else "", pages, cited])
-
-
-def _health_key(model: Model, version: str) -> str:
-    """The compile receipt and the findings, with whether the page each concerns exists."""
-    rows = sorted(
-        (rel, rel.removeprefix("wiki/").removesuffix(".md") in model.wiki.pages)
-        for rel in model.findings or {}
-    )
-    return json_digest([version, model.title, receipt(model), _findings_key(model, None), rows])
-
-
-def _findings_key(model: Model, rel: str | None) -> Any:
-    if model.findings is None:
-        return None
-    found = model.findings.get(rel, []) if rel else [f for fs in model.findings.values() for f in fs]
-    return [f.to_json() for f in found]
-
-
-def _graph_key(model: Model) -> str:
-    wiki = model.wiki
-    return json_digest(
-        sorted(
-            (
-                p.slug,
-                p.title,
-                p.type,
-                sorted(model.outbound[p.slug]),
-                p.sources,
-                [s in model.sources for s in p.sources],
-            )
-            for p in wiki.pages.values()
-        )
-    )
 
 
 def _write(path: Path, data: bytes) -> None:
