@@ -392,6 +392,9 @@ class PrefixRecording(Recording):
     def prompt_room(self, answer_tokens: int) -> tuple[Callable[[str], int], int]:
         return estimate_tokens, 100_000 - answer_tokens
 
+    def template_tokens(self) -> int:
+        return 0
+
     def answer_with_prefix(
         self,
         request: Request,
