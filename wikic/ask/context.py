@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wikic.ask.passages import Sentence
-from wikic.ask.select import Corpus, group, pack, rank
+from wikic.ask.select import Corpus, group, pack, rank, relevance_floor
 from wikic.errors import UsageError, WikicError
 from wikic.privacy.redact import NONE, Redactor
 from wikic.prompts.loader import Prompts
@@ -163,7 +163,7 @@ class ContextBuilder:
         room = self.limit - self.count(system)
         empty = self.count(self.render(question, [], [], index)[1])
         self._corpus = self._corpus or Corpus(self.pages)
-        ranking = rank(question, self.pages, self._corpus)
+        ranking = rank(question, self.pages, self._corpus, relevance_floor(self.limit))
         chosen = pack(ranking, self.count, room - empty - MARGIN, self._header)
         extra = self._extra(chosen)
         used = self.count(self.render(question, [], extra, index)[1])

@@ -21,9 +21,12 @@ HOP_FROM = 2  # the best pages whose links are followed for the second hop
 HOP_PAGES = 4  # bridge pages at most: each one shows its opening and its best sentences
 HOP_SENTENCES = 3  # a bridge page is given its first 2 sentences and its best 2 (these may overlap)
 # A sentence under this share of the question's best sentence score is not shown, even with room
-# left: the budget is a ceiling, not a quota (bench/README: at 0.3 both sets keep their recall
-# within 0.02 and the prompt takes 30 tokens fewer; at 0.35 musique loses more).
+# left: the budget is a ceiling, not a quota (bench/README: at a 600-token budget 0.3 keeps both
+# sets' recall within 0.02 for 25-30 tokens fewer; 0.35 costs hotpotqa recall). Above FLOOR_BUDGET
+# the share shrinks in proportion: a larger budget buys the low-scoring sentences where the later
+# hops of a multi-hop question lie (a fixed 0.3 cost musique 0.05-0.11 recall at 1,500-6,000).
 RELEVANCE_FLOOR = 0.3
+FLOOR_BUDGET = 600
 HOP_SHARE = 0.15  # of the room, at most, kept for bridge pages (bench/README: 0.35 cost hotpotqa recall)
 
 Counter = Callable[[str], int]
@@ -104,10 +107,16 @@ def named(question: str, page: Page) -> float:
     return max((fuzz.partial_ratio(n.casefold(), q) for n in names), default=0.0)
 
 
-def rank(question: str, pages: list[Page], corpus: Corpus | None = None) -> Ranking:
-    """Every sentence that bears on the question, best first; the pages linked from the
-    best pages that the question does not name are its bridges. `corpus`: the pages' own,
-    when several questions are asked of one wiki."""
+def relevance_floor(limit: int) -> float:
+    """The share of the best sentence score under which a sentence is not shown, at a limit of
+    `limit` prompt tokens."""
+    return RELEVANCE_FLOOR * min(1.0, FLOOR_BUDGET / max(limit, 1))
+
+
+def rank(question: str, pages: list[Page], corpus: Corpus | None = None, floor: float = 0.0) -> Ranking:
+    """Every sentence that bears on the question, best first (none under `floor` times the
+    best score); the pages linked from the best pages that the question does not name are its
+    bridges. `corpus`: the pages' own, when several questions are asked of one wiki."""
     corpus = corpus if corpus is not None and corpus.pages is pages else Corpus(pages)
     scores = page_scores(question, pages, corpus)
     if not pages or max(scores) <= 0:
@@ -121,8 +130,8 @@ def rank(question: str, pages: list[Page], corpus: Corpus | None = None) -> Rank
     share = {p.slug: scores[i] / top_page for i, p in enumerate(pages)}
     score = [own[i] / top_own + PAGE_WEIGHT * share[s.page.slug] for i, s in enumerate(units)]
     order = sorted(range(len(units)), key=lambda i: (-score[i], units[i].page.slug, units[i].order))
-    floor = max(score) * RELEVANCE_FLOOR
-    ranked = [units[i] for i in order if score[i] > 0 and score[i] >= floor]
+    least = max(score) * floor
+    ranked = [units[i] for i in order if score[i] > 0 and score[i] >= least]
     bridges = _bridges(question, corpus, scores)
     by_page: dict[str, list[int]] = {}
     for i, s in enumerate(units):
