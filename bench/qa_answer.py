@@ -149,6 +149,13 @@ class Model:
             return int(min(ask_cfg.budget, room))
         return int(min(ask_cfg.budget, self.schema.model.context - ask_cfg.answer_tokens - ESTIMATE_OVERHEAD))
 
+    def ask_limit(self) -> int:
+        """The limit `ask` puts on the two messages' text: its budget counts the chat template too
+        (RAG's rule above counts the text only, which leaves it the template's tokens more)."""
+        if self.local is not None and self._tokens is not None:
+            return min(self.limit(), self.schema.ask.budget - self._tokens.overhead())
+        return self.limit()
+
     def context_room(self) -> int:
         """The prompt tokens the model's context leaves after the answer, whatever the budget."""
         if self.local is not None and self._tokens is not None:
@@ -240,7 +247,7 @@ class Wiki:
             self.pages,
             self.project.root,
         )
-        builder = ContextBuilder(shown, self.model.count, self.model.limit())
+        builder = ContextBuilder(shown, self.model.count, self.model.ask_limit())
         ctx = builder.build(" ".join(question.split()))
         return ctx, self.model.prompt_tokens(ctx.system, ctx.user)
 

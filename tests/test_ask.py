@@ -250,9 +250,9 @@ def test_over_budget_keeps_index_in_the_prefix_and_selects_relevant_pages(tmp_pa
     system = a.messages[0]["content"]
     assert "<index>" in system and "<page " not in system and "[[marmot|Marmot]]" not in system
     assert "Marmot" in system  # the index lists every page (as plain text)
-    assert '<page title="Marmot">' in a.messages[1]["content"]
-    assert '<page title="Okapi">' in b.messages[1]["content"]
-    assert '<page title="Okapi">' not in a.messages[1]["content"]
+    assert "\n## Marmot\n" in a.messages[1]["content"]
+    assert "\n## Okapi\n" in b.messages[1]["content"]
+    assert "\n## Okapi\n" not in a.messages[1]["content"]
     for request in (a, b):
         used = sum(estimate_tokens(m["content"]) for m in request.messages)
         assert used <= budget
@@ -373,7 +373,7 @@ def test_a_small_budget_still_leaves_room_for_pages(tmp_path: Path) -> None:
     second, _ = asking(project, "What does the okapi eat?", backend)
     a, b = backend.requests
     assert first.mode == "selected" and first.context_pages >= 1
-    assert '<page title="Marmot">' in a.messages[1]["content"]
+    assert "\n## Marmot\n" in a.messages[1]["content"]
     assert a.messages[0] == b.messages[0]  # the trimmed index is the same prefix for every question
     for request in (a, b):
         assert sum(estimate_tokens(m["content"]) for m in request.messages) <= 600
@@ -391,6 +391,9 @@ class PrefixRecording(Recording):
 
     def prompt_room(self, answer_tokens: int) -> tuple[Callable[[str], int], int]:
         return estimate_tokens, 100_000 - answer_tokens
+
+    def template_tokens(self) -> int:
+        return 0
 
     def answer_with_prefix(
         self,

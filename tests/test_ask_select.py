@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from projects import make_project, run_build
-from test_ask import Recording, asking, cli_ask, large_notes
+from test_ask import ANIMALS, PrefixRecording, Recording, asking, cli_ask, large_notes
 
 from wikic.ask.context import load_pages
 from wikic.ask.passages import sentences
@@ -66,7 +66,9 @@ def budgeted(tmp_path: Path, notes: dict[str, str], budget: int) -> Project:
 
 
 def shown_pages(user: str) -> dict[str, str]:
-    return dict(re.findall(r'<page title="([^"]+)">\n(.*?)\n</page>', user, re.S))
+    """The pages chosen for the question: a "## Title" heading, then the page's sentences."""
+    page = r"^## ([^\n]+)\n(.*?)(?=\n\n## |\n\nSource lines |\n\nQuestion: )"
+    return dict(re.findall(page, user, re.S | re.M))
 
 
 def used(request: object) -> int:
@@ -121,14 +123,25 @@ def test_cited_source_lines_are_shown_where_room_allows_and_listed_in_json(tmp_p
     whole = sum(estimate_tokens(p.read_text()) for p in project.wiki_dir.glob("*.md"))
     project.schema_path.write_text(project.schema_path.read_text() + f"ask:\n  budget: {whole // 2}\n")
     run_build(project)
-    out = cli_ask(project, "--json", "What does HNSW trade for fast search?")
+    question = "What does HNSW trade for fast search?"
+    # the scripted model's page carries its source's sentences word for word: shown once, not twice
+    report = json.loads(cli_ask(project, "--json", question).stdout)
+    assert report["mode"] == "selected" and report["sources_shown"] == []
+    _, backend = asking(project, question, use_cache=False)
+    theirs = "It trades memory for fast approximate search."
+    assert backend.requests[0].messages[1]["content"].count(theirs) == 1
+    # a page in its own words (as a model writes it): the lines it cites are shown beside it
+    page = project.wiki_dir / "hnsw.md"
+    mine = "It uses more RAM in exchange for speed."
+    page.write_text(page.read_text().replace(theirs, mine))
+    out = cli_ask(project, "--json", "--stale-ok", question)
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)
     assert report["mode"] == "selected" and "sources/vectors.md:7-8" in report["sources_shown"]
-    _, backend = asking(project, "What does HNSW trade for fast search?", use_cache=False)
+    _, backend = asking(project, question, use_cache=False, stale_ok=True)
     user = backend.requests[0].messages[1]["content"]
     assert '<source file="sources/vectors.md" lines="7-8">' in user
-    assert "It trades memory for fast approximate search." in user
+    assert mine in user and theirs in user
 
 
 def test_unsupported_answer_sentences_are_marked_and_listed(
@@ -210,3 +223,48 @@ def test_the_second_hop_goes_to_the_specific_page_before_the_hubs_every_page_lin
     ]
     ranking = rank("Where did the director of Moonfall Harbor grow up?", pages)
     assert [p.title for p in ranking.bridges][0] == "Edda Kvist"
+
+
+def test_the_budget_is_a_ceiling_not_a_quota(tmp_path: Path) -> None:
+    project = budgeted(tmp_path, large_notes(), 600)
+    question = "How many marmot nests did observers count?"
+    result, backend = asking(project, question)
+    (request,) = backend.requests
+    pages = shown_pages(request.messages[1]["content"])
+    assert result.mode == "selected" and "351 marmot nests" in pages["Marmot"]
+    # every animal's page says how many of its nests were counted, far below the marmot's own
+    # sentence for this question: room is left unused rather than filled with them (the pages
+    # the marmot's page links to still come, as the second hop)
+    assert not {a.capitalize() for a in ANIMALS if a != "marmot"} & set(pages)
+    small = used(request)
+    assert small < 450
+    # a larger budget buys lower-scoring sentences: the floor shrinks as the budget grows
+    text = project.schema_path.read_text().split("ask:")[0]
+    project.schema_path.write_text(text + "ask:\n  budget: 1500\n")
+    run_build(project)
+    _, backend = asking(project, question, use_cache=False)
+    assert used(backend.requests[0]) > small + 500
+
+
+class Templated(PrefixRecording):
+    """A prefix-caching backend whose chat template adds `template` tokens around the text."""
+
+    def __init__(self, template: int) -> None:
+        super().__init__()
+        self.template = template
+
+    def template_tokens(self) -> int:
+        return self.template
+
+
+def test_the_chat_template_counts_against_the_budget(tmp_path: Path) -> None:
+    project = budgeted(tmp_path, large_notes(), 400)
+    question = "Which animals live in region 3, region 5 and region 9?"
+    sizes = []
+    for template in (0, 150):
+        backend = Templated(template)
+        result, _ = asking(project, question, backend, use_cache=False)
+        ((request, _, _),) = backend.prefix_calls
+        assert result.mode == "selected" and used(request) + template <= 400
+        sizes.append(used(request))
+    assert sizes[1] < sizes[0]

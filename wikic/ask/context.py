@@ -5,12 +5,13 @@ question after it (select.py), with the source lines they cite where room is lef
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from wikic.ask.passages import Sentence
-from wikic.ask.select import Corpus, group, pack, rank
+from wikic.ask.select import Corpus, group, pack, rank, relevance_floor
 from wikic.errors import UsageError, WikicError
 from wikic.privacy.redact import NONE, Redactor
 from wikic.prompts.loader import Prompts
@@ -29,6 +30,10 @@ SOURCE_LINES = 6  # at most this many lines of one citation are shown
 CHARS_PER_TOKEN = 8  # more than any tokenizer's average on prose (about 4): a safe cut for the fit check
 
 Counter = Callable[[str], int]
+WORD = re.compile(r"\w+")
+# A cited source line whose words are at least this share in the sentences shown repeats them
+# (pages compiled from plain text often carry their source's sentence verbatim): not shown twice.
+REPEAT = 0.9
 
 
 def load_pages(wiki_dir: Path) -> list[Page]:
@@ -126,6 +131,7 @@ class ContextBuilder:
         self._lines: dict[Path, list[str] | None] = {}
         self._fits: bool | None = None  # whether the whole wiki fits: the same for every question
         self._corpus: Corpus | None = None
+        self._heads: dict[str, int] = {}
 
     def render(
         self,
@@ -157,7 +163,7 @@ class ContextBuilder:
         room = self.limit - self.count(system)
         empty = self.count(self.render(question, [], [], index)[1])
         self._corpus = self._corpus or Corpus(self.pages)
-        ranking = rank(question, self.pages, self._corpus)
+        ranking = rank(question, self.pages, self._corpus, relevance_floor(self.limit))
         chosen = pack(ranking, self.count, room - empty - MARGIN, self._header)
         extra = self._extra(chosen)
         used = self.count(self.render(question, [], extra, index)[1])
@@ -190,8 +196,15 @@ class ContextBuilder:
                 "or raise ask.budget (and model.context) in schema.yaml"
             )
 
-    def _header(self, page: Page) -> str:
-        return f'<page title="{page.title}">\n</page>\n\n'
+    def _header(self, page: Page) -> int:
+        """The tokens a page's title markup adds to the user message, measured on the template
+        itself (a project's own prompts/ask.user.j2 included), once per title."""
+        if page.title not in self._heads:
+            other = {"title": "", "text": ""}
+            one = self.render("", [], [other], "")[1]
+            two = self.render("", [], [other, {"title": page.title, "text": ""}], "")[1]
+            self._heads[page.title] = max(0, self.count(two) - self.count(one))
+        return self._heads[page.title]
 
     def _extra(self, chosen: list[Sentence]) -> list[dict[str, str]]:
         return [{"title": page.title, "text": text} for page, text in group(chosen)]
@@ -205,16 +218,18 @@ class ContextBuilder:
         return self.render(question, [], [], index)[0], index
 
     def _sources(self, chosen: list[Sentence], room: int) -> list[Shown]:
-        """The lines the chosen sentences cite, best sentence first, while they fit the room."""
+        """The lines the chosen sentences cite, best sentence first, while they fit the room;
+        not those that only repeat the sentences shown."""
         out: list[Shown] = []
         seen: set[Citation] = set()
+        known = {w for s in chosen for w in WORD.findall(s.text.casefold())}
         used = self.count(self.render("", [], [], "", [])[1]) if room > 0 else 0
         base = used
         for s in chosen:
             for cite in s.cites:
                 shown = None if cite in seen else self._read(cite)
                 seen.add(cite)
-                if shown is None:
+                if shown is None or _repeats(shown.text, known):
                     continue
                 cost = self.count(self.render("", [], [], "", [shown])[1]) - base + 1
                 if used - base + cost <= room:
@@ -249,3 +264,9 @@ class ContextBuilder:
                 lines = None
             self._lines[path] = None if lines is None else self.redactor.lines(lines)
         return self._lines[path]
+
+
+def _repeats(text: str, known: set[str]) -> bool:
+    """Whether at least REPEAT of the words of `text` are among `known`."""
+    words = WORD.findall(text.casefold())
+    return sum(w in known for w in words) >= REPEAT * len(words)

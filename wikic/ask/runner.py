@@ -285,7 +285,8 @@ def _ask_prefix_cached(
     started = time.monotonic()
     count, room = backend.prompt_room(schema.ask.answer_tokens)  # loads the model
     loaded = time.monotonic() - started
-    limit = min(schema.ask.budget, room)
+    # ask.budget caps the prompt as the model reads it: the chat template's tokens count too
+    limit = min(schema.ask.budget - backend.template_tokens(), room)
     ctx = _builder(wiki, count, limit).build(question)
     request = _request(schema, ctx, backend.model_id)
     prefix_dir = wiki.project.state_dir / "prefix"

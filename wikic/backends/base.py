@@ -86,6 +86,10 @@ class PrefixCaching(Protocol):
         messages' text may take with `answer_tokens` left for the answer."""
         ...
 
+    def template_tokens(self) -> int:
+        """The tokens the chat template adds around the messages' text (after prompt_room)."""
+        ...
+
     def answer_with_prefix(
         self, request: Request, cache_dir: Path | None, cache_bytes: int, on_text: StreamCallback | None
     ) -> PrefixAnswer:

@@ -90,6 +90,11 @@ class LlamaBackend:
             room = self.llama.n_ctx() - answer_tokens - tokens.overhead() - 1
         return tokens.count, room
 
+    def template_tokens(self) -> int:
+        """PrefixCaching: the chat template's tokens around the two messages."""
+        with self.lock:
+            return self._prompt_tokens().overhead()
+
     def answer_with_prefix(
         self, request: Request, cache_dir: Path | None, cache_bytes: int, on_text: StreamCallback | None
     ) -> PrefixAnswer:
