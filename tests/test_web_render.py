@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wikic.web.model import page_targets
 from wikic.web.render import _MD, Links, render_body, strip_title
 from wikic.wiki.page import COMMENT, split_page
 
@@ -90,9 +89,9 @@ def test_link_targets_are_lints_none_inside_code_or_html() -> None:
     """The viewer's link graph (backlinks, the graph, the site's facts) is lint's."""
     for body in LINK_BODIES:
         page = split_page("---\ntitle: T\n---\n\n" + body, "wiki/t.md")
-        assert page_targets(page) == sorted({link.target for link in page.links}), body
+        assert page.link_targets() == sorted({link.target for link in page.links}), body
     fenced = split_page(LINK_BODIES[1], "wiki/t.md")
-    assert page_targets(fenced) == ["Make"]
+    assert fenced.link_targets() == ["Make"]
 
 
 def test_strip_title_drops_the_first_heading_only() -> None:

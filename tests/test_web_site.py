@@ -206,11 +206,17 @@ def _changes(project: Project) -> list[tuple[str, str, str | None]]:
     ]
 
 
-def test_incremental_export_equals_a_fresh_one(project: Project, tmp_path: Path) -> None:
+def _exported(project: Project, tmp_path: Path, lint: bool = True) -> Path:
+    """The pages' stats made old (no racy stat), then a first export: its folder."""
     for path in project.wiki_dir.iterdir():
         _age(path, 0)
     out = tmp_path / "site"
-    export(project, out, lint=False)
+    export(project, out, lint=lint)
+    return out
+
+
+def test_incremental_export_equals_a_fresh_one(project: Project, tmp_path: Path) -> None:
+    out = _exported(project, tmp_path, lint=False)
     hnsw = (project.wiki_dir / "hnsw.md").read_text()
     for step, (what, name, text) in enumerate(_changes(project), 1):
         if what == "aliases added":
@@ -234,10 +240,7 @@ def _same_as_fresh(project: Project, out: Path, fresh: Path, what: str, lint: bo
 
 
 def test_backlinks_follow_a_new_page_and_a_retitled_one(project: Project, tmp_path: Path) -> None:
-    for path in project.wiki_dir.iterdir():
-        _age(path, 0)
-    out = tmp_path / "site"
-    export(project, out, lint=False)
+    out = _exported(project, tmp_path, lint=False)
     _edit(project, "graph-search.md", NEW_PAGE, 1)
     report = export(project, out, lint=False)
     assert {"p/graph-search.html", "p/hnsw.html", "p/faiss.html"} <= set(report.written)
@@ -250,10 +253,7 @@ def test_backlinks_follow_a_new_page_and_a_retitled_one(project: Project, tmp_pa
 
 
 def test_a_second_export_reads_no_page(project: Project, tmp_path: Path) -> None:
-    for path in project.wiki_dir.iterdir():
-        _age(path, 0)
-    out = tmp_path / "site"
-    export(project, out, lint=False)
+    out = _exported(project, tmp_path, lint=False)
     (project.wiki_dir / "faiss.md").chmod(0)  # a page read again would be unreadable now
     try:
         again = export(project, out, lint=False)
@@ -263,10 +263,7 @@ def test_a_second_export_reads_no_page(project: Project, tmp_path: Path) -> None
 
 
 def test_lost_search_entries_are_read_again_from_the_pages(project: Project, tmp_path: Path) -> None:
-    for path in project.wiki_dir.iterdir():
-        _age(path, 0)
-    out = tmp_path / "site"
-    export(project, out, lint=False)
+    out = _exported(project, tmp_path, lint=False)
     for kept in (out / ".wikic-site").glob("search-*.json"):
         kept.unlink()
     for name in ("faiss.md", "hnsw.md", "chunking.md"):  # some piece holds one with a stub beside it
@@ -308,10 +305,7 @@ def _lint_state(project: Project) -> list[object]:
 def test_with_lint_an_incremental_export_equals_a_fresh_one_and_a_full_lint(
     project: Project, tmp_path: Path
 ) -> None:
-    for path in project.wiki_dir.iterdir():
-        _age(path, 0)
-    out = tmp_path / "site"
-    export(project, out)
+    out = _exported(project, tmp_path)
     assert _health(out) == _full_lint(project)
     hnsw = (project.wiki_dir / "hnsw.md").read_text()
     for step, (what, name, text) in enumerate(_changes(project), 1):
@@ -327,10 +321,7 @@ def test_with_lint_an_incremental_export_equals_a_fresh_one_and_a_full_lint(
 def test_a_hand_edit_shows_its_finding_on_the_page_and_only_that_page_is_rendered(
     project: Project, tmp_path: Path
 ) -> None:
-    for path in project.wiki_dir.iterdir():
-        _age(path, 0)
-    out = tmp_path / "site"
-    export(project, out)
+    out = _exported(project, tmp_path)
     faiss = project.wiki_dir / "faiss.md"
     _edit(project, "faiss.md", faiss.read_text().replace("similarity search", "fast similarity search"), 1)
     report = export(project, out)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wikic.project import Project
-from wikic.web.model import Model, page_targets
+from wikic.web.model import Model
 from wikic.web.views import search_entry
 from wikic.wiki.page import Page
 from wikic.wiki.read import INDEX, LOG, PageStats, Wiki, gc_paused, read_page
@@ -61,7 +61,7 @@ def page_facts(page: Page, stat: list[int] | None) -> Facts:
         "aliases": page.aliases,
         "type": page.type,
         "sources": page.sources,
-        "targets": page_targets(page),
+        "targets": page.link_targets(),
         "cites": Model.cites_of(page),
         "entry": search_entry(page),
     }

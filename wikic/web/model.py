@@ -122,19 +122,17 @@ class Model:
 
     def __post_init__(self) -> None:
         # A page's targets come from the wikilink pattern over its text where that gives lint's
-        # answer (page_targets): many times faster than lint's block-by-block reading, and what
+        # answer (Page.link_targets): many times faster than lint's block-by-block reading, and what
         # a 10,000-page wiki needs to open in seconds.
         # `targets`, `cites` and `resolved` may come filled (the site's manifest, for pages it did
         # not read; `resolved` only while no page's names changed, so each target still resolves
         # to the page it did).
         resolve = self.wiki.resolve
         pages, targets, resolved = self.wiki.pages, self.targets, self.resolved
+        for slug in pages.keys() - targets.keys():
+            targets[slug] = pages[slug].link_targets()
         for slug in pages.keys() - resolved.keys():
-            if slug not in targets:
-                targets[slug] = page_targets(pages[slug])
             resolved[slug] = [resolve(t) for t in targets[slug]]
-        for slug in pages.keys() - targets.keys():  # (targets are only asked of pages read)
-            targets[slug] = page_targets(pages[slug])
         self.outbound, self.inbound = Links(resolved, False), Links(resolved, True)
 
     @cached_property
@@ -215,11 +213,6 @@ class Model:
         return sorted(
             self.wiki.pages.values(), key=lambda p: (p.type == "source", p.type, p.title.casefold())
         )
-
-
-def page_targets(page: Page) -> list[str]:
-    """The targets of the page's [[links]], as lint and the build read them (Page.link_targets)."""
-    return page.link_targets()
 
 
 def lint_findings(
