@@ -100,10 +100,10 @@ def build_inputs(project: Project, model_id: str, taken: Tree | None = None) -> 
     return digest([(taken or inputs(project)).digest(), f"model {model_id}"])
 
 
-def clean_mark(project: Project, build_mark: str) -> str:
+def clean_mark(project: Project, build_mark: str, walked: Tree | None = None) -> str:
     """What the build records after a clean build, and what ask compares with: the inputs
-    as the build found them, and wiki/ as it is now."""
-    return digest([build_mark, "wiki " + wiki(project).digest()])
+    as the build found them, and wiki/ as it is now (or as `walked` just now)."""
+    return digest([build_mark, "wiki " + (walked or wiki(project)).digest()])
 
 
 def outputs_intact(

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wikic.build.assemble import Linker, PageEntry
+from wikic.build.linker import Linker, PageEntry
 from wikic.fsutil import atomic_write
 from wikic.hashing import bytes_hash
 from wikic.project import Project

@@ -3,118 +3,23 @@ citations, Sources and backlinks, and write index.md. Bookkeeping is code."""
 
 from __future__ import annotations
 
+import gc
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from rapidfuzz import fuzz, process
-
+from wikic.build.linker import Linker, resolve_links
+from wikic.build.linker import PageEntry as PageEntry
 from wikic.build.plan import PagePlan
-from wikic.hashing import fingerprint, quick_fingerprint
+from wikic.hashing import quick_fingerprint
 from wikic.state import Rendered
 from wikic.wiki.frontmatter import render_front_matter
 from wikic.wiki.page import WIKILINK, Citation, seal, split_page, with_pages
 from wikic.wiki.read import resolve_target
 
-WORD = re.compile(r"\w+")
-MAX_NGRAM = 6
 TYPE_HEADINGS = {"source": "Sources", "answer": "Answers"}
 VERSION = 1  # of the rendering: bump when a page's text changes for the same inputs
-
-
-@dataclass
-class PageEntry:
-    """Any page the wiki holds: planned by the build, or foreign (answers, hand-made)."""
-
-    slug: str
-    title: str
-    type: str
-    aliases: list[str] = field(default_factory=list)
-    description: str = ""
-    links: set[str] = field(default_factory=set)  # slugs this page links to
-
-
-class Linker:
-    """Page titles and aliases to slugs: exact (case-insensitive), then fuzzy."""
-
-    def __init__(self, entries: list[PageEntry]) -> None:
-        self.names: dict[str, str] = {}
-        # Topic pages win over source pages of the same title, then earlier slugs.
-        for e in sorted(entries, key=lambda e: (e.type == "source", e.slug)):
-            for name in [e.title, *e.aliases]:
-                self.names.setdefault(name.casefold().strip(), e.slug)
-        self.titles = {e.slug: e.title for e in entries}
-        self._keys = list(self.names)
-
-    def fingerprint(self) -> str:
-        """Every name and title: what resolving and autolinking read."""
-        return fingerprint([sorted(self.names.items()), sorted(self.titles.items())])
-
-    def resolve(self, name: str) -> str | None:
-        key = name.casefold().strip()
-        if key in self.names:
-            return self.names[key]
-        if key in (slug.casefold() for slug in self.titles):
-            return key
-        match = process.extractOne(key, self._keys, scorer=fuzz.ratio, score_cutoff=90)
-        return self.names[match[0]] if match else None
-
-    def autolink(self, text: str, self_slug: str, linked: set[str]) -> str:
-        """Link the first mention of each other page's title or alias in plain text."""
-        out: list[str] = []
-        pos = 0
-        for seg_start, seg_end, is_link in _segments(text):
-            if is_link:
-                continue
-            words = list(WORD.finditer(text, seg_start, seg_end))
-            i = 0
-            while i < len(words):
-                hit = None
-                for n in range(min(MAX_NGRAM, len(words) - i), 0, -1):
-                    start, end = words[i].start(), words[i + n - 1].end()
-                    phrase = text[start:end]
-                    slug = self.names.get(phrase.casefold())
-                    if slug and slug != self_slug and slug not in linked and len(phrase) >= 3:
-                        hit = (start, end, slug, n)
-                        break
-                if hit:
-                    start, end, slug, n = hit
-                    out.append(text[pos:start])
-                    out.append(f"[[{slug}|{text[start:end]}]]")
-                    pos = end
-                    linked.add(slug)
-                    i += n
-                else:
-                    i += 1
-        out.append(text[pos:])
-        return "".join(out)
-
-
-def _segments(text: str) -> list[tuple[int, int, bool]]:
-    """Spans of text, marking those inside [[links]] or [citations](...)."""
-    spans: list[tuple[int, int, bool]] = []
-    pos = 0
-    for m in re.finditer(r"\[\[[^\]]*\]\]|\[[^\]]*\]\([^)]*\)", text):
-        spans.append((pos, m.start(), False))
-        spans.append((m.start(), m.end(), True))
-        pos = m.end()
-    spans.append((pos, len(text), False))
-    return spans
-
-
-def resolve_links(text: str, linker: Linker, linked: set[str]) -> str:
-    """Turn the model's [[Name]] into [[slug|Name]], or plain text when nothing matches."""
-
-    def repl(m: re.Match[str]) -> str:
-        target, label = m.group(1).strip(), (m.group(3) or m.group(1)).strip()
-        slug = linker.resolve(target)
-        if slug is None:
-            return label
-        linked.add(slug)
-        return f"[[{slug}|{label}]]"
-
-    return WIKILINK.sub(repl, text)
 
 
 def first_sentence(text: str, limit: int = 120) -> str:
@@ -264,7 +169,9 @@ class Assembly:
     planned pages left as they are this time (their write failed): their files are among
     `foreign`, and source pages still list them; the index's title, scope and type order.
     `previous`: what the last assembly rendered of each page, by key; `intact`: the slugs
-    whose files are as wikic last wrote them (by stat), which need not be rendered again."""
+    whose files are as wikic last wrote them (by stat), which need not be rendered again;
+    `prose_keys`: each topic page's Composer key (compose.py), over all its text and notes
+    are made of, so that its key here need not read them again."""
 
     pages: dict[str, PagePlan]
     prose: dict[str, dict[str, Any]]
@@ -277,6 +184,7 @@ class Assembly:
     previous: dict[str, Rendered] = field(default_factory=dict)
     intact: set[str] = field(default_factory=set)
     page_starts: dict[str, tuple[int, ...]] = field(default_factory=dict)  # a PDF's pages, by source
+    prose_keys: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -291,6 +199,16 @@ class Assembled:
 
 def assemble(job: Assembly) -> Assembled:
     """Every planned page whose inputs changed, and index.md; the others are named unchanged."""
+    # The plan's million objects, frozen: the collections that the lists made here set off
+    # need not scan them all again (two full ones, 0.3 s, at 10,000 sources). Thawed after.
+    gc.freeze()
+    try:
+        return _assemble(job)
+    finally:
+        gc.unfreeze()
+
+
+def _assemble(job: Assembly) -> Assembled:
     entries = {p.slug: PageEntry(p.slug, p.title, p.type, p.aliases) for p in job.pages.values()}
     for slug, text in job.foreign.items():
         entries[slug] = foreign_entry(slug, text)
@@ -312,7 +230,12 @@ def assemble(job: Assembly) -> Assembled:
     for pid, page in job.pages.items():
         mine = entries[page.slug].links
         extra = sorted((e for e in back[page.slug] if e.slug not in mine), key=lambda e: e.slug)
-        key = quick_fingerprint([bodies.keys[pid], [[e.slug, e.title] for e in extra]])
+        # most pages have no backlinks beyond their own links: their body's key is the page's
+        key = (
+            quick_fingerprint([bodies.keys[pid], [[e.slug, e.title] for e in extra]])
+            if extra
+            else bodies.keys[pid]
+        )
         entry = entries[page.slug]
         rendered[page.slug] = Rendered(bodies.keys[pid], key, sorted(entry.links), entry.description)
         prev = job.previous.get(page.slug)
@@ -374,17 +297,21 @@ class _Bodies:
 
     def _key(self, pid: str, page: PagePlan, names: str) -> str:
         """Everything the page's body and front matter are made from."""
-        claims = [[c.text, c.source, c.start, c.end] for c in page.claims]
         starts = [self.job.page_starts.get(s) for s in page.sources]  # a PDF's pages, cited in links
+        if page.type != "source":
+            feeds = [[s, self.source_slugs.get(s)] for s in page.sources]
+            composed = self.job.prose_keys.get(pid)
+            if composed is not None:  # its title, type, aliases, notes, in_text and composed text
+                return quick_fingerprint([VERSION, names, page.slug, page.sources, starts, composed, feeds])
+        claims = [[c.text, c.source, c.start, c.end] for c in page.claims]
         head = [VERSION, names, page.title, page.type, page.slug, page.aliases, page.sources, claims, starts]
-        if page.type == "source":
-            topics = []
-            for tid in page.topics:
-                topic = self.planned.get(tid)
-                if topic is not None and tid in self.topic_slugs:
-                    cites = self.cites.get((tid, page.sources[0]), [])
-                    topics.append([self.topic_slugs[tid], topic.title, cites])
-            lines = self.job.line_counts.get(page.sources[0], 1)
-            return quick_fingerprint([*head, page.summary, page.summary_lines, lines, topics])
-        feeds = [[s, self.source_slugs.get(s)] for s in page.sources]
-        return quick_fingerprint([*head, page.in_text, self.job.prose[pid], feeds])
+        if page.type != "source":
+            return quick_fingerprint([*head, page.in_text, self.job.prose[pid], feeds])
+        topics = []
+        for tid in page.topics:
+            topic = self.planned.get(tid)
+            if topic is not None and tid in self.topic_slugs:
+                cites = self.cites.get((tid, page.sources[0]), [])
+                topics.append([self.topic_slugs[tid], topic.title, cites])
+        lines = self.job.line_counts.get(page.sources[0], 1)
+        return quick_fingerprint([*head, page.summary, page.summary_lines, lines, topics])

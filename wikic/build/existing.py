@@ -8,21 +8,24 @@ import os
 from pathlib import Path
 
 from wikic.build.plan import PagePlan
+from wikic.snapshot import Stat
 from wikic.state import State
 from wikic.wiki.page import split_page
 
+Records = list[tuple[str, int, int]]  # state.file_stats(): what wikic wrote, by stat
 
-def foreign(root: Path, state: State, pages: dict[str, PagePlan], keep: set[str]) -> dict[str, str]:
+
+def foreign(
+    root: Path, records: Records, pages: dict[str, PagePlan], keep: set[str], seen: dict[str, Stat]
+) -> dict[str, str]:
     """Pages in wiki/ the build does not own: answers filed by `ask --save`, hand-made pages;
-    and its own pages kept as they are (their source failed this time): still indexed."""
+    and its own pages kept as they are (their source failed this time): still indexed.
+    `records`: what wikic wrote (state.file_stats()); `seen`: wiki/ as walked before the build."""
     ours = {p.slug for p in pages.values()} | {"index", "log"}
-    recorded = {stem(rel) for rel, _, _ in state.file_stats()}
+    recorded = {stem(rel) for rel, _, _ in records}
     found = {}
     wiki = root / "wiki"
-    try:
-        names = sorted(e.name for e in os.scandir(wiki) if e.name.endswith(".md"))
-    except (FileNotFoundError, NotADirectoryError):
-        names = []
+    names = sorted(rel[5:] for rel in seen if rel.endswith(".md") and rel.count("/") == 1)
     for name in names:  # strings, not 10,000 Paths: the common case is that none is foreign
         bare = name[:-3]
         if bare in ours or (bare in recorded and f"wiki/{name}" not in keep):
@@ -60,16 +63,20 @@ def missing(root: Path, state: State, outputs: dict[str, str]) -> list[str]:
     ]
 
 
-def intact(root: Path, state: State) -> set[str]:
-    """The slugs of the pages in wiki/ as wikic last wrote them, by stat."""
+def intact(root: Path, records: Records, seen: dict[str, Stat]) -> set[str]:
+    """The slugs of the pages in wiki/ as wikic last wrote them, by stat: `seen`, the walk of
+    wiki/ before the build (none of the build's own writes come before assemble's)."""
     found = set()
     base = str(root)
-    for rel, size, mtime_ns in state.file_stats():
-        try:
-            st = os.stat(f"{base}/{rel}")
-        except OSError:
-            continue
-        if (st.st_size, st.st_mtime_ns) == (size, mtime_ns):
+    for rel, size, mtime_ns in records:
+        stat = seen.get(rel)
+        if stat is None:  # not there when walked: as it is now
+            try:
+                st = os.stat(f"{base}/{rel}")
+            except OSError:
+                continue
+            stat = (st.st_size, st.st_mtime_ns)
+        if stat == (size, mtime_ns):
             found.add(stem(rel))
     return found
 

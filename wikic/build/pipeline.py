@@ -60,11 +60,12 @@ def build(
     files, list_errors = list_sources(project.root, schema.sources)
     mid = model_id(schema.model, project.root)
     mark = snapshot.build_inputs(project, mid, inputs)
+    found = snapshot.wiki(project)  # wiki/ walked once before: the clean check, intact pages
     state = State.open(project.state_path, recover=True)
     report.warnings += state.warnings
     try:
         if not (opts.force or opts.retry_failed or opts.dry_run or list_errors) and _clean(
-            project, state, mark
+            project, state, mark, found
         ):
             report.nothing_to_do = True
             report.sources = len(files)
@@ -74,7 +75,7 @@ def build(
             if not opts.dry_run:
                 state.delete_meta(Meta.UPTODATE)  # about to change things: no build may skip on it
             factory = backend_factory or (lambda s: make_backend(s.model, project.root))
-            setup = _Setup(project, schema, opts, mid, progress)
+            setup = _Setup(project, schema, opts, mid, progress, found)
             _Build(setup, state, report, lambda: factory(schema)).run(files, list_errors, mark)
     finally:
         state.close()
@@ -83,11 +84,11 @@ def build(
     return report
 
 
-def _clean(project: Project, state: State, mark: str) -> bool:
+def _clean(project: Project, state: State, mark: str, found: snapshot.Tree) -> bool:
     """The last build was clean, on these inputs and this wiki/, and its outputs are intact."""
-    if state.get_meta(Meta.CLEAN) != snapshot.clean_mark(project, mark):
+    if state.get_meta(Meta.CLEAN) != snapshot.clean_mark(project, mark, found):
         return False
-    return snapshot.outputs_intact(project.root, state.file_stats())
+    return snapshot.outputs_intact(project.root, state.file_stats(), found.stats)
 
 
 @dataclass
@@ -99,6 +100,7 @@ class _Setup:
     opts: BuildOptions
     mid: str  # the model's id (backends.model_id)
     progress: Progress
+    wiki: snapshot.Tree  # wiki/ as the build found it
 
 
 class _Build:
@@ -109,6 +111,7 @@ class _Build:
         self.progress, self.report, self.state = setup.progress, report, state
         self.prompts = Prompts(self.project.root)
         self.mid = setup.mid
+        self.found = setup.wiki.stats  # wiki/ as walked before the build, by name
         self.model_fp = fingerprint([self.mid, self.schema.model.params()])
         self.records = state.actions()
         jobs = self.opts.jobs or self.schema.model.jobs
@@ -170,6 +173,7 @@ class _Build:
         """Assemble and publish the pages, append to log.md, and record the build in the state."""
         root, report = self.project.root, self.report
         frozen = kept_for_failed_sources(root, self.state, self.failed_sources)
+        records = self.state.file_stats()
         made = {pid: p for pid, p in pages.items() if p.type == "source" or pid in prose}
         available = {pid: p for pid, p in made.items() if f"wiki/{p.slug}.md" not in frozen}
         keep = {f"wiki/{p.slug}.md" for pid, p in pages.items() if pid not in available} | frozen
@@ -181,15 +185,16 @@ class _Build:
         job = Assembly(
             available,
             prose,
-            foreign(root, self.state, available, keep),
+            foreign(root, records, available, keep, self.found),
             {s.path: s.lines for s in sources},
             self.schema.title,
             self.schema.scope,
             [*self.schema.type_names(), "source", "answer"],
             kept,
             {} if self.opts.force else self.state.assembled(),
-            set() if self.opts.force else intact(root, self.state),
+            set() if self.opts.force else intact(root, records, self.found),
             {s.path: s.pages for s in sources if s.pages},
+            self.prose_keys,
         )
         done = assemble(job)
         outputs = done.outputs
@@ -290,6 +295,7 @@ class _Build:
         )
         if not self.opts.dry_run:
             composer.save(pages)
+        self.prose_keys = composer.keys  # assemble's key of a topic page reads them, not its notes
         return texts
 
     def _model(self, local: bool) -> tuple[str, str, Runner]:
@@ -374,7 +380,8 @@ class _Build:
                     state.remove_action(rec.id)
         state.set_slugs({pid: p.slug for pid, p in pages.items()})
         if report.ok and not report.conflicts:
-            state.set_meta(Meta.CLEAN, snapshot.clean_mark(self.project, mark))
+            report.wiki = snapshot.wiki(self.project)  # as the build left it: the no-op mark's too
+            state.set_meta(Meta.CLEAN, snapshot.clean_mark(self.project, mark, report.wiki))
             state.set_meta(Meta.PAGES, str(report.pages))
             state.set_meta(Meta.ACTIONS, str(report.ran + report.cached + report.up_to_date))
         else:

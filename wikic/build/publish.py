@@ -86,10 +86,10 @@ class _Publish:
 
     def remove_unplanned(self, outputs: dict[str, str], keep: set[str]) -> None:
         """Remove the pages wikic wrote that are no longer planned, unless edited by hand."""
-        for rel, rec in sorted(self.records.items()):
-            name = rel.removeprefix(f"{WIKI}/")
-            if name in outputs or name == LOG or rel in keep:
-                continue
+        # by set difference: the common case is 10,000 records and none to remove
+        planned = {f"{WIKI}/{name}" for name in outputs} | keep | {f"{WIKI}/{LOG}"}
+        for rel in sorted(self.records.keys() - planned):
+            rec = self.records[rel]
             path = self.root / rel
             try:
                 disk = path.read_bytes()

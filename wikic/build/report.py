@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:  # not at run time: a no-op build never imports the actions' machinery
+    from wikic import snapshot
     from wikic.build.actions import Action
     from wikic.config import Price
 
@@ -42,6 +43,7 @@ class Report:
     nothing_to_do: bool = False  # the stat check found every input and output as the last build left them
     lint: dict[str, int] | None = None  # the lint summary after the build: counts by level
     lint_line: str = ""  # ... as one line to print
+    wiki: snapshot.Tree | None = None  # wiki/ as a clean build left it (walked once, for both marks)
 
     @property
     def ok(self) -> bool:

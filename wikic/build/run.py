@@ -70,7 +70,7 @@ def _full(
         return pipeline.build(project, opts, progress, backend_factory)
     check.before_build()
     report = pipeline.build(project, opts, progress, backend_factory, check.inputs)  # walked once
-    check.after_build()
+    check.after_build(report)
     if report.waiting:  # stopped for a batch: the wiki is not built yet
         return report
     _lint_summary(project, report, opts.force)

@@ -120,8 +120,9 @@ class Check:
         except (OSError, WikicError):  # the build itself reports a bad schema or model
             self.model_ok = False
 
-    def after_build(self) -> None:
-        self.wiki = snapshot.wiki(self.project)
+    def after_build(self, report: Report) -> None:
+        """wiki/ as the build left it: walked by the build itself when it recorded a clean one."""
+        self.wiki = report.wiki or snapshot.wiki(self.project)
 
     def record(self, report: Report) -> None:
         """After a build that left the wiki clean (and its lint summary), so the next one can skip."""

@@ -1,0 +1,109 @@
+"""Page names to slugs: the wiki's pages as entries, resolving a [[Name]] against their
+titles and aliases (exact, then fuzzy), and linking the first mention of each in text."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from rapidfuzz import fuzz, process
+
+from wikic.hashing import fingerprint
+from wikic.wiki.page import WIKILINK
+
+WORD = re.compile(r"\w+")
+MAX_NGRAM = 6
+
+
+@dataclass
+class PageEntry:
+    """Any page the wiki holds: planned by the build, or foreign (answers, hand-made)."""
+
+    slug: str
+    title: str
+    type: str
+    aliases: list[str] = field(default_factory=list)
+    description: str = ""
+    links: set[str] = field(default_factory=set)  # slugs this page links to
+
+
+class Linker:
+    """Page titles and aliases to slugs: exact (case-insensitive), then fuzzy."""
+
+    def __init__(self, entries: list[PageEntry]) -> None:
+        self.names: dict[str, str] = {}
+        # Topic pages win over source pages of the same title, then earlier slugs.
+        for e in sorted(entries, key=lambda e: (e.type == "source", e.slug)):
+            for name in [e.title, *e.aliases]:
+                self.names.setdefault(name.casefold().strip(), e.slug)
+        self.titles = {e.slug: e.title for e in entries}
+        self._keys = list(self.names)
+
+    def fingerprint(self) -> str:
+        """Every name and title: what resolving and autolinking read."""
+        return fingerprint([sorted(self.names.items()), sorted(self.titles.items())])
+
+    def resolve(self, name: str) -> str | None:
+        key = name.casefold().strip()
+        if key in self.names:
+            return self.names[key]
+        if key in (slug.casefold() for slug in self.titles):
+            return key
+        match = process.extractOne(key, self._keys, scorer=fuzz.ratio, score_cutoff=90)
+        return self.names[match[0]] if match else None
+
+    def autolink(self, text: str, self_slug: str, linked: set[str]) -> str:
+        """Link the first mention of each other page's title or alias in plain text."""
+        out: list[str] = []
+        pos = 0
+        for seg_start, seg_end, is_link in _segments(text):
+            if is_link:
+                continue
+            words = list(WORD.finditer(text, seg_start, seg_end))
+            i = 0
+            while i < len(words):
+                hit = None
+                for n in range(min(MAX_NGRAM, len(words) - i), 0, -1):
+                    start, end = words[i].start(), words[i + n - 1].end()
+                    phrase = text[start:end]
+                    slug = self.names.get(phrase.casefold())
+                    if slug and slug != self_slug and slug not in linked and len(phrase) >= 3:
+                        hit = (start, end, slug, n)
+                        break
+                if hit:
+                    start, end, slug, n = hit
+                    out.append(text[pos:start])
+                    out.append(f"[[{slug}|{text[start:end]}]]")
+                    pos = end
+                    linked.add(slug)
+                    i += n
+                else:
+                    i += 1
+        out.append(text[pos:])
+        return "".join(out)
+
+
+def _segments(text: str) -> list[tuple[int, int, bool]]:
+    """Spans of text, marking those inside [[links]] or [citations](...)."""
+    spans: list[tuple[int, int, bool]] = []
+    pos = 0
+    for m in re.finditer(r"\[\[[^\]]*\]\]|\[[^\]]*\]\([^)]*\)", text):
+        spans.append((pos, m.start(), False))
+        spans.append((m.start(), m.end(), True))
+        pos = m.end()
+    spans.append((pos, len(text), False))
+    return spans
+
+
+def resolve_links(text: str, linker: Linker, linked: set[str]) -> str:
+    """Turn the model's [[Name]] into [[slug|Name]], or plain text when nothing matches."""
+
+    def repl(m: re.Match[str]) -> str:
+        target, label = m.group(1).strip(), (m.group(3) or m.group(1)).strip()
+        slug = linker.resolve(target)
+        if slug is None:
+            return label
+        linked.add(slug)
+        return f"[[{slug}|{label}]]"
+
+    return WIKILINK.sub(repl, text)
