@@ -1,0 +1,147 @@
+"""The output side of an edit (assemble, publish, index.md, the clean marks) costs what it
+changes and makes what a full rebuild makes: after each kind of edit, one after another on
+one project, its wiki/ equals `--force`'s (which renders every page again) byte for byte,
+a hand edit kept as it is."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.projects import NOTES, make_project, wiki_files
+from wikic.build.report import Report
+from wikic.build.run import BuildOptions, build
+from wikic.project import Project
+
+SOURCES = {
+    **NOTES,
+    "graphs.md": "# Graph indexes\n\n## HNSW\n\nHNSW layers small-world graphs so that a search starts "
+    "coarse and ends fine.\n",
+}
+HAND = "---\ntitle: My notes\ntype: concept\n---\n\n# My notes\n\nSee [[HNSW]] and [[Chunking]].\n"
+
+
+def _build(project: Project, force: bool = False) -> Report:
+    report = build(project, BuildOptions(force=force))
+    assert report.ok, report.errors
+    return report
+
+
+def _rewrite(p: Project, name: str, old: str, new: str) -> None:
+    path = p.sources_dir / name
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def _edit_text(p: Project) -> None:
+    _rewrite(p, "rag.md", "a few hundred tokens", "about three hundred words")
+
+
+def _new_mention(p: Project) -> None:  # a backlink, on a page whose own text stays as it was
+    _rewrite(p, "tools.md", "by a few sentences", "by a few sentences, as HNSW layers do,")
+
+
+def _new_link_target(p: Project) -> None:
+    (p.sources_dir / "pq.md").write_text(
+        "# Embeddings\n\n## Embeddings\n\nEmbeddings are vectors a model makes from text for FAISS.\n\n"
+        "## Product quantization\n\nProduct quantization compresses embeddings into short codes.\n"
+    )
+
+
+def _renamed_topic(p: Project) -> None:
+    _rewrite(p, "tools.md", "## FAISS", "## Faiss library")
+
+
+def _hand_page_added(p: Project) -> None:  # backlinks appear on the pages it links to
+    (p.wiki_dir / "my-notes.md").write_text(HAND, encoding="utf-8")
+
+
+def _hand_page_relinked(p: Project) -> None:  # a backlink more, and no page's own text changes
+    (p.wiki_dir / "my-notes.md").write_text(HAND.replace("[[Chunking]]", "[[Chunking]], [[FAISS]]"))
+
+
+def _hand_page_removed(p: Project) -> None:
+    (p.wiki_dir / "my-notes.md").unlink()
+
+
+def _deleted_page(p: Project) -> None:  # its own page and its topic's page go
+    (p.sources_dir / "graphs.md").unlink()
+
+
+def _deleted_shared_source(p: Project) -> None:  # the pages it shared are rendered without it
+    (p.sources_dir / "vectors.md").unlink()
+
+
+def _restored(p: Project) -> None:  # the pages come back, under the slugs they had
+    for name in ("vectors.md", "graphs.md"):
+        (p.sources_dir / name).write_text(SOURCES[name], encoding="utf-8")
+
+
+EDITS: dict[str, Callable[[Project], None]] = {
+    "source text": _edit_text,
+    "a new mention": _new_mention,
+    "a new link target": _new_link_target,
+    "a renamed topic": _renamed_topic,
+    "a hand-made page added": _hand_page_added,
+    "a hand-made page linking elsewhere": _hand_page_relinked,
+    "a hand-made page removed": _hand_page_removed,
+    "a deleted page": _deleted_page,
+    "a deleted shared source": _deleted_shared_source,
+    "deleted sources restored": _restored,
+}
+
+
+def _forced_copy(project: Project, where: Path) -> dict[str, bytes]:
+    """wiki/ as `--force` makes it from the same sources and state (rendering every page)."""
+    shutil.rmtree(where, ignore_errors=True)
+    shutil.copytree(project.root, where, symlinks=True)
+    _build(Project(where), force=True)
+    return wiki_files(Project(where))
+
+
+def _without_log(files: dict[str, bytes]) -> dict[str, bytes]:
+    return {name: data for name, data in files.items() if name != "log.md"}
+
+
+def test_each_edit_in_turn_equals_a_forced_rebuild_byte_for_byte(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "inc", SOURCES)
+    _build(project)
+    for kind, edit in EDITS.items():
+        before = wiki_files(project)
+        edit(project)
+        report = _build(project)
+        got = wiki_files(project)
+        assert _without_log(got) == _without_log(_forced_copy(project, tmp_path / "full")), kind
+        # only what changed was written again, and log.md says what
+        changed = {name for name in got if got[name] != before.get(name)} - {"log.md"}
+        written = {rel.removeprefix("wiki/") for rel in report.written} - {"log.md"}
+        assert written == changed - {"my-notes.md"}, kind
+        assert all(name in got["log.md"].decode().rsplit("## ", 1)[-1] for name in sorted(written)[:20])
+
+
+@pytest.mark.parametrize("kind", ["source text", "a deleted shared source"])
+def test_a_hand_edit_is_kept_and_the_rest_equals_a_forced_rebuild(tmp_path: Path, kind: str) -> None:
+    project = make_project(tmp_path / "inc", SOURCES)
+    _build(project)
+    full = tmp_path / "full"
+    shutil.copytree(project.root, full, symlinks=True)
+    hnsw = project.wiki_dir / "hnsw.md"  # fed by vectors.md and graphs.md
+    edited = hnsw.read_text(encoding="utf-8").replace("# HNSW\n", "# HNSW\n\nMy own line.\n")
+    hnsw.write_text(edited, encoding="utf-8")
+    for p in (project, Project(full)):
+        EDITS[kind](p)
+        _rewrite(p, "graphs.md", "ends fine", "ends fine, layer by layer")
+    report = _build(project)
+    assert report.conflicts == ["wiki/hnsw.md"]
+    _build(Project(full), force=True)
+    want = wiki_files(Project(full))
+    assert want["hnsw.md"] != edited.encode()
+    want["hnsw.md"] = edited.encode()
+    assert _without_log(wiki_files(project)) == _without_log(want)
+    # kept on the next build too, and nothing else changes
+    again = _build(project)
+    assert again.conflicts == ["wiki/hnsw.md"] and again.written == []
