@@ -198,7 +198,7 @@ class Composer:
         self.keys: dict[str, str] = {}
 
     def __call__(self, page: PagePlan, output: dict[str, Any] | None, threshold: float) -> dict[str, Any]:
-        claims = [[c.text, c.source, c.start, c.end, c.section] for c in page.claims]
+        claims = list(map(tuple, page.claims))  # text, source, start, end, section
         key = quick_fingerprint(  # by repr: 60,000 notes at 10,000 sources
             [
                 VERSION,

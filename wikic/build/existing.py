@@ -9,10 +9,10 @@ from pathlib import Path
 
 from wikic.build.plan import PagePlan
 from wikic.snapshot import Stat
-from wikic.state import State
+from wikic.state import FileRecord, State
 from wikic.wiki.page import split_page
 
-Records = list[tuple[str, int, int]]  # state.file_stats(): what wikic wrote, by stat
+Records = dict[str, FileRecord]  # state.files(): what wikic wrote, with its stat
 
 
 def foreign(
@@ -20,9 +20,9 @@ def foreign(
 ) -> dict[str, str]:
     """Pages in wiki/ the build does not own: answers filed by `ask --save`, hand-made pages;
     and its own pages kept as they are (their source failed this time): still indexed.
-    `records`: what wikic wrote (state.file_stats()); `seen`: wiki/ as walked before the build."""
+    `records`: what wikic wrote (state.files()); `seen`: wiki/ as walked before the build."""
     ours = {p.slug for p in pages.values()} | {"index", "log"}
-    recorded = {stem(rel) for rel, _, _ in records}
+    recorded = {stem(rel) for rel in records}
     found = {}
     wiki = root / "wiki"
     names = sorted(rel[5:] for rel in seen if rel.endswith(".md") and rel.count("/") == 1)
@@ -68,7 +68,7 @@ def intact(root: Path, records: Records, seen: dict[str, Stat]) -> set[str]:
     wiki/ before the build (none of the build's own writes come before assemble's)."""
     found = set()
     base = str(root)
-    for rel, size, mtime_ns in records:
+    for rel, rec in records.items():
         stat = seen.get(rel)
         if stat is None:  # not there when walked: as it is now
             try:
@@ -76,7 +76,7 @@ def intact(root: Path, records: Records, seen: dict[str, Stat]) -> set[str]:
             except OSError:
                 continue
             stat = (st.st_size, st.st_mtime_ns)
-        if stat == (size, mtime_ns):
+        if stat == (rec.size, rec.mtime_ns):
             found.add(stem(rel))
     return found
 

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from wikic import snapshot
 from wikic.backends import Backend, make_backend, model_id
 from wikic.build.actions import Action, Runner, resolve
-from wikic.build.assemble import Assembled, Assembly, assemble
+from wikic.build.assemble import Assembly, assemble, remember
 from wikic.build.batches import Batches
 from wikic.build.compose import Composer, compose_pages
 from wikic.build.digest import digest_actions, digest_inputs, merge_parts
@@ -173,26 +173,27 @@ class _Build:
         """Assemble and publish the pages, append to log.md, and record the build in the state."""
         root, report = self.project.root, self.report
         frozen = kept_for_failed_sources(root, self.state, self.failed_sources)
-        records = self.state.file_stats()
+        files = self.state.files()  # what wikic wrote: read once, for foreign, intact and publish
         made = {pid: p for pid, p in pages.items() if p.type == "source" or pid in prose}
         available = {pid: p for pid, p in made.items() if f"wiki/{p.slug}.md" not in frozen}
         keep = {f"wiki/{p.slug}.md" for pid, p in pages.items() if pid not in available} | frozen
         kept = {pid: p for pid, p in pages.items() if pid not in available}
-        forgotten = sorted(set(self.state.source_stats()) - {s.path for s in sources} - self.failed_sources)
+        self.recorded = self.state.source_stats()  # as the last build read them (_save compares)
+        forgotten = sorted(set(self.recorded) - {s.path for s in sources} - self.failed_sources)
         if forgotten:  # before the index is made: it lists answers, which may go with them
-            gone = {Path(rel).stem for rel in set(self.state.files()) - keep}
+            gone = {Path(rel).stem for rel in set(files) - keep}
             forget.drop_answers(root, gone - {p.slug for p in available.values()}, report)
         job = Assembly(
             available,
             prose,
-            foreign(root, records, available, keep, self.found),
+            foreign(root, files, available, keep, self.found),
             {s.path: s.lines for s in sources},
             self.schema.title,
             self.schema.scope,
             [*self.schema.type_names(), "source", "answer"],
             kept,
             {} if self.opts.force else self.state.assembled(),
-            set() if self.opts.force else intact(root, records, self.found),
+            set() if self.opts.force else intact(root, files, self.found),
             {s.path: s.pages for s in sources if s.pages},
             self.prose_keys,
         )
@@ -201,8 +202,8 @@ class _Build:
         for rel in missing(root, self.state, outputs) if self.opts.explain else []:
             self._explain(f"assemble {rel}", "output missing")
         unchanged = {f"wiki/{name}" for name in done.unchanged}
-        publish(root, outputs, keep | unchanged, self.state, report, force=self.opts.force)
-        self._remember(done, job)
+        publish(root, outputs, keep | unchanged, self.state, report, self.opts.force, files)
+        remember(self.state, done, job)
         for rel in report.conflicts:
             self._explain(f"assemble {rel}", "hand edit kept (use --force to overwrite)")
         report.pages = len(available)
@@ -224,13 +225,6 @@ class _Build:
         if save is not None:
             self.state.drop_planned(memo.gone(i.path for i in infos))
         return pages
-
-    def _remember(self, done: Assembled, job: Assembly) -> None:
-        """What each page was rendered from, where it changed, for the next build's assemble."""
-        changed = {s: r for s, r in done.rendered.items() if job.previous.get(s) != r}
-        gone = [slug for slug in job.previous if slug not in done.rendered]
-        if changed or gone:
-            self.state.set_assembled(changed, gone)
 
     def _read(self, files: list[SourceFile]) -> list[Source]:
         sources, stored = [], set()
@@ -280,7 +274,8 @@ class _Build:
 
     def _write(self, pages: dict[str, PagePlan]) -> dict[str, dict[str, Any]]:
         actions = write_actions(pages, self.schema, self.prompts, self.model_fp)
-        local = {pid for pid, p in pages.items() if self.local_only.covers_any(c.source for c in p.claims)}
+        covers = self.local_only.covers_any  # without globs, no page's notes are looked at
+        local = {pid for pid, p in pages.items() if self.local_only and covers(c.source for c in p.claims)}
         if local and self.schema.privacy.local_model is None:  # never to the remote model: notes
             actions = {pid: a for pid, a in actions.items() if pid not in local}
         elif local:  # their notes are local-only lines: written by privacy.local_model
@@ -367,18 +362,19 @@ class _Build:
     def _save(self, sources: list[_Read], pages: dict[str, PagePlan], mark: str) -> None:
         state, report = self.state, self.report
         live = {s.path for s in sources} | self.failed_sources
-        recorded = state.source_stats()
         with state.transaction():
-            for path in set(recorded) - live:
+            for path in set(self.recorded) - live:
                 state.remove_source(path)
             for src in sources:  # what this build read: lint's stale-page compares against it
                 st = self.stats[src.path]
-                if recorded.get(src.path) != (st.size, st.mtime_ns, src.hash):
+                if self.recorded.get(src.path) != (st.size, st.mtime_ns, src.hash):
                     state.set_source(src.path, st.size, st.mtime_ns, src.hash)
             for rec in self.records.values():
                 if _gone(rec, live, pages):
                     state.remove_action(rec.id)
-        state.set_slugs({pid: p.slug for pid, p in pages.items()})
+        slugs = {pid: p.slug for pid, p in pages.items()}
+        if state.slugs() != slugs:  # 10,000 rows read, rather than all written again
+            state.set_slugs(slugs)
         if report.ok and not report.conflicts:
             report.wiki = snapshot.wiki(self.project)  # as the build left it: the no-op mark's too
             state.set_meta(Meta.CLEAN, snapshot.clean_mark(self.project, mark, report.wiki))

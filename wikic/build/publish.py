@@ -31,13 +31,15 @@ def publish(
     state: State,
     report: Report,
     force: bool = False,
+    records: dict[str, FileRecord] | None = None,
 ) -> None:
     """Write what changed, remove pages no longer planned (except `keep`), record it all.
 
     Only plain page names directly in wiki/ are written or removed: a name that
     would reach elsewhere (from a tampered state.db, say) is an error, never a write.
+    `records`: state.files(), where the caller has just read them.
     """
-    job = _Publish(root, state, report, force)
+    job = _Publish(root, state, report, force, records)
     batch: list[tuple[Path, bytes]] = []
     for item in job.changed(outputs):  # a thousand at a time: 100,000 pages' bytes are never all held
         batch.append(item)
@@ -51,9 +53,11 @@ def publish(
 class _Publish:
     """One publish: the records of what wikic wrote, and the rule for hand edits."""
 
-    def __init__(self, root: Path, state: State, report: Report, force: bool) -> None:
+    def __init__(
+        self, root: Path, state: State, report: Report, force: bool, records: dict[str, FileRecord] | None
+    ) -> None:
         self.root, self.state, self.report, self.force = root, state, report, force
-        self.records = {rel: rec for rel, rec in state.files().items() if _ours(rel)}
+        self.records = {rel: rec for rel, rec in (records or state.files()).items() if _ours(rel)}
 
     def changed(self, outputs: dict[str, str]) -> Iterator[tuple[Path, bytes]]:
         """The pages to write: new or different from disk, and not edited by hand (unless forced)."""
