@@ -13,7 +13,7 @@ from wikic.build.linker import Linker, resolve_links
 from wikic.build.linker import PageEntry as PageEntry
 from wikic.build.plan import PagePlan
 from wikic.hashing import quick_fingerprint
-from wikic.state import Rendered, State
+from wikic.state import Rendered
 from wikic.wiki.frontmatter import render_front_matter
 from wikic.wiki.page import WIKILINK, Citation, seal, split_page, with_pages
 from wikic.wiki.read import resolve_target
@@ -246,14 +246,6 @@ def _assemble(job: Assembly) -> Assembled:
         out[f"{page.slug}.md"] = seal(front_matter(page) + "\n" + with_backlinks(body, extra))
     out["index.md"] = seal(render_index(job.title, job.scope, list(entries.values()), job.type_order))
     return Assembled(out, unchanged, rendered)
-
-
-def remember(state: State, done: Assembled, job: Assembly) -> None:
-    """What each page was rendered from, where it changed, for the next build's assemble."""
-    changed = {s: r for s, r in done.rendered.items() if job.previous.get(s) != r}
-    gone = [slug for slug in job.previous if slug not in done.rendered]
-    if changed or gone:
-        state.set_assembled(changed, gone)
 
 
 class _Bodies:

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from wikic import snapshot
 from wikic.backends import Backend, make_backend, model_id
 from wikic.build.actions import Action, Runner, resolve
-from wikic.build.assemble import Assembly, assemble, remember
+from wikic.build.assemble import Assembled, Assembly, assemble
 from wikic.build.batches import Batches
 from wikic.build.compose import Composer, compose_pages
 from wikic.build.digest import digest_actions, digest_inputs, merge_parts
@@ -203,7 +203,7 @@ class _Build:
             self._explain(f"assemble {rel}", "output missing")
         unchanged = {f"wiki/{name}" for name in done.unchanged}
         publish(root, outputs, keep | unchanged, self.state, report, self.opts.force, files)
-        remember(self.state, done, job)
+        self._remember(done, job)
         for rel in report.conflicts:
             self._explain(f"assemble {rel}", "hand edit kept (use --force to overwrite)")
         report.pages = len(available)
@@ -225,6 +225,13 @@ class _Build:
         if save is not None:
             self.state.drop_planned(memo.gone(i.path for i in infos))
         return pages
+
+    def _remember(self, done: Assembled, job: Assembly) -> None:
+        """What each page was rendered from, where it changed, for the next build's assemble."""
+        changed = {s: r for s, r in done.rendered.items() if job.previous.get(s) != r}
+        gone = [slug for slug in job.previous if slug not in done.rendered]
+        if changed or gone:
+            self.state.set_assembled(changed, gone)
 
     def _read(self, files: list[SourceFile]) -> list[Source]:
         sources, stored = [], set()
