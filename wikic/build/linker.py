@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
 
-from wikic.hashing import fingerprint
+from wikic.hashing import quick_fingerprint
 from wikic.wiki.page import WIKILINK
 
 WORD = re.compile(r"\w+")
@@ -41,7 +41,7 @@ class Linker:
 
     def fingerprint(self) -> str:
         """Every name and title: what resolving and autolinking read."""
-        return fingerprint([sorted(self.names.items()), sorted(self.titles.items())])
+        return quick_fingerprint([sorted(self.names.items()), sorted(self.titles.items())])
 
     def resolve(self, name: str) -> str | None:
         key = name.casefold().strip()
