@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.projects import NOTES, make_project, wiki_files
+from wikic import snapshot
 from wikic.build.report import Report
 from wikic.build.run import BuildOptions, build
 from wikic.project import Project
@@ -120,6 +121,10 @@ def test_each_edit_in_turn_equals_a_forced_rebuild_byte_for_byte(tmp_path: Path)
         changed = {name for name in got if got[name] != before.get(name)} - {"log.md"}
         written = {rel.removeprefix("wiki/") for rel in report.written} - {"log.md"}
         assert written == changed - {"my-notes.md"}, kind
+        # wiki/ as the build recorded it (its walk before, what it touched stat'ed again) is
+        # wiki/ as it is: the next build finds nothing to do by stat alone
+        assert report.wiki is not None and report.wiki.digest() == snapshot.wiki(project).digest()
+        assert _build(project).nothing_to_do, kind
         assert all(name in got["log.md"].decode().rsplit("## ", 1)[-1] for name in sorted(written)[:20])
 
 
@@ -145,3 +150,16 @@ def test_a_hand_edit_is_kept_and_the_rest_equals_a_forced_rebuild(tmp_path: Path
     # kept on the next build too, and nothing else changes
     again = _build(project)
     assert again.conflicts == ["wiki/hnsw.md"] and again.written == []
+
+
+def test_after_a_killed_build_its_temporary_files_are_gone_and_the_next_build_does_nothing(
+    tmp_path: Path,
+) -> None:
+    project = make_project(tmp_path / "p", SOURCES)
+    _build(project)
+    (project.wiki_dir / ".wikic-tmp-left-by-a-kill").write_text("half a page")
+    _edit_text(project)
+    report = _build(project)
+    assert not (project.wiki_dir / ".wikic-tmp-left-by-a-kill").exists()
+    assert report.wiki is not None and report.wiki.digest() == snapshot.wiki(project).digest()
+    assert _build(project).nothing_to_do

@@ -75,6 +75,34 @@ def _scan(folder: str, rel: str, tree: Tree) -> None:
             tree.stats[name] = (st.st_size, st.st_mtime_ns)
 
 
+def restat(before: Tree, touched: Iterable[str], root: Path, dropped: str) -> Tree | None:
+    """`before` (a walk) with the entries named in `touched` stat'ed again and those whose
+    name starts with `dropped` left out: what a walk finds when nothing else changed since,
+    for a stat per entry touched instead of one per entry. None where `before` cannot be
+    patched (a folder missing, an entry unreadable): walk again. An entry someone else
+    changed meanwhile keeps its old line, so a digest of this tree differs from the next
+    walk's: at worst a build that finds nothing to do, never a skipped one."""
+    if not before.complete or any(line.endswith("\tmissing") for line in before.lines):
+        return None
+    gone = set(touched)
+
+    def kept(name: str) -> bool:
+        return name not in gone and not name.rsplit("/", 1)[-1].startswith(dropped)
+
+    tree = Tree([line for line in before.lines if kept(line.split("\t", 1)[0])])
+    tree.stats = {name: stat for name, stat in before.stats.items() if kept(name)}
+    for name in sorted(gone):
+        try:
+            st = os.stat(os.path.join(str(root), name))  # as walk stats it: through a link
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+        tree.lines.append(f"{name}\t{st.st_size}\t{st.st_mtime_ns}")
+        tree.stats[name] = (st.st_size, st.st_mtime_ns)
+    return tree
+
+
 def inputs(project: Project) -> Tree:
     """What a build reads besides the model: wikic's version, schema.yaml's bytes, the
     shipped and the project's templates, and every file under sources/ (not only those

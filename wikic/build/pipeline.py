@@ -30,7 +30,7 @@ from wikic.build.run import BackendFactory, BuildOptions
 from wikic.build.write import write_actions
 from wikic.config import Schema, load_schema
 from wikic.errors import SourceError
-from wikic.fsutil import remove_stale_temps
+from wikic.fsutil import TMP_MARK, remove_stale_temps
 from wikic.hashing import fingerprint
 from wikic.privacy import forget
 from wikic.privacy.local import LocalOnly, is_remote, not_run_reason
@@ -111,7 +111,7 @@ class _Build:
         self.progress, self.report, self.state = setup.progress, report, state
         self.prompts = Prompts(self.project.root)
         self.mid = setup.mid
-        self.found = setup.wiki.stats  # wiki/ as walked before the build, by name
+        self.found = setup.wiki  # wiki/ as walked before the build
         self.model_fp = fingerprint([self.mid, self.schema.model.params()])
         self.records = state.actions()
         jobs = self.opts.jobs or self.schema.model.jobs
@@ -186,14 +186,14 @@ class _Build:
         job = Assembly(
             available,
             prose,
-            foreign(root, files, available, keep, self.found),
+            foreign(root, files, available, keep, self.found.stats),
             {s.path: s.lines for s in sources},
             self.schema.title,
             self.schema.scope,
             [*self.schema.type_names(), "source", "answer"],
             kept,
             {} if self.opts.force else self.state.assembled(),
-            set() if self.opts.force else intact(root, files, self.found),
+            set() if self.opts.force else intact(root, files, self.found.stats),
             {s.path: s.pages for s in sources if s.pages},
             self.prose_keys,
         )
@@ -208,7 +208,7 @@ class _Build:
             self._explain(f"assemble {rel}", "hand edit kept (use --force to overwrite)")
         report.pages = len(available)
         # a deleted source's page names (made from its titles) leave earlier entries too
-        append_log(
+        self.logged = append_log(
             root, self.state, report, scrub=forget.log_scrubber(root, forgotten) if forgotten else None
         )
         self._save(sources, pages, mark)
@@ -383,7 +383,10 @@ class _Build:
         if state.slugs() != slugs:  # 10,000 rows read, rather than all written again
             state.set_slugs(slugs)
         if report.ok and not report.conflicts:
-            report.wiki = snapshot.wiki(self.project)  # as the build left it: the no-op mark's too
+            # wiki/ as the build left it (the no-op mark's too): the walk before, what it touched stat'ed
+            touched = [*report.written, *report.removed, *(["wiki/log.md"] if self.logged else [])]
+            found = snapshot.restat(self.found, touched, self.project.root, TMP_MARK)
+            report.wiki = found or snapshot.wiki(self.project)
             state.set_meta(Meta.CLEAN, snapshot.clean_mark(self.project, mark, report.wiki))
             state.set_meta(Meta.PAGES, str(report.pages))
             state.set_meta(Meta.ACTIONS, str(report.ran + report.cached + report.up_to_date))

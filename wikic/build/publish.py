@@ -126,11 +126,12 @@ def append_log(
     report: Report,
     when: float | None = None,
     scrub: Callable[[str], str] | None = None,
-) -> None:
+) -> bool:
     """One entry in log.md for a build that changed the wiki, or that finds a wiki
     without its log (a build killed before it wrote log.md, whose pages this one adopted).
     `scrub` (a build that forgot sources) edits the whole log, earlier entries too, in the
-    same atomic write: a kill leaves the old log.md or the new one, never a half-scrubbed one."""
+    same atomic write: a kill leaves the old log.md or the new one, never a half-scrubbed one.
+    True when it wrote log.md."""
     path = root / WIKI / LOG
     try:
         current: str | None = path.read_text(encoding="utf-8")
@@ -140,10 +141,11 @@ def append_log(
     if scrub is not None and text is not None:
         text = scrub(text)
     if text is None or text == current:
-        return
+        return False
     data = text.encode("utf-8")
     atomic_write(path, data)
     _record(state, f"{WIKI}/{LOG}", path, data)
+    return True
 
 
 def _with_entry(current: str | None, report: Report, when: float | None) -> str | None:
