@@ -11,13 +11,14 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from functools import lru_cache
 
 from rapidfuzz import fuzz, process
 
 from wikic.build.plan import topic_key as _topic_key
 from wikic.lint.context import Context, Finding
+from wikic.lint.names import Names
 from wikic.wiki.blocks import LinkRef
 from wikic.wiki.page import Page
 from wikic.wiki.read import ATTACHMENT, Wiki
@@ -30,7 +31,7 @@ DIGITS = re.compile(r"\d+")
 COUNT_LINE = re.compile(r"^(\d+) pages?\.$")
 
 
-def _page_key(wiki: Wiki) -> dict[str, str]:
+def page_keys(wiki: Wiki) -> dict[str, str]:
     """Every page's names (title, aliases, slug as words) in topic_key form -> slug."""
     keys: dict[str, str] = {}
     for page in sorted(wiki.pages.values(), key=lambda p: (p.type == "source", p.slug)):
@@ -41,17 +42,17 @@ def _page_key(wiki: Wiki) -> dict[str, str]:
 
 # --- broken-link ---------------------------------------------------------------
 class _Suggester:
-    def __init__(self, wiki: Wiki) -> None:
-        self.wiki = wiki
-        self.choices: dict[str, str] = dict(wiki.names)
-        for slug in wiki.pages:
+    def __init__(self, names: Names) -> None:
+        self.names = names
+        self.choices: dict[str, str] = dict(names.names)
+        for slug in names.pages:
             self.choices.setdefault(slug.casefold(), slug)
             self.choices.setdefault(slug.replace("-", " ").casefold(), slug)
         self._keys = list(self.choices)
 
     def suggest(self, link: LinkRef) -> tuple[str | None, list[str]]:
         """(the page it obviously meant, or None; candidate slugs, best first)."""
-        if link.label and (by_label := self.wiki.resolve(link.label)):
+        if link.label and (by_label := self.names.resolve(link.label)):
             return by_label, [by_label]
         query = link.target.replace("-", " ").casefold()
         best: dict[str, float] = {}
@@ -74,19 +75,23 @@ def _relinked(link: LinkRef, slug: str) -> str:
 
 
 def broken_link(ctx: Context) -> Iterator[Finding]:
-    wiki = ctx.wiki
+    return broken_links(ctx.names, ctx.wiki.pages.values())
+
+
+def broken_links(names: Names, pages: Iterable[Page]) -> Iterator[Finding]:
+    """The broken links of these pages, against every page's names."""
     suggester: _Suggester | None = None
-    for page in wiki.pages.values():
+    for page in pages:
         for link in page.links:
-            if not link.target or wiki.resolve(link.target) or wiki.is_file(link.target):
+            if not link.target or names.resolve(link.target) or names.is_file(link.target):
                 continue
-            suggester = suggester or _Suggester(wiki)
+            suggester = suggester or _Suggester(names)
             obvious, candidates = suggester.suggest(link)
             msg = f"{link.raw} resolves to no page or alias"
             if candidates:
                 msg += (
                     "; did you mean "
-                    + " or ".join(f'"{wiki.pages[s].title}" ({s}.md)' for s in candidates)
+                    + " or ".join(f'"{names.pages[s].title}" ({s}.md)' for s in candidates)
                     + "?"
                 )
             if obvious:
@@ -109,10 +114,19 @@ def broken_link(ctx: Context) -> Iterator[Finding]:
 
 # --- orphan-page ------------------------------------------------------------------
 def orphan_page(ctx: Context) -> Iterator[Finding]:
-    inbound = ctx.wiki.inbound()
-    for slug, page in ctx.wiki.pages.items():
-        if not inbound[slug] and page.type != "answer" and not page.read_error:
-            yield Finding("orphan-page", page.rel, 1, "no other page links to it (index.md does not count)")
+    pages = ctx.wiki.pages.values()
+    return orphans([(p.slug, p.rel, can_be_orphan(p)) for p in pages], ctx.names.inbound(pages))
+
+
+def can_be_orphan(page: Page) -> bool:
+    return page.type != "answer" and not page.read_error
+
+
+def orphans(pages: Iterable[tuple[str, str, bool]], inbound: Mapping[str, int]) -> Iterator[Finding]:
+    """(slug, path, whether it can be an orphan) of each page; slug -> pages linking to it."""
+    for slug, rel, can in pages:
+        if can and not inbound[slug]:
+            yield Finding("orphan-page", rel, 1, "no other page links to it (index.md does not count)")
 
 
 # --- missing-page -----------------------------------------------------------------
@@ -131,10 +145,10 @@ def _term_ok(term: str) -> bool:
     )
 
 
-def _mentions(page: Page, wiki: Wiki) -> Iterator[tuple[str, int]]:
+def _mentions(page: Page, names: Names) -> Iterator[tuple[str, int]]:
     """Terms a page treats as topics: links to nothing, bold terms, plain items of a Topics list."""
     for link in page.links:
-        if link.target and not wiki.resolve(link.target) and not ATTACHMENT.search(link.target):
+        if link.target and not names.resolve(link.target) and not ATTACHMENT.search(link.target):
             yield link.target.replace("-", " ") if link.label is None else link.text, link.line
     for term, line in page.bold:
         if "[[" not in term:
@@ -145,33 +159,53 @@ def _mentions(page: Page, wiki: Wiki) -> Iterator[tuple[str, int]]:
             yield term, block.line
 
 
-def missing_page(ctx: Context) -> Iterator[Finding]:
-    wiki, threshold = ctx.wiki, ctx.schema.lint.missing_page_threshold
-    have = _page_key(wiki)
-    where: dict[str, dict[str, int]] = defaultdict(dict)  # key -> rel -> first line
-    surface: dict[str, Counter[str]] = defaultdict(Counter)
-    for page in sorted(wiki.pages.values(), key=lambda p: p.rel):
-        for term, line in _mentions(page, wiki):
-            term = " ".join(term.split())
-            key = topic_key(term)
-            if not key or not _term_ok(term) or key in have or wiki.resolve(term):
-                continue
-            where[key].setdefault(page.rel, line)
-            surface[key][term] += 1
-    for key, pages in sorted(where.items()):
-        if len(pages) < threshold:
+Mentions = dict[str, tuple[int, dict[str, int]]]  # topic key -> (first line, term -> how often)
+
+
+def page_mentions(page: Page, names: Names, have: Container[str]) -> Mentions:
+    """The terms with no page that the page treats as topics, by topic key; `have`: the topic
+    keys of every page's names (page_keys)."""
+    found: Mentions = {}
+    for term, line in _mentions(page, names):
+        term = " ".join(term.split())
+        key = topic_key(term)
+        if not key or not _term_ok(term) or key in have or names.resolve(term):
             continue
-        rels = sorted(pages)
-        name = surface[key].most_common(1)[0][0]
-        shown = ", ".join(rels[:5]) + (f" and {len(rels) - 5} more" if len(rels) > 5 else "")
-        yield Finding(
-            "missing-page",
-            rels[0],
-            pages[rels[0]],
-            f'"{name}" is treated as a topic in {len(rels)} pages ({shown}) but has no page; '
-            "add a source about it, or pin it under topics: in schema.yaml",
-            also=tuple(rels[1:]),
-        )
+        terms = found.setdefault(key, (line, {}))[1]
+        terms[term] = terms.get(term, 0) + 1
+    return found
+
+
+def missing_finding(key: str, where: Mapping[str, tuple[int, dict[str, int]]], threshold: int) -> Finding | None:
+    """The finding for a topic key from the pages that mention it (path -> first line, terms)."""
+    if len(where) < threshold:
+        return None
+    rels = sorted(where)
+    surface: Counter[str] = Counter()
+    for rel in rels:  # in the pages' order: the first of equally common names is shown
+        surface.update(where[rel][1])
+    name = surface.most_common(1)[0][0]
+    shown = ", ".join(rels[:5]) + (f" and {len(rels) - 5} more" if len(rels) > 5 else "")
+    return Finding(
+        "missing-page",
+        rels[0],
+        where[rels[0]][0],
+        f'"{name}" is treated as a topic in {len(rels)} pages ({shown}) but has no page; '
+        "add a source about it, or pin it under topics: in schema.yaml",
+        also=tuple(rels[1:]),
+    )
+
+
+def missing_page(ctx: Context) -> Iterator[Finding]:
+    have = page_keys(ctx.wiki)
+    where: dict[str, dict[str, tuple[int, dict[str, int]]]] = defaultdict(dict)
+    for page in ctx.wiki.pages.values():
+        for key, found in page_mentions(page, ctx.names, have).items():
+            where[key][page.rel] = found
+    for key in sorted(where):
+        finding = missing_finding(key, where[key], ctx.schema.lint.missing_page_threshold)
+        if finding is not None:
+            yield finding
 
 
 # --- duplicate-page ---------------------------------------------------------------
@@ -313,21 +347,21 @@ def empty_page(ctx: Context) -> Iterator[Finding]:
 
 
 # --- index-drift ------------------------------------------------------------------
-def index_title(page: Page) -> str:
-    """The title index.md shows for a page (as assemble's foreign_entry reads it)."""
-    return str(page.meta.get("title") or page.slug)
-
-
 def index_drift(ctx: Context) -> Iterator[Finding]:
-    wiki, rel = ctx.wiki, "wiki/index.md"
-    fix = "rebuild index.md"
-    if wiki.index is None:
-        if wiki.pages:
-            yield Finding("index-drift", rel, 1, f"index.md is missing ({len(wiki.pages)} pages exist)", fix)
+    return index_findings(ctx.names, ctx.wiki.index)
+
+
+def index_findings(names: Names, index: Page | None) -> Iterator[Finding]:
+    """What index.md gets wrong about the pages there are."""
+    rel, fix = "wiki/index.md", "rebuild index.md"
+    pages = names.pages
+    if index is None:
+        if pages:
+            yield Finding("index-drift", rel, 1, f"index.md is missing ({len(pages)} pages exist)", fix)
         return
     listed: dict[str, int] = {}
-    for link in wiki.index.links:
-        slug = wiki.resolve(link.target)
+    for link in index.links:
+        slug = names.resolve(link.target)
         if slug is None:
             yield Finding("index-drift", rel, link.line, f"lists {link.raw}, which is no page", fix)
         elif slug in listed:
@@ -336,21 +370,21 @@ def index_drift(ctx: Context) -> Iterator[Finding]:
             )
         else:
             listed[slug] = link.line
-            if link.label is not None and link.label != index_title(wiki.pages[slug]):
+            if link.label is not None and link.label != pages[slug].shown:
                 yield Finding(
                     "index-drift",
                     rel,
                     link.line,
-                    f"lists {slug}.md as {link.label!r} but its title is {index_title(wiki.pages[slug])!r}",
+                    f"lists {slug}.md as {link.label!r} but its title is {pages[slug].shown!r}",
                     fix,
                 )
-    for slug in sorted(set(wiki.pages) - set(listed)):
-        yield Finding("index-drift", rel, 1, f"does not list {wiki.pages[slug].rel}", fix)
-    for block in wiki.index.blocks:
+    for slug in sorted(set(pages) - set(listed)):
+        yield Finding("index-drift", rel, 1, f"does not list {pages[slug].rel}", fix)
+    for block in index.blocks:
         m = COUNT_LINE.match(block.text.strip())
-        if m and int(m.group(1)) != len(wiki.pages):
+        if m and int(m.group(1)) != len(pages):
             yield Finding(
-                "index-drift", rel, block.line, f"says {m.group(1)} pages; there are {len(wiki.pages)}", fix
+                "index-drift", rel, block.line, f"says {m.group(1)} pages; there are {len(pages)}", fix
             )
             break
 
