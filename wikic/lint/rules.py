@@ -176,7 +176,9 @@ def page_mentions(page: Page, names: Names, have: Container[str]) -> Mentions:
     return found
 
 
-def missing_finding(key: str, where: Mapping[str, tuple[int, dict[str, int]]], threshold: int) -> Finding | None:
+def missing_finding(
+    key: str, where: Mapping[str, tuple[int, dict[str, int]]], threshold: int
+) -> Finding | None:
     """The finding for a topic key from the pages that mention it (path -> first line, terms)."""
     if len(where) < threshold:
         return None

@@ -15,8 +15,8 @@ class Meta(StrEnum):
     PAGES = "pages"  # pages and actions the last clean build counted: a no-op build reports them
     ACTIONS = "actions"
     UPTODATE = "uptodate"  # the no-op check's mark (JSON), with the figures a skipped build reports
-    LINT_SUMMARY = "lint_summary"  # the lint summary's cache key and counts (JSON)
     LINT_ACROSS = "lint_across"  # the findings of the rules across pages, by what they read (JSON)
+    LINT_NAMES = "lint_names"  # the wiki's names as the last full lint read them (JSON)
     ASK_SAVED = "ask_saved_mark"  # the build's "clean" mark as it is with a just-saved answer
 
 
@@ -33,6 +33,11 @@ CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, hash TEXT, size INTEGER
 CREATE TABLE IF NOT EXISTS slugs (page_id TEXT PRIMARY KEY, slug TEXT UNIQUE);
 CREATE TABLE IF NOT EXISTS lint_pages (
     rel TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, key TEXT, facts TEXT, findings TEXT);
+CREATE TABLE IF NOT EXISTS lint_deps (source TEXT, rel TEXT, PRIMARY KEY (source, rel));
+CREATE INDEX IF NOT EXISTS lint_deps_rel ON lint_deps (rel);
+CREATE TABLE IF NOT EXISTS lint_mentions (
+    key TEXT, rel TEXT, line INTEGER, terms TEXT, PRIMARY KEY (key, rel));
+CREATE INDEX IF NOT EXISTS lint_mentions_rel ON lint_mentions (rel);
 CREATE TABLE IF NOT EXISTS assembled (
     slug TEXT PRIMARY KEY, body_key TEXT, page_key TEXT, links TEXT, description TEXT);
 CREATE TABLE IF NOT EXISTS composed (page_id TEXT PRIMARY KEY, key TEXT, text TEXT);
