@@ -16,7 +16,6 @@ from functools import lru_cache
 
 from rapidfuzz import fuzz, process
 
-from wikic.build.plan import topic_key as _topic_key
 from wikic.lint.context import Context, Finding
 from wikic.lint.names import Names
 from wikic.wiki.blocks import LinkRef
@@ -24,7 +23,17 @@ from wikic.wiki.page import Page
 from wikic.wiki.read import ATTACHMENT, Wiki
 
 RuleFn = Callable[[Context], Iterable[Finding]]
-topic_key = lru_cache(maxsize=1 << 17)(_topic_key)  # missing-page and duplicate-page ask for the same names
+
+
+@lru_cache(maxsize=1 << 17)  # missing-page and duplicate-page ask for the same names
+def topic_key(name: str) -> str:
+    """The build's topic key (build/plan.py), imported when first asked: `wikic lint` with
+    nothing changed never needs it, nor the build's modules it comes with."""
+    from wikic.build.plan import topic_key as key
+
+    return key(name)
+
+
 SUGGEST_CUTOFF = 60
 OBVIOUS = 90  # a near-miss this close, with no rival, is relinked by --fix
 DIGITS = re.compile(r"\d+")

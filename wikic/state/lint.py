@@ -20,6 +20,13 @@ Mentions = Mapping[str, tuple[int, Mapping[str, int]]]
 class LintTables(Tables):
     """lint_deps (source -> pages) and lint_mentions (topic key -> pages), with lint_pages."""
 
+    def has_lint_tables(self) -> bool:
+        """Whether this database has the lint cache's tables (a wikic before them made it)."""
+        sql = (
+            "SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name IN ('lint_deps', 'lint_mentions')"
+        )
+        return bool(self.db.execute(sql).fetchone()[0] == 2)
+
     def lint_own(self) -> dict[str, str]:
         """path -> own findings (JSON) of each cached page that has any."""
         rows = self.db.execute("SELECT rel, findings FROM lint_pages WHERE findings != '[]'")
