@@ -17,7 +17,7 @@ from projects import NOTES, Counting, make_project
 
 from wikic.build.report import Report
 from wikic.build.run import BuildOptions, build
-from wikic.lint.runner import LintResult, lint, lint_cached
+from wikic.lint.runner import LintOptions, LintResult, lint, lint_cached
 from wikic.project import Project
 from wikic.state import State
 
@@ -75,6 +75,10 @@ def _same(project: Project, report: Report | None = None) -> list[dict[str, obje
     assert lint_json(project)[1] == want  # from the cache, stored for the next
     with State.open(project.state_path) as state:
         assert _findings(lint_cached(project, state)) == want
+    some = LintOptions(["broken-link", "orphan-page"])
+    assert lint_json(project, "--rule", "broken-link", "--rule", "orphan-page")[1] == _findings(
+        lint(project, some)
+    )
     return want
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wikic.lint import citations, rules
+from wikic.lint import citations, rules, topics
 from wikic.lint.context import Context, Finding
 from wikic.lint.facts import finding_json, json_finding
 from wikic.lint.names import Names
@@ -70,7 +70,7 @@ class Across:
         return out
 
 
-def compute(ctx: Context, levels: Mapping[str, str]) -> tuple[Across, dict[str, rules.Mentions], list[str]]:
+def compute(ctx: Context, levels: Mapping[str, str]) -> tuple[Across, dict[str, topics.Mentions], list[str]]:
     """The rules across pages over every page of the context; with each page's mentions (for
     missing-page) and the topic keys of the pages' names."""
     wiki, names = ctx.wiki, ctx.names
@@ -79,22 +79,22 @@ def compute(ctx: Context, levels: Mapping[str, str]) -> tuple[Across, dict[str, 
     if "broken-link" in levels:
         for f in rules.broken_links(names, pages):
             broken.setdefault(f.path, []).append(f)
-    mentions: dict[str, rules.Mentions] = {}
+    mentions: dict[str, topics.Mentions] = {}
     missing: dict[str, Finding] = {}
     have: set[str] = set()
     if "missing-page" in levels:
-        have = set(rules.page_keys(wiki))
+        have = set(topics.page_keys(wiki))
         where: Where = defaultdict(dict)
         for page in pages:
-            if found := rules.page_mentions(page, names, have):
+            if found := topics.page_mentions(page, names, have):
                 mentions[page.rel] = found
                 for key, at in found.items():
                     where[key][page.rel] = at
         threshold = ctx.schema.lint.missing_page_threshold
         for key, at_key in where.items():
-            if finding := rules.missing_finding(key, at_key, threshold):
+            if finding := topics.missing_finding(key, at_key, threshold):
                 missing[key] = finding
-    duplicate = list(rules.duplicate_page(ctx)) if "duplicate-page" in levels else []
+    duplicate = list(topics.duplicate_page(ctx)) if "duplicate-page" in levels else []
     index = list(rules.index_findings(names, wiki.index)) if "index-drift" in levels else []
     inbound = names.inbound(pages) if "orphan-page" in levels else {}
     return Across(broken, missing, duplicate, index, inbound), mentions, sorted(have)
@@ -110,7 +110,7 @@ class Patch:
     threshold: int  # lint.missing_page_threshold
     mentioned: Callable[[Iterable[str]], Where]  # the stored mentions of these topic keys
 
-    def apply(self, across: Across, edits: list[tuple[Page, Page]]) -> dict[str, rules.Mentions]:
+    def apply(self, across: Across, edits: list[tuple[Page, Page]]) -> dict[str, topics.Mentions]:
         """`edits`: (before, after) of each page whose facts changed; returns the pages' new
         mentions."""
         names, levels = self.names, self.levels
@@ -126,9 +126,9 @@ class Patch:
                     across.inbound[slug] += 1
         if "missing-page" not in levels:
             return {}
-        now = {new.rel: rules.page_mentions(new, names, self.have) for _, new in edits}
+        now = {new.rel: topics.page_mentions(new, names, self.have) for _, new in edits}
         touched = {
-            key for old, new in edits for key in [*rules.page_mentions(old, names, self.have), *now[new.rel]]
+            key for old, new in edits for key in [*topics.page_mentions(old, names, self.have), *now[new.rel]]
         }
         where = self.mentioned(sorted(touched))
         for key in touched:
@@ -138,6 +138,6 @@ class Patch:
                 if key in said:
                     at[rel] = said[key]
             across.missing.pop(key, None)
-            if finding := rules.missing_finding(key, at, self.threshold):
+            if finding := topics.missing_finding(key, at, self.threshold):
                 across.missing[key] = finding
         return now

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from wikic.hashing import fingerprint
-from wikic.lint import rules
+from wikic.lint import rules, topics
 from wikic.lint.across import Patch
 from wikic.lint.entries import (
     CACHED,
@@ -141,7 +141,7 @@ def _result(
     entries: dict[str, Entry],
     index: Page | None,
     sources: list[str],
-    mentions: dict[str, rules.Mentions],
+    mentions: dict[str, topics.Mentions],
     store: bool,
 ) -> Linted:
     """Every finding, and what the next lint starts from stored."""
