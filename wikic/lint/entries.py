@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from wikic.config import Schema
 from wikic.hashing import FINGERPRINT, digest, fingerprint
@@ -18,6 +20,7 @@ from wikic.lint.context import Context, Finding
 from wikic.lint.facts import Facts, facts_of, finding_json
 from wikic.project import Project
 from wikic.state import LintRow, State
+from wikic.state.lint import Record, SourceRecord
 from wikic.wiki.page import Page
 from wikic.wiki.read import INDEX, LOG, PageStats, Wiki, read_page
 
@@ -33,10 +36,14 @@ OWN = {
 }
 Stat = tuple[int, int]  # (size, mtime_ns)
 CHECK_AT_ONCE = 500  # pages read, checked and let go together
-# per page in the stored lint: size, mtime_ns, facts["across"], its hash, whether its row is
-# cached (not a page always read again), whether it can be an orphan
-Record = list[Any]
-SIZE, MTIME, FACTS, HASH, CACHED, ORPHANABLE = range(6)
+# per page in the stored lint (Record): size, mtime_ns, facts["across"], its hash, whether its
+# row is cached (not a page always read again), whether it can be an orphan
+SIZE: Final = 0
+MTIME: Final = 1
+FACTS: Final = 2
+HASH: Final = 3
+CACHED: Final = 4
+ORPHANABLE: Final = 5
 
 
 @dataclass
@@ -65,7 +72,7 @@ class Entry:
 
     def record(self) -> Record:
         page = self.page
-        return [*self.stat, self.across, page.hash, self.facts is not None, rules.can_be_orphan(page)]
+        return (*self.stat, self.across, page.hash, self.facts is not None, rules.can_be_orphan(page))
 
     def deps(self) -> list[str]:
         return list(self.facts["deps"]) if self.facts else []
@@ -96,9 +103,13 @@ class Seen:
         rel = f"wiki/{INDEX}"
         return None if self.index_stat is None else read_page(self.project.root / rel, rel)
 
-    def sources(self, deps: set[str]) -> dict[str, list[Any]]:
+    def sources(self, deps: Iterable[str]) -> dict[str, SourceRecord]:
         """What each source's findings read, as saved: its stat and what the last build read."""
-        return {rel: _jsonable([self.stat(rel), self.source_stats.get(rel)]) for rel in sorted(deps)}
+        return {rel: self.source(rel) for rel in deps}
+
+    def source(self, rel: str) -> SourceRecord:
+        st, read = self.stat(rel), self.source_stats.get(rel)
+        return (*(st or (None, None)), *(read or (None, None, None)))
 
     def stat(self, rel: str) -> Stat | None:
         """A cited or listed source's stat, once per lint (None: not a file under sources/)."""
@@ -123,10 +134,6 @@ class Seen:
                 reprs[rel] = repr((rel, self.stat(rel), self.source_stats.get(rel)))
         text = "[" + repr(self.settings) + "".join([", " + reprs[rel] for rel in deps]) + "]"
         return digest(text, FINGERPRINT)
-
-
-def _jsonable(data: Any) -> Any:
-    return json.loads(json.dumps(data))
 
 
 def see(
@@ -198,19 +205,19 @@ def check_own(seen: Seen, pages: dict[str, Entry]) -> None:
 class Saved:
     """What a lint stores for the next one besides the rows of the pages it read."""
 
-    records: dict[str, Record]  # every page's
-    sources: dict[str, list[Any]]  # each cited or listed source: (stat, what the build read)
+    records: dict[str, Record]  # every page's (state: lint_records)
+    sources: dict[str, SourceRecord]  # each cited or listed source's (state: lint_sources)
     index: list[Any] | None  # index.md's trusted stat, hash, read error
     across: Across
     off: dict[str, list[str]]  # path -> the rules it turns off (index.md's included)
     names: str  # the fingerprint of the names the across findings were made with
 
     def to_json(self, seen: Seen) -> str:
+        """What is stored in Meta.LINT_ACROSS (the records and sources in their tables)."""
         data = {
             "v": VERSION,
+            "stored": secrets.token_hex(8),  # tells a reader (`wikic serve`) that a lint stored
             "base": seen.base,
-            "records": self.records,
-            "sources": self.sources,
             "index": self.index,
             "across": self.across.to_json(),
             "off": self.off,
@@ -219,9 +226,10 @@ class Saved:
         return json.dumps(data, ensure_ascii=False)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Saved:
+    def from_json(cls, data: dict[str, Any], state: State) -> Saved:
         across = Across.from_json(data["across"])
-        return cls(data["records"], data["sources"], data["index"], across, data["off"], data["names"])
+        records, sources = state.lint_records(), state.lint_sources()
+        return cls(records, sources, data["index"], across, data["off"], data["names"])
 
     def findings(self, seen: Seen, on_disk: dict[str, str]) -> list[Finding]:
         """The findings across pages, from what is kept and every page's record."""

@@ -10,7 +10,18 @@ from typing import Any
 from wikic.hashing import fingerprint
 from wikic.lint import across
 from wikic.lint.context import Context
-from wikic.lint.entries import CHECK_AT_ONCE, Entry, Linted, Saved, Seen, Stat, check_own, own_rows, read
+from wikic.lint.entries import (
+    CHECK_AT_ONCE,
+    HASH,
+    Entry,
+    Linted,
+    Saved,
+    Seen,
+    Stat,
+    check_own,
+    own_rows,
+    read,
+)
 from wikic.lint.facts import json_finding, page_of
 from wikic.state import LintRow, Meta, State
 from wikic.wiki.read import Wiki
@@ -47,7 +58,7 @@ def checked(seen: Seen, rows: dict[str, LintRow], state: State | None) -> Linted
         off,
         fingerprint(names),
     )
-    on_disk = {rel: r[3] for rel, r in saved.records.items()}
+    on_disk = {rel: r[HASH] for rel, r in saved.records.items()}
     if index is not None:
         on_disk[index.rel] = index.hash
     result = saved.findings(seen, on_disk) + [f for e in entries.values() for f in e.findings]
@@ -57,7 +68,8 @@ def checked(seen: Seen, rows: dict[str, LintRow], state: State | None) -> Linted
         gone += [rel for rel in rows if rel not in saved.records]
         deps = {e.page.rel: e.deps() for e in entries.values() if e.facts is not None}
         meta = {Meta.LINT_ACROSS: saved.to_json(seen), Meta.LINT_NAMES: names}
-        state.save_lint(new, gone, deps, mentions, meta, everything=True)
+        records, sources = saved.records, saved.sources
+        state.save_lint(new, gone, deps, mentions, records, sources, meta, everything=True)
     return Linted(result, {rel: set(v) for rel, v in off.items()}, len(entries), len(entries))
 
 

@@ -37,7 +37,7 @@ def patched(seen: Seen, state: State, data: dict[str, Any], store: bool) -> Lint
     """The findings after an edit that kept the pages and their names (see the module)."""
     if data.get("base") != seen.base:
         return None
-    saved = Saved.from_json(data)
+    saved = Saved.from_json(data, state)
     if (saved.index is None) != (seen.index_stat is None):
         return None
     again = _to_read(seen, state, saved)
@@ -74,16 +74,10 @@ def _to_read(seen: Seen, state: State, saved: Saved) -> tuple[list[str], set[str
             return None
         if not r[CACHED] or r[SIZE] != st[0] or r[MTIME] != st[1]:
             again.add(rel)
-    changed = [rel for rel, was in saved.sources.items() if _source(seen, rel) != was]
+    changed = [rel for rel, was in saved.sources.items() if seen.source(rel) != was]
     if changed:
         again |= state.lint_dependents(changed)
     return changed, again
-
-
-def _source(seen: Seen, rel: str) -> list[Any]:
-    """What a source's findings read, as saved: its stat and what the last build read of it."""
-    st, recorded = seen.stat(rel), seen.source_stats.get(rel)
-    return [list(st) if st else None, list(recorded) if recorded else None]
 
 
 def _named(facts: Facts) -> list[Any]:
@@ -165,9 +159,10 @@ def _result(
         on_disk[f"wiki/{INDEX}"] = saved.index[2]
     found = saved.findings(seen, on_disk) + own
     if store:
-        saved.sources.update(seen.sources(set(sources)))
         rows, gone = own_rows(entries)
         deps = {e.page.rel: e.deps() for e in entries.values() if e.facts is not None}
-        state.save_lint(rows, gone, deps, mentions, {Meta.LINT_ACROSS: saved.to_json(seen)})
+        records = {rel: saved.records[rel] for rel in reread}
+        meta = {Meta.LINT_ACROSS: saved.to_json(seen)}
+        state.save_lint(rows, gone, deps, mentions, records, seen.sources(set(sources)), meta)
     disabled = {rel: set(off) for rel, off in saved.off.items()}
     return Linted(found, disabled, len(seen.listing), len(entries))

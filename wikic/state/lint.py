@@ -1,7 +1,8 @@
-"""The lint cache's indexes beside its rows (lint_pages): which pages cite or list each
-source, and which pages treat each term with no page as a topic, so that an edit is checked
-against what it touches alone (lint/patch.py); and saving a lint's rows, indexes and summary
-in one transaction."""
+"""The lint cache beside its rows (lint_pages): every page's record (stat, digests), what
+each cited or listed source was (lint_sources), which pages cite or list each source
+(lint_deps), which pages treat each term with no page as a topic (lint_mentions), so that an
+edit is checked against what it touches alone (lint/patch.py); and saving a lint's rows,
+records, indexes and summary in one transaction."""
 
 from __future__ import annotations
 
@@ -13,19 +14,34 @@ from wikic.state.connection import Tables
 from wikic.state.incremental import LintRow
 from wikic.state.schema import Meta
 
-# a page's mentions: topic key -> (first line, term -> how often), as lint/rules.py makes them
+# a page's mentions: topic key -> (first line, term -> how often), as lint/topics.py makes them
 Mentions = Mapping[str, tuple[int, Mapping[str, int]]]
+# a page's record: size, mtime_ns, digest of its facts, hash, cached, can be an orphan
+Record = tuple[int, int, str, str, bool, bool]
+# a source's: size, mtime_ns (None: no file), and what the last build read: size, mtime_ns, hash
+SourceRecord = tuple[int | None, int | None, int | None, int | None, str | None]
+TABLES = ("lint_deps", "lint_mentions", "lint_records", "lint_sources")
 
 
 class LintTables(Tables):
-    """lint_deps (source -> pages) and lint_mentions (topic key -> pages), with lint_pages."""
+    """lint_records, lint_sources, lint_deps (source -> pages) and lint_mentions (topic key
+    -> pages), with lint_pages."""
 
     def has_lint_tables(self) -> bool:
         """Whether this database has the lint cache's tables (a wikic before them made it)."""
-        sql = (
-            "SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name IN ('lint_deps', 'lint_mentions')"
-        )
-        return bool(self.db.execute(sql).fetchone()[0] == 2)
+        marks = ",".join("?" * len(TABLES))
+        sql = f"SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name IN ({marks})"
+        return bool(self.db.execute(sql, TABLES).fetchone()[0] == len(TABLES))
+
+    def lint_records(self) -> dict[str, Record]:
+        """Every page's record in the last stored lint, by path."""
+        sql = "SELECT rel, size, mtime_ns, across, hash, cached, orphanable FROM lint_records"
+        return {r[0]: (r[1], r[2], r[3], r[4], bool(r[5]), bool(r[6])) for r in self.db.execute(sql)}
+
+    def lint_sources(self) -> dict[str, SourceRecord]:
+        """What each source cited or listed was at the last stored lint, by path."""
+        sql = "SELECT rel, size, mtime_ns, read_size, read_mtime_ns, read_hash FROM lint_sources"
+        return {r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in self.db.execute(sql)}
 
     def lint_own(self) -> dict[str, str]:
         """path -> own findings (JSON) of each cached page that has any."""
@@ -53,12 +69,15 @@ class LintTables(Tables):
         gone: Iterable[str],
         deps: Mapping[str, Iterable[str]],
         mentions: Mapping[str, Mentions],
+        records: Mapping[str, Record],
+        sources: Mapping[str, SourceRecord],
         saved: dict[Meta, str],
         everything: bool = False,
     ) -> None:
         """The rows of the pages read, `gone` dropped; `deps`, `mentions`: the sources and the
-        mentions of these pages, in place of their old ones (`everything`: of every page, all
-        old ones dropped); `saved`: meta values made with them."""
+        mentions of these pages, in place of their old ones; `records`, `sources`: new or
+        changed (`everything`: of every page, all old ones dropped); `saved`: meta values made
+        with them."""
         db = self.db
         with self.transaction():
             for k, v in saved.items():
@@ -70,13 +89,22 @@ class LintTables(Tables):
                 [(r.rel, r.size, r.mtime_ns, r.key, r.facts, r.findings) for r in rows],
             )
             if everything:
-                db.execute("DELETE FROM lint_deps")
-                db.execute("DELETE FROM lint_mentions")
+                for table in TABLES:
+                    db.execute(f"DELETE FROM {table}")
             else:
                 db.executemany("DELETE FROM lint_deps WHERE rel=?", [(rel,) for rel in {*gone, *deps}])
                 db.executemany(
                     "DELETE FROM lint_mentions WHERE rel=?", [(rel,) for rel in {*gone, *mentions}]
                 )
+            db.executemany("DELETE FROM lint_records WHERE rel=?", [(rel,) for rel in gone])
+            db.executemany(
+                "INSERT OR REPLACE INTO lint_records VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(rel, *r) for rel, r in records.items()],
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO lint_sources VALUES (?, ?, ?, ?, ?, ?)",
+                [(rel, *r) for rel, r in sources.items()],
+            )
             db.executemany(
                 "INSERT OR IGNORE INTO lint_deps VALUES (?, ?)",
                 [(source, rel) for rel, sources in deps.items() for source in sources],

@@ -38,6 +38,12 @@ CREATE INDEX IF NOT EXISTS lint_deps_rel ON lint_deps (rel);
 CREATE TABLE IF NOT EXISTS lint_mentions (
     key TEXT, rel TEXT, line INTEGER, terms TEXT, PRIMARY KEY (key, rel));
 CREATE INDEX IF NOT EXISTS lint_mentions_rel ON lint_mentions (rel);
+CREATE TABLE IF NOT EXISTS lint_records (
+    rel TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, across TEXT, hash TEXT,
+    cached INTEGER, orphanable INTEGER);
+CREATE TABLE IF NOT EXISTS lint_sources (
+    rel TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, read_size INTEGER, read_mtime_ns INTEGER,
+    read_hash TEXT);
 CREATE TABLE IF NOT EXISTS assembled (
     slug TEXT PRIMARY KEY, body_key TEXT, page_key TEXT, links TEXT, description TEXT);
 CREATE TABLE IF NOT EXISTS composed (page_id TEXT PRIMARY KEY, key TEXT, text TEXT);
