@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, hash TEXT, size INTEGER
 CREATE TABLE IF NOT EXISTS slugs (page_id TEXT PRIMARY KEY, slug TEXT UNIQUE);
 CREATE TABLE IF NOT EXISTS lint_pages (
     rel TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, key TEXT, facts TEXT, findings TEXT);
+CREATE INDEX IF NOT EXISTS lint_pages_found ON lint_pages (rel) WHERE findings != '[]';
 CREATE TABLE IF NOT EXISTS lint_deps (source TEXT, rel TEXT, PRIMARY KEY (source, rel));
 CREATE INDEX IF NOT EXISTS lint_deps_rel ON lint_deps (rel);
 CREATE TABLE IF NOT EXISTS lint_mentions (
