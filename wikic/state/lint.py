@@ -36,16 +36,17 @@ class LintTables(Tables):
     def lint_records(self) -> dict[str, Record]:
         """Every page's record in the last stored lint, by path."""
         sql = "SELECT rel, size, mtime_ns, across, hash, cached, orphanable FROM lint_records"
-        return {r[0]: (r[1], r[2], r[3], r[4], bool(r[5]), bool(r[6])) for r in self.db.execute(sql)}
+        rows = self.db.execute(sql).fetchall()  # not row by row: the cursor wraps each step
+        return {r[0]: (r[1], r[2], r[3], r[4], bool(r[5]), bool(r[6])) for r in rows}
 
     def lint_sources(self) -> dict[str, SourceRecord]:
         """What each source cited or listed was at the last stored lint, by path."""
         sql = "SELECT rel, size, mtime_ns, read_size, read_mtime_ns, read_hash FROM lint_sources"
-        return {r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in self.db.execute(sql)}
+        return {r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in self.db.execute(sql).fetchall()}
 
     def lint_own(self) -> dict[str, str]:
         """path -> own findings (JSON) of each cached page that has any."""
-        rows = self.db.execute("SELECT rel, findings FROM lint_pages WHERE findings != '[]'")
+        rows = self.db.execute("SELECT rel, findings FROM lint_pages WHERE findings != '[]'").fetchall()
         return {r[0]: r[1] for r in rows}
 
     def lint_dependents(self, sources: Iterable[str]) -> set[str]:
