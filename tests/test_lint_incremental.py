@@ -120,6 +120,18 @@ STEPS: list[tuple[str, Callable[[Project], None], bool]] = [
     ("index.md edited by hand", _page("index.md", "\n- ", "\n- [[nowhere]]\n- "), False),
     ("a source edited, no build", _source("vectors.md", "stores embeddings", "keeps vectors"), False),
     ("built", lambda p: None, True),
+    (
+        "an alias given by hand",
+        _page("more-notes.md", "type: concept", "type: concept\naliases: [IVF index]"),
+        False,
+    ),
+    (
+        "a lint switch added",
+        _page("my-notes.md", "# My notes", "<!-- wikic-lint: disable=broken-link -->\n# My notes"),
+        False,
+    ),
+    ("index.md deleted", lambda p: (p.wiki_dir / "index.md").unlink(), False),
+    ("built at last", lambda p: None, True),
 ]
 
 
