@@ -189,3 +189,11 @@ def test_a_one_source_edit_reads_only_the_pages_the_build_changed(tmp_path: Path
         cached = lint_cached(project, state, store=store)
     assert cached.checked == len(pages)
     assert _findings(cached) == _findings(lint(project))
+    if store:  # then a hand edit of one page's links: that page alone is looked at again
+        _page("my-notes.md", "[[HNSW]]", "[[HNSW]] and [[Nowhere yet]]")(project)
+        _age([project.wiki_dir / "my-notes.md"])
+        with State.open(project.state_path) as state:
+            cached = lint_cached(project, state)
+        assert cached.checked == 1
+        assert _findings(cached) == _findings(lint(project))
+        assert any("Nowhere yet" in str(f["message"]) for f in _findings(cached))
