@@ -27,6 +27,8 @@ from wikic.build.plan import PagePlan, SourceInfo, memo_for, plan
 from wikic.build.publish import append_log, publish
 from wikic.build.report import Progress, Report, price_report
 from wikic.build.run import BackendFactory, BuildOptions
+from wikic.build.settled import Settled, inputs_mark
+from wikic.build.settled import loader as settled_loader
 from wikic.build.write import write_actions
 from wikic.config import Schema, load_schema
 from wikic.errors import SourceError
@@ -132,10 +134,18 @@ class _Build:
         self.local_only = LocalOnly(self.schema.privacy.local_only if remote else [])
         self.local: tuple[str, str, Runner] | None = None  # privacy.local_model: id, fingerprint, runner
         self.store = store_dir(self.project.root)  # extracted texts of PDF, DOCX, ... sources
+        local_cfg = self.schema.privacy.local_model
+        models = [self.mid, self.model_fp, model_id(local_cfg, self.project.root) if local_cfg else ""]
+        digest_template = self.prompts.stage_hash("digest")
+        mark = inputs_mark(self.project.schema_path.read_bytes(), digest_template, models)
+        reuse = not (self.opts.force or self.opts.retry_failed or self.opts.dry_run)
+        self.settled = Settled(state, mark, reuse)
 
     # --- stages ---------------------------------------------------------------
     def run(self, files: list[SourceFile], list_errors: list[SourceError], mark: str) -> None:
         root, report = self.project.root, self.report
+        if not self.opts.dry_run:
+            self.settled.drop()  # until this build has finished
         remove_stale_temps(root / "wiki")
         for err in list_errors:
             report.error(err.path, err.reason)
@@ -157,12 +167,25 @@ class _Build:
     def _read_and_plan(self, files: list[SourceFile]) -> tuple[list[_Read], dict[str, PagePlan]] | None:
         """The sources read, digested and planned (None while a stage waits on a batch). Of the
         sources, only what later stages need is kept: 100,000 texts are not held to the end."""
-        sources = self._read(files)
+        settled = self.settled.which(files, self.records, self.local_only.covers)
+        sources = self._read([f for f in files if f.path not in settled])
         digests = self._digest(sources)
         if self.report.waiting:
             return None
-        infos = [SourceInfo(s.path, s.title, s.lines, digests[s.path]) for s in sources if s.path in digests]
-        return [_Read(s.path, s.hash, len(s.lines), s.pages) for s in sources], self._plan(infos)
+        read = {s.path: s for s in sources}
+        infos = []
+        for f in files:  # in the order of sources/: the plan's merges keep the first they meet
+            src = read.get(f.path)
+            if f.path in settled:
+                load = settled_loader(f, self._read_one, settled[f.path])
+                infos.append(SourceInfo(f.path, "", None, None, load))
+                self._count_settled(f.path)
+            elif src is not None and src.path in digests:
+                infos.append(SourceInfo(src.path, src.title, src.lines, digests[src.path]))
+        pages = self._plan(infos)
+        kept = [_Read(s.path, s.hash, len(s.lines), s.pages) for s in sources]
+        kept += [_Read(i.path, settled[i.path], i.count, ()) for i in infos if i.path in settled]
+        return kept, pages
 
     def _outputs(
         self, sources: list[_Read], pages: dict[str, PagePlan], prose: dict[str, dict[str, Any]], mark: str
@@ -226,6 +249,15 @@ class _Build:
         gone = [slug for slug in job.previous if slug not in done.rendered]
         if changed or gone:
             self.state.set_assembled(changed, gone)
+
+    def _read_one(self, f: SourceFile) -> Source:
+        cfg = self.schema.sources
+        src = read_source(f, cfg.max_bytes, cfg.part_lines, cfg.max_parts, self.store)
+        return self.redactor.source(src)[0]
+
+    def _count_settled(self, path: str) -> None:
+        """A settled source's digests (one per part) count as up to date, unread."""
+        self.report.up_to_date += self.settled.digests[path]
 
     def _read(self, files: list[SourceFile]) -> list[Source]:
         sources, stored = [], set()
@@ -379,6 +411,7 @@ class _Build:
             state.set_meta(Meta.ACTIONS, str(report.ran + report.cached + report.up_to_date))
         else:
             state.set_meta(Meta.CLEAN, "")
+        self.settled.record(self.failed_sources)
 
 
 class _Read(NamedTuple):
