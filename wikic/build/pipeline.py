@@ -27,7 +27,7 @@ from wikic.build.plan import PagePlan, SourceInfo, memo_for, plan
 from wikic.build.publish import append_log, publish
 from wikic.build.report import Progress, Report, price_report
 from wikic.build.run import BackendFactory, BuildOptions
-from wikic.build.settled import Settled, inputs_mark
+from wikic.build.settled import Settled, Unsettled, inputs_mark
 from wikic.build.settled import loader as settled_loader
 from wikic.build.write import write_actions
 from wikic.config import Schema, load_schema
@@ -134,6 +134,7 @@ class _Build:
         self.local_only = LocalOnly(self.schema.privacy.local_only if remote else [])
         self.local: tuple[str, str, Runner] | None = None  # privacy.local_model: id, fingerprint, runner
         self.store = store_dir(self.project.root)  # extracted texts of PDF, DOCX, ... sources
+        self.stored: set[str] = set()  # their names there, of the sources read
         local_cfg = self.schema.privacy.local_model
         models = [self.mid, self.model_fp, model_id(local_cfg, self.project.root) if local_cfg else ""]
         digest_template = self.prompts.stage_hash("digest")
@@ -166,26 +167,45 @@ class _Build:
 
     def _read_and_plan(self, files: list[SourceFile]) -> tuple[list[_Read], dict[str, PagePlan]] | None:
         """The sources read, digested and planned (None while a stage waits on a batch). Of the
-        sources, only what later stages need is kept: 100,000 texts are not held to the end."""
+        sources, only what later stages need is kept: 100,000 texts are not held to the end;
+        settled ones (settled.py) are not read unless the plan asks for their lines, and one
+        found changed then is read, digested and planned like the others."""
         settled = self.settled.which(files, self.records, self.local_only.covers)
         sources = self._read([f for f in files if f.path not in settled])
+        if not self.opts.dry_run:  # the texts of PDF, DOCX, ... files no longer in sources/
+            prune(self.store, self.stored)
         digests = self._digest(sources)
-        if self.report.waiting:
-            return None
+        while not self.report.waiting:
+            try:
+                pages = self._plan(self._infos(files, sources, digests, settled))
+            except Unsettled as changed:
+                self._explain(f"read {changed.path}", "changed under the same size and mtime")
+                more = self._read([f for f in files if f.path == changed.path])
+                del settled[changed.path]
+                sources += more
+                digests |= self._digest(more)
+                continue
+            for path in settled:
+                self._count_settled(path)
+            kept = [_Read(s.path, s.hash, len(s.lines), s.pages) for s in sources]
+            return kept + [_Read(i.path, settled[i.path], i.count, ()) for i in self.infos if i.settled], pages
+        return None
+
+    def _infos(
+        self, files: list[SourceFile], sources: list[Source], digests: dict[str, Any], settled: dict[str, str]
+    ) -> list[SourceInfo]:
+        """What the plan reads of each source, in the order of sources/ (the plan's merges
+        keep the first they meet): a settled source's lines only if it asks for them."""
         read = {s.path: s for s in sources}
-        infos = []
-        for f in files:  # in the order of sources/: the plan's merges keep the first they meet
+        self.infos: list[SourceInfo] = []
+        for f in files:
             src = read.get(f.path)
             if f.path in settled:
                 load = settled_loader(f, self._read_one, settled[f.path])
-                infos.append(SourceInfo(f.path, "", None, None, load))
-                self._count_settled(f.path)
+                self.infos.append(SourceInfo(f.path, "", None, None, load))
             elif src is not None and src.path in digests:
-                infos.append(SourceInfo(src.path, src.title, src.lines, digests[src.path]))
-        pages = self._plan(infos)
-        kept = [_Read(s.path, s.hash, len(s.lines), s.pages) for s in sources]
-        kept += [_Read(i.path, settled[i.path], i.count, ()) for i in infos if i.path in settled]
-        return kept, pages
+                self.infos.append(SourceInfo(src.path, src.title, src.lines, digests[src.path]))
+        return self.infos
 
     def _outputs(
         self, sources: list[_Read], pages: dict[str, PagePlan], prose: dict[str, dict[str, Any]], mark: str
@@ -260,7 +280,7 @@ class _Build:
         self.report.up_to_date += self.settled.digests[path]
 
     def _read(self, files: list[SourceFile]) -> list[Source]:
-        sources, stored = [], set()
+        sources = []
         for f in files:
             try:
                 cfg = self.schema.sources
@@ -269,14 +289,12 @@ class _Build:
                 self.report.error(err.path, err.reason)
                 self.failed_sources.add(err.path)
                 continue
-            stored.add(src.stored)
+            self.stored.add(src.stored)
             if not src.text.strip():
                 self.report.warnings.append(f"{f.path}: empty, skipped")
                 continue
             src, self.privacy_fp[src.path] = self.redactor.source(src)  # before any model sees it
             sources.append(src)
-        if not self.opts.dry_run:
-            prune(self.store, stored)  # the texts of PDF, DOCX, ... files no longer in sources/
         return sources
 
     def _digest(self, sources: list[Source]) -> dict[str, dict[str, object]]:

@@ -89,14 +89,26 @@ class Settled:
         self.state.set_meta(Meta.SETTLED, json.dumps(saved))
 
 
+class Unsettled(Exception):
+    """A settled source read after all holds other bytes than the last build read under the
+    same stat (an edit that kept its size and mtime): the build plans again without it."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.path = path
+
+
 def loader(file: SourceFile, read: Callable[[SourceFile], Any], hash_: str) -> Callable[[], list[str]]:
     """A settled source's lines, read when the plan asks for them (`read`: as the build reads
-    a source, redacted); a file changed since the build found it stops the build."""
+    a source, redacted); Unsettled when they are not what the last build read."""
 
     def load() -> list[str]:
-        src = read(file)
+        try:
+            src = read(file)
+        except SourceError:
+            raise Unsettled(file.path) from None  # read with the others: its error reported there
         if src.hash != hash_:
-            raise SourceError(file.path, "changed while the build was running; run `wikic build` again")
+            raise Unsettled(file.path)
         lines: list[str] = src.lines
         return lines
 
