@@ -188,7 +188,8 @@ class _Build:
             for path in settled:
                 self._count_settled(path)
             kept = [_Read(s.path, s.hash, len(s.lines), s.pages) for s in sources]
-            return kept + [_Read(i.path, settled[i.path], i.count, ()) for i in self.infos if i.settled], pages
+            kept += [_Read(i.path, settled[i.path], i.count, ()) for i in self.infos if i.settled]
+            return kept, pages
         return None
 
     def _infos(

@@ -104,7 +104,7 @@ def source_facts(src: SourceInfo, settings: Settings) -> SourceFacts:
     said = summary(src, settings.threshold) if settings.mode == "prose" else lead(src)
     topics = [
         (str(t["name"]), str(t["type"]), _claims(t["name"], t["lines"], src))
-        for t in src.digest.get("topics", [])
+        for t in (src.digest or {}).get("topics", [])
         if is_topic_name(t["name"])  # else its lines stay on the source's page
     ]
     mentions = [_mentions(names, src) for names in settings.pinned]
@@ -138,7 +138,7 @@ def summary(src: SourceInfo, threshold: int) -> Said:
     """The digest's summary sentences with the lines that support them; a summary cached as
     plain text is checked against the whole source's best lines. When none is left, the
     source's own lead (after its title), cited to its lines."""
-    raw = src.digest.get("summary") or []
+    raw = (src.digest or {}).get("summary") or []
     kept = [(str(s["text"]), s["lines"]) for s in raw if isinstance(s, dict) and s.get("lines")]
     if isinstance(raw, str) and sum(ch.isalpha() for ch in raw) >= 20:
         numbers = [n for n, line in enumerate(src.lines, 1) if is_text(line) and line.strip() != src.title]
