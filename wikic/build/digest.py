@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -33,6 +34,7 @@ EMPHASIS = re.compile(r"\*\*([^*\n]{2,60})\*\*|__([^_\n]{2,60})__|`([^`\n]{2,40}
 PROPER = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w-]+(?:\s+(?:of|for|la|à|de|the)?\s*[A-Z][\w-]+)+)")
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
 MARKUP = re.compile(r"<[^>\n]*>")
+WORDS = re.compile(r"\w+")
 
 
 def response_schema(types: list[str]) -> dict[str, Any]:
@@ -116,7 +118,12 @@ def _sections(lines: list[str], part: Part) -> dict[str, list[int]]:
 
 def says_more(line: str, name: str) -> bool:
     """Whether a line holds more than the name: a title line "Cecil Parker" is no claim about him."""
-    return bool(set(re.findall(r"\w+", line.casefold())) - set(re.findall(r"\w+", name.casefold())))
+    return bool(_words(line) - _words(name))
+
+
+@lru_cache(maxsize=16384)  # a name is asked about with each line naming it
+def _words(text: str) -> frozenset[str]:
+    return frozenset(WORDS.findall(text.casefold()))
 
 
 def _claim_lines(name: str, lines: list[str], start: int, end: int) -> list[int]:
