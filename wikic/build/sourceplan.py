@@ -140,7 +140,7 @@ def summary(src: SourceInfo, threshold: int) -> Said:
     source's own lead (after its title), cited to its lines."""
     raw = (src.digest or {}).get("summary") or []
     kept = [(str(s["text"]), s["lines"]) for s in raw if isinstance(s, dict) and s.get("lines")]
-    if isinstance(raw, str) and sum(ch.isalpha() for ch in raw) >= 20:
+    if isinstance(raw, str) and sum(map(str.isalpha, raw)) >= 20:
         numbers = [n for n, line in enumerate(src.lines, 1) if is_text(line) and line.strip() != src.title]
         picked, verdict = check_against(raw, [src.lines[n - 1] for n in numbers], threshold, limit=3)
         kept = [(raw, [[numbers[i], numbers[i]] for i in picked])] if verdict.ok else []
