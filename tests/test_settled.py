@@ -99,3 +99,22 @@ def test_a_build_that_did_not_finish_leaves_nothing_settled(tmp_path: Path) -> N
     report, _ = run_build(project)
     assert report.ok
     assert "baked twice" in _text(project)
+
+
+def test_a_source_changed_just_before_the_build_that_read_it_is_read_again(tmp_path: Path) -> None:
+    project = _project(tmp_path / "p")
+    solo = project.sources_dir / "solo.md"
+    solo.write_text(SOLO.replace("fired twice", "glazed twice"))  # mtime: now, as the build starts
+    _edit_rag(project)
+    first, _ = run_build(project)
+    assert first.ok and "glazed twice" in _text(project)
+    # another write in the same mtime tick, at the same size, after that build read it
+    _same_stat_edit(solo, "glazed twice", "dipped twice")
+    _edit_rag_again(project)
+    report, _ = run_build(project)
+    assert report.ok and "dipped twice" in _text(project)
+
+
+def _edit_rag_again(project: Project) -> None:
+    rag = project.sources_dir / "rag.md"
+    rag.write_text(rag.read_text().replace("about three hundred words", "a few hundred words"))
