@@ -8,7 +8,7 @@ the source itself, so every claim is verifiable by construction.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -273,6 +273,7 @@ class _Digester:
     shared: dict[str, str]  # digest_inputs
     parts: list[Part]
     privacy: str = ""
+    hints: dict[int, list[str]] = field(default_factory=dict)  # each part's candidates, once
 
     def action(self, part: Part) -> Action:
         source, schema, lines = self.source, self.schema, self.lines
@@ -307,7 +308,7 @@ class _Digester:
             scope=schema.scope,
             types=types,
             page_types=schema.page_types,
-            candidates=candidates(self.lines, part),
+            candidates=self._hints(part),
             max_topics=MAX_TOPICS,
             path=self.source.path,
             part_index=part.index,
@@ -315,6 +316,13 @@ class _Digester:
             lines=numbered,
         )
         return Request(messages, response_schema(types), schema.model.max_tokens, schema.model.temperature)
+
+    def _hints(self, part: Part) -> list[str]:
+        """The part's candidates: a pending action's request is made twice (for its key, then
+        to send), and a model's repair request again."""
+        if part.index not in self.hints:
+            self.hints[part.index] = candidates(self.lines, part)
+        return self.hints[part.index]
 
 
 def merge_parts(outputs: list[dict[str, Any]]) -> dict[str, Any]:
