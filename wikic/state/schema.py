@@ -17,6 +17,7 @@ class Meta(StrEnum):
     UPTODATE = "uptodate"  # the no-op check's mark (JSON), with the figures a skipped build reports
     LINT_ACROSS = "lint_across"  # the findings of the rules across pages, by what they read (JSON)
     LINT_NAMES = "lint_names"  # the wiki's names as the last full lint read them (JSON)
+    SETTLED = "settled"  # what the last finished build read its sources with, and when (JSON)
     ASK_SAVED = "ask_saved_mark"  # the build's "clean" mark as it is with a just-saved answer
 
 
@@ -50,6 +51,7 @@ CREATE TABLE IF NOT EXISTS assembled (
 CREATE TABLE IF NOT EXISTS composed (page_id TEXT PRIMARY KEY, key TEXT, text TEXT);
 CREATE TABLE IF NOT EXISTS planned (
     path TEXT PRIMARY KEY, key TEXT, facts TEXT, notes_key TEXT, notes TEXT);
+CREATE TABLE IF NOT EXISTS planned_struct (path TEXT PRIMARY KEY, key TEXT, notes TEXT);
 CREATE TABLE IF NOT EXISTS batches (
     token TEXT PRIMARY KEY, stage TEXT, file_id TEXT, batch_id TEXT, created REAL);
 CREATE TABLE IF NOT EXISTS batch_items (token TEXT, key TEXT, PRIMARY KEY (token, key));
