@@ -78,6 +78,7 @@ class Intake:
                 self.report.up_to_date += self.settled.digests[path]
             kept = [Read(s.path, s.hash, len(s.lines), s.pages) for s in sources]
             kept += [Read(i.path, settled[i.path], i.count, ()) for i in self.infos if i.settled]
+            self.infos = []  # their lines and digests: not held to the end of the build
             return kept, pages
         return None
 

@@ -146,7 +146,7 @@ def _stems(text: str) -> set[str]:
     return {_root(w) for w in words} | {w.casefold() for w in words}
 
 
-@lru_cache(maxsize=16384)  # the cited lines' sentences come back for every sentence citing them
+@lru_cache(maxsize=4096)  # the cited lines' sentences come back for every sentence citing them
 def _negated(text: str) -> frozenset[str]:
     """Content words within three words after a negation: "not designed", "not by a hash"."""
     words = NEGATABLE.findall(text.casefold())
