@@ -103,7 +103,9 @@ def run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> Run:
 def wikic_build(
     root: Path, log: Path | None = None, extra: tuple[str, ...] = ()
 ) -> tuple[Run, dict[str, Any]]:
-    env = dict(os.environ)
+    # as an installed wikic runs: from bytecode (pip compiles it on install), not its sources
+    # compiled again on every run where the machine sets PYTHONDONTWRITEBYTECODE
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     if log is not None:
         env["WIKIC_SCRIPTED_LOG"] = str(log)
     result = run([sys.executable, "-m", "wikic", "build", "--json", "-q", *extra], root, env)

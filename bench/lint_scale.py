@@ -151,6 +151,14 @@ def main() -> int:
             check=False,
         )
         print(f"wikic lint (CLI, end to end): {time.perf_counter() - t0:.2f}s, exit {proc.returncode}")
+        t0 = time.perf_counter()  # the first kept the lint cache (state.db exists): this one reads it
+        again = subprocess.run(proc.args, capture_output=True, env=env, check=False)
+        print(
+            f"wikic lint again (CLI, nothing changed, from the lint cache): {time.perf_counter() - t0:.2f}s"
+        )
+        if again.stdout != proc.stdout:
+            print("wikic lint from the cache differs from the first", file=sys.stderr)
+            return 1
         if args.keep:
             print(f"kept: {project.root}")
         # The CLI must find what the in-process lint found: exit 1 with errors, else 0.

@@ -132,11 +132,15 @@ class Server:
 
 def build(root: Path, jobs: int) -> tuple[float, float, dict[str, Any]]:
     start = time.perf_counter()
+    # as an installed wikic runs: from bytecode (pip compiles it on install), not its sources
+    # compiled again on every run where the machine sets PYTHONDONTWRITEBYTECODE
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     proc = subprocess.run(
         [sys.executable, "-m", "wikic", "build", "--json", "-q", "-j", str(jobs)],
         cwd=root,
         capture_output=True,
         text=True,
+        env=env,
     )
     end = time.perf_counter()
     if proc.returncode != 0:

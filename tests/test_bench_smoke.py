@@ -82,6 +82,7 @@ def test_lint_scale() -> None:
     assert "lint (in-process, all deterministic rules): 40 pages in" in out
     assert "--rule broken-link:" in out
     assert "wikic lint (CLI, end to end):" in out and "exit 0" in out
+    assert "wikic lint again (CLI, nothing changed, from the lint cache):" in out
 
 
 def test_web_scale(tmp_path: Path) -> None:

@@ -227,11 +227,12 @@ class _Rows(dict[str, Planned]):
     def save(self, what: str, made: dict[str, tuple[str, str]]) -> None:
         for path, (key, text) in made.items():
             row = self.get(path, Planned("", "", "", ""))
-            self[path] = (
-                replace(row, key=key, facts=text)
-                if what == "facts"
-                else replace(row, notes_key=key, notes=text)
-            )
+            if what == "facts":
+                self[path] = replace(row, key=key, facts=text)
+            elif what == "notes":
+                self[path] = replace(row, notes_key=key, notes=text)
+            else:
+                self[path] = replace(row, struct_key=key, struct=text)
 
 
 @pytest.mark.parametrize("schema", [PROSE, PINNED, NOTES_MODE], ids=["prose", "pinned", "notes"])

@@ -153,15 +153,16 @@ def unpack(packed: str) -> dict[str, str]:
 
 
 def candidates(
-    sources: dict[str, list[str]],
+    sources: Mapping[str, list[str]],
     min_sources: int = MIN_SOURCES,
     facts: Mapping[str, str] | None = None,
 ) -> list[Candidate]:
     """Names mentioned in `min_sources` or more sources, with the lines that name them; a
     single word only where it is not always part of a longer name. `facts`: each source's
-    source_names(), where already known (a build's memo): only this merge runs then."""
+    source_names(), where already known (a build's memo): only this merge runs then, and it
+    reads the lines of only the few sources it checks a name's uses in."""
     known = facts or {}
-    parts = _Packed({path: known.get(path) or source_names(lines) for path, lines in sources.items()})
+    parts = _Packed({path: known.get(path) or source_names(sources[path]) for path in sources})
     sure, seen = _names(parts, min_sources)
     found = [Candidate(name, where) for name, where in seen.items() if distinct_uses(name, where, sources)]
     longer = [c.name for c in found if " " in c.name]
@@ -229,7 +230,7 @@ def _title(lines: list[str]) -> str:
     return first.strip("# \t").casefold()
 
 
-def _inside(word: str, name: str, where: dict[str, list[int]], sources: dict[str, list[str]]) -> bool:
+def _inside(word: str, name: str, where: dict[str, list[int]], sources: Mapping[str, list[str]]) -> bool:
     """Whether every line naming `word` names it only as part of `name` ("Martin" in "Evan Martin")."""
     if word not in name.split():
         return False

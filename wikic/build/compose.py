@@ -14,6 +14,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from rapidfuzz import fuzz
@@ -32,6 +33,7 @@ DEFINING_VERB = re.compile(
 PRONOUN = re.compile(r"(it|its|this|these|that|those|they|he|she|such)\b", re.I)
 VERSION = 1  # bump when compose makes other text from the same inputs (Composer's key)
 DUPLICATE = 95  # rapidfuzz token_set_ratio at which two notes say the same thing
+NUMBERS = re.compile(r"\d+")
 
 
 def _names(page: PagePlan) -> list[str]:
@@ -78,7 +80,12 @@ def definer(page: PagePlan, indexes: list[int]) -> int | None:
 
 def _same(a: str, b: str) -> bool:
     """Near-duplicates: "Section 5" and "Section 59" are not."""
-    return re.findall(r"\d+", a) == re.findall(r"\d+", b) and fuzz.token_set_ratio(a, b) >= DUPLICATE
+    return _numbers(a) == _numbers(b) and fuzz.token_set_ratio(a, b) >= DUPLICATE
+
+
+@lru_cache(maxsize=4096)  # each note is compared with every other note of its page
+def _numbers(text: str) -> tuple[str, ...]:
+    return tuple(NUMBERS.findall(text))
 
 
 def _dedupe(page: PagePlan, indexes: list[int]) -> list[list[int]]:

@@ -8,7 +8,8 @@ the source itself, so every claim is verifiable by construction.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -33,6 +34,7 @@ EMPHASIS = re.compile(r"\*\*([^*\n]{2,60})\*\*|__([^_\n]{2,60})__|`([^`\n]{2,40}
 PROPER = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w-]+(?:\s+(?:of|for|la|à|de|the)?\s*[A-Z][\w-]+)+)")
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
 MARKUP = re.compile(r"<[^>\n]*>")
+WORDS = re.compile(r"\w+")
 
 
 def response_schema(types: list[str]) -> dict[str, Any]:
@@ -116,17 +118,22 @@ def _sections(lines: list[str], part: Part) -> dict[str, list[int]]:
 
 def says_more(line: str, name: str) -> bool:
     """Whether a line holds more than the name: a title line "Cecil Parker" is no claim about him."""
-    return bool(set(re.findall(r"\w+", line.casefold())) - set(re.findall(r"\w+", name.casefold())))
+    return bool(_words(line) - _words(name))
 
 
-def _claim_lines(name: str, lines: list[str], start: int, end: int) -> list[int]:
-    """The lines of start..end that could support a claim about `name`: text lines, not
-    headings, not the bare name."""
-    return [
-        n
-        for n in range(start, end + 1)
-        if lines[n - 1].strip() and not HEADING.match(lines[n - 1]) and says_more(lines[n - 1], name)
-    ]
+@lru_cache(maxsize=4096)  # a name is asked about with each line naming it
+def _words(text: str) -> frozenset[str]:
+    return frozenset(WORDS.findall(text.casefold()))
+
+
+def _text_lines(lines: list[str], start: int, end: int) -> list[int]:
+    """The numbers of start..end's text lines: not blank, not headings."""
+    return [n for n in range(start, end + 1) if lines[n - 1].strip() and not HEADING.match(lines[n - 1])]
+
+
+def _claim_lines(name: str, lines: list[str], text: list[int]) -> list[int]:
+    """Of the text lines `text`, those that could support a claim about `name`: not the bare name."""
+    return [n for n in text if says_more(lines[n - 1], name)]
 
 
 def mentions(name: str, lines: list[str], numbers: list[int]) -> list[int]:
@@ -137,15 +144,16 @@ def mentions(name: str, lines: list[str], numbers: list[int]) -> list[int]:
 
 def supporting_lines(name: str, lines: list[str]) -> list[int]:
     """Lines of a whole source that name `name` and say something about it."""
-    return mentions(name, lines, _claim_lines(name, lines, 1, len(lines)))[:MAX_LINES]
+    return mentions(name, lines, _claim_lines(name, lines, _text_lines(lines, 1, len(lines))))[:MAX_LINES]
 
 
 def _grounded(
-    name: str, proposed: list[int], lines: list[str], part: Part, sections: dict[str, list[int]]
+    name: str, proposed: list[int], lines: list[str], part_text: list[int], sections: dict[str, list[int]]
 ) -> list[int]:
     """The lines that support a topic: the model's where they mention it, else the
-    lines that do (its section, for a heading). Empty when nothing in the part does."""
-    text = _claim_lines(name, lines, part.start, part.end)
+    lines that do (its section, for a heading). Empty when nothing in the part does.
+    `part_text`: the part's text lines (_text_lines), found once for all its topics."""
+    text = _claim_lines(name, lines, part_text)
     mentioned = sections.get(name.casefold()) or mentions(name, lines, text)
     proposed = [n for n in proposed if n in text]
     if mentioned:
@@ -178,7 +186,7 @@ def summary_sentences(raw: Any, lines: list[str], part: Part, threshold: float) 
         item = item if isinstance(item, dict) else {"text": str(item), "lines": []}
         given = [n for n in item.get("lines") or [] if isinstance(n, int) and n in numbers][:3]
         for sentence in sentences(clean_summary(str(item.get("text") or ""))):
-            if any(s["text"] == sentence for s in out) or sum(ch.isalpha() for ch in sentence) < 12:
+            if any(s["text"] == sentence for s in out) or sum(map(str.isalpha, sentence)) < 12:
                 continue
             if given and judge(sentence, [lines[n - 1] for n in given], threshold).ok:
                 chosen = given
@@ -199,6 +207,7 @@ def validator(part: Part, lines: list[str], types: list[str], threshold: float =
         if not isinstance(data, dict) or not isinstance(data.get("topics"), list):
             raise Invalid('expected an object with "topics" and "summary"')
         sections = _sections(lines, part)  # here, not for each of 10,000 actions already made
+        part_text = _text_lines(lines, part.start, part.end)
         topics: list[dict[str, Any]] = []
         seen: set[str] = set()
         for item in data["topics"][:MAX_TOPICS]:
@@ -206,7 +215,7 @@ def validator(part: Part, lines: list[str], types: list[str], threshold: float =
                 continue
             name = clean_title(str(item.get("name") or ""), 80)
             proposed = [n for n in item.get("lines") or [] if isinstance(n, int)]
-            numbers = _grounded(name, proposed, lines, part, sections) if name else []
+            numbers = _grounded(name, proposed, lines, part_text, sections) if name else []
             if not numbers or name.casefold() in seen:
                 continue
             seen.add(name.casefold())
@@ -264,6 +273,7 @@ class _Digester:
     shared: dict[str, str]  # digest_inputs
     parts: list[Part]
     privacy: str = ""
+    hints: dict[int, list[str]] = field(default_factory=dict)  # each part's candidates, once
 
     def action(self, part: Part) -> Action:
         source, schema, lines = self.source, self.schema, self.lines
@@ -298,7 +308,7 @@ class _Digester:
             scope=schema.scope,
             types=types,
             page_types=schema.page_types,
-            candidates=candidates(self.lines, part),
+            candidates=self._hints(part),
             max_topics=MAX_TOPICS,
             path=self.source.path,
             part_index=part.index,
@@ -306,6 +316,13 @@ class _Digester:
             lines=numbered,
         )
         return Request(messages, response_schema(types), schema.model.max_tokens, schema.model.temperature)
+
+    def _hints(self, part: Part) -> list[str]:
+        """The part's candidates: a pending action's request is made twice (for its key, then
+        to send), and a model's repair request again."""
+        if part.index not in self.hints:
+            self.hints[part.index] = candidates(self.lines, part)
+        return self.hints[part.index]
 
 
 def merge_parts(outputs: list[dict[str, Any]]) -> dict[str, Any]:

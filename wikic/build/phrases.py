@@ -72,7 +72,7 @@ def marked(line: str) -> dict[str, str]:
     return out
 
 
-def distinct_uses(phrase: str, where: dict[str, list[int]], sources: dict[str, list[str]]) -> bool:
+def distinct_uses(phrase: str, where: dict[str, list[int]], sources: Mapping[str, list[str]]) -> bool:
     """Whether two or more sources write `phrase` in words of their own: two sources that
     copy one sentence ("The citizens refer to themselves as ...") are one use, not two."""
     if len(where) < MIN_SOURCES:
@@ -160,7 +160,7 @@ def lines_of(keys: list[str], lines: str, wanted: set[str]) -> dict[str, list[in
 
 
 def terms(
-    sources: dict[str, list[str]], facts: Mapping[str, Mapping[str, str]] | None = None
+    sources: Mapping[str, list[str]], facts: Mapping[str, Mapping[str, str]] | None = None
 ) -> dict[str, dict[str, list[int]]]:
     """The terms of a set of sources (path -> lines), each with the lines, per source, that
     write it; named as some source marks it ("Early cutoff"), else as written ("Rock band").

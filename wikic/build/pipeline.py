@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from wikic import snapshot
 from wikic.backends import Backend, make_backend, model_id
@@ -21,8 +21,8 @@ from wikic.build.actions import Action, Runner, resolve
 from wikic.build.assemble import Assembled, Assembly, assemble
 from wikic.build.batches import Batches
 from wikic.build.compose import Composer, compose_pages
-from wikic.build.digest import digest_actions, digest_inputs, merge_parts
 from wikic.build.existing import foreign, intact, kept_for_failed_sources, missing
+from wikic.build.intake import Intake, Read
 from wikic.build.plan import PagePlan, SourceInfo, memo_for, plan
 from wikic.build.publish import append_log, publish
 from wikic.build.report import Progress, Report, price_report
@@ -33,12 +33,9 @@ from wikic.errors import SourceError
 from wikic.fsutil import TMP_MARK, remove_stale_temps
 from wikic.hashing import fingerprint
 from wikic.privacy import forget
-from wikic.privacy.local import LocalOnly, is_remote, not_run_reason
-from wikic.privacy.redact import Redactor
+from wikic.privacy.local import LocalOnly, is_remote
 from wikic.project import Project
 from wikic.prompts.loader import Prompts
-from wikic.sources.extract import prune, store_dir
-from wikic.sources.read import Source, read_source
 from wikic.sources.scan import SourceFile, list_sources
 from wikic.state import ActionRecord, Meta, State
 
@@ -129,23 +126,23 @@ class _Build:
         self.done = 0
         self.total = 0
         self.failed_sources: set[str] = set()
-        self.redactor = Redactor.from_config(self.schema.privacy.redact)
-        self.privacy_fp: dict[str, str] = {}  # source -> the redaction rules that fired in it
         remote = is_remote(self.schema.model)
         self.local_only = LocalOnly(self.schema.privacy.local_only if remote else [])
         self.local: tuple[str, str, Runner] | None = None  # privacy.local_model: id, fingerprint, runner
-        self.store = store_dir(self.project.root)  # extracted texts of PDF, DOCX, ... sources
+        self.intake = Intake(self)
 
     # --- stages ---------------------------------------------------------------
     def run(self, files: list[SourceFile], list_errors: list[SourceError], mark: str) -> None:
         root, report = self.project.root, self.report
+        if not self.opts.dry_run:
+            self.intake.settled.drop()  # until this build has finished
         remove_stale_temps(root / "wiki")
         for err in list_errors:
             report.error(err.path, err.reason)
             self.failed_sources.add(err.path)
         self.stats = {f.path: f for f in files}
         report.sources = len(files)
-        planned = self._read_and_plan(files)
+        planned = self.intake.read_and_plan(files, self._plan)
         if planned is None:
             return self._stopped()
         sources, pages = planned
@@ -157,18 +154,8 @@ class _Build:
             return
         self._outputs(sources, pages, prose, mark)
 
-    def _read_and_plan(self, files: list[SourceFile]) -> tuple[list[_Read], dict[str, PagePlan]] | None:
-        """The sources read, digested and planned (None while a stage waits on a batch). Of the
-        sources, only what later stages need is kept: 100,000 texts are not held to the end."""
-        sources = self._read(files)
-        digests = self._digest(sources)
-        if self.report.waiting:
-            return None
-        infos = [SourceInfo(s.path, s.title, s.lines, digests[s.path]) for s in sources if s.path in digests]
-        return [_Read(s.path, s.hash, len(s.lines), s.pages) for s in sources], self._plan(infos)
-
     def _outputs(
-        self, sources: list[_Read], pages: dict[str, PagePlan], prose: dict[str, dict[str, Any]], mark: str
+        self, sources: list[Read], pages: dict[str, PagePlan], prose: dict[str, dict[str, Any]], mark: str
     ) -> None:
         """Assemble and publish the pages, append to log.md, and record the build in the state."""
         root, report = self.project.root, self.report
@@ -232,52 +219,6 @@ class _Build:
         gone = [slug for slug in job.previous if slug not in done.rendered]
         if changed or gone:
             self.state.set_assembled(changed, gone)
-
-    def _read(self, files: list[SourceFile]) -> list[Source]:
-        sources, stored = [], set()
-        for f in files:
-            try:
-                cfg = self.schema.sources
-                src = read_source(f, cfg.max_bytes, cfg.part_lines, cfg.max_parts, self.store)
-            except SourceError as err:
-                self.report.error(err.path, err.reason)
-                self.failed_sources.add(err.path)
-                continue
-            stored.add(src.stored)
-            if not src.text.strip():
-                self.report.warnings.append(f"{f.path}: empty, skipped")
-                continue
-            src, self.privacy_fp[src.path] = self.redactor.source(src)  # before any model sees it
-            sources.append(src)
-        if not self.opts.dry_run:
-            prune(self.store, stored)  # the texts of PDF, DOCX, ... files no longer in sources/
-        return sources
-
-    def _digest(self, sources: list[Source]) -> dict[str, dict[str, object]]:
-        local = {s.path for s in sources if self.local_only.covers(s.path)}
-        if local and self.schema.privacy.local_model is None:
-            for path in sorted(local):  # never sent: the build says so, and fails, the rest is built
-                self.report.error(path, not_run_reason(self.schema.model))
-            self.failed_sources |= local
-            sources, local = [s for s in sources if s.path not in local], set()
-        # by `path in local`: the model of schema.yaml, privacy.local_model (only where it is used)
-        models = (False, True) if local else (False,)
-        shared = [digest_inputs(self.schema, self.prompts, self._model(near)[1]) for near in models]
-        per_source = {
-            s.path: digest_actions(
-                s, self.schema, self.prompts, shared[s.path in local], self.privacy_fp.get(s.path, "")
-            )
-            for s in sources
-        }
-        self._settle([a for path, acts in per_source.items() if path not in local for a in acts])
-        self._settle([a for path, acts in per_source.items() if path in local for a in acts], local=True)
-        digests = {}
-        for path, acts in per_source.items():
-            if all(a.output is not None for a in acts):
-                digests[path] = merge_parts([a.output for a in acts])
-            else:
-                self.failed_sources.add(path)
-        return digests
 
     def _write(self, pages: dict[str, PagePlan]) -> dict[str, dict[str, Any]]:
         actions = write_actions(pages, self.schema, self.prompts, self.model_fp)
@@ -366,7 +307,7 @@ class _Build:
         if self.opts.explain or self.opts.dry_run:
             self.report.explain.append({"action": action, "reason": reason})
 
-    def _save(self, sources: list[_Read], pages: dict[str, PagePlan], mark: str) -> None:
+    def _save(self, sources: list[Read], pages: dict[str, PagePlan], mark: str) -> None:
         state, report = self.state, self.report
         live = {s.path for s in sources} | self.failed_sources
         with state.transaction():
@@ -392,15 +333,7 @@ class _Build:
             state.set_meta(Meta.ACTIONS, str(report.ran + report.cached + report.up_to_date))
         else:
             state.set_meta(Meta.CLEAN, "")
-
-
-class _Read(NamedTuple):
-    """A source read by this build, once planned: what the later stages need of it."""
-
-    path: str
-    hash: str
-    lines: int  # how many
-    pages: tuple[int, ...]  # a PDF's first line of each page
+        self.intake.settled.record(self.failed_sources)
 
 
 def _gone(record: ActionRecord, sources: set[str], pages: dict[str, PagePlan]) -> bool:

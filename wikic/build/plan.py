@@ -11,14 +11,13 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from rapidfuzz import fuzz, process
 
 from wikic.build.candidates import candidates
-from wikic.build.digest import says_more
 from wikic.build.notes import is_text, notes_of
 from wikic.build.sourceplan import Claim as Claim
 from wikic.build.sourceplan import Memo, Save, Settings, SourceFacts, claim_at
@@ -140,29 +139,30 @@ def _from_structure(
     clusters: _Clusters,
     found: _Topics,
     pages: dict[str, PagePlan],
+    memo: Memo,
 ) -> None:
     """Names and terms two or more sources mention (candidates.py) join the topics, as new pages or as
     more notes for the pages the model found, from the sources whose digest did not name them
     (where it did, its lines stand: a source's notes do not depend on the other sources)."""
     by_path = {src.path: src for src in sources}
     fed = {(c.source, cid) for cid, notes in found.claims.items() for c in notes}
-    named = {src.path: src.lines for src in sources if not src.digest.get("fallback")}
+    named = _Lines({src.path: src for src in sources if not src.fallback})
     structural = candidates(named, facts={path: facts[path].structure for path in named})
     for f in facts.values():
         f.structure = ""  # merged: not held through the rest of the plan (170 MB at 100,000 sources)
+    wanted: dict[str, list[tuple[str, str, list[int]]]] = defaultdict(list)  # by source, in order
     for cand in structural:
         cid = clusters.find(cand.name)
         if cid not in found.names:
             found.types[cid][cand.kind if cand.kind in schema.type_names() else schema.type_names()[0]] += 1
         found.names[cid][cand.name] += 0
         for path, numbers in sorted(cand.lines.items()):
-            if (path, cid) in fed:
-                continue
-            src = by_path[path]
-            spans = notes_of(src.lines, numbers)
-            notes = [claim_at(src.lines, path, a, b) for a, b in spans]
-            found.claims[cid] += [c for c in notes if says_more(c.text, cand.name)]
-            _feeds(pages[f"source:{path}"], cid)
+            if (path, cid) not in fed:
+                wanted[path].append((cand.name, cid, numbers))
+                _feeds(pages[f"source:{path}"], cid)
+    for path, items in wanted.items():  # the order of a topic's notes is the plan's (_pick_claims)
+        for (_, cid, _), notes in zip(items, memo.structure(by_path[path], items), strict=True):
+            found.claims[cid] += notes
     for src in sources:  # a source titled like a pinned topic is about it: all its lines are notes
         pinned = clusters.by_key.get(topic_key(src.title))
         if pinned is not None and pinned in clusters.pinned:
@@ -189,7 +189,7 @@ def plan(
     facts = {src.path: made.facts(src) for src in sources}
     found = _Topics()
     pages = _source_pages(sources, facts, clusters, found)
-    _from_structure(sources, facts, schema, clusters, found, pages)
+    _from_structure(sources, facts, schema, clusters, found, pages, made)
     for i, (cid, topic) in enumerate(clusters.pinned.items()):
         found.names[cid][topic.name] += 0
         found.types[cid][topic.type] += 1000
@@ -277,6 +277,23 @@ def _shown(pages: dict[str, PagePlan]) -> dict[str, dict[int, int]]:
         for n in range(start, end + 1):
             lines[n] = max(lines.get(n, 0), size)
     return shown
+
+
+class _Lines(Mapping[str, list[str]]):
+    """Sources' lines by path, each read when asked for: candidates() reads few of them, and a
+    settled source's are not read at all unless asked (sourceplan.SourceInfo)."""
+
+    def __init__(self, sources: dict[str, SourceInfo]) -> None:
+        self.sources = sources
+
+    def __getitem__(self, path: str) -> list[str]:
+        return self.sources[path].lines
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.sources)
+
+    def __len__(self) -> int:
+        return len(self.sources)
 
 
 def _assign_slugs(pages: dict[str, PagePlan], sticky: dict[str, str]) -> None:

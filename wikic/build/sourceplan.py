@@ -24,7 +24,7 @@ from wikic.wiki.support import check_against, sentences
 # Bump when the same inputs would plan differently (this module, notes.py, digest.says_more
 # and supporting_lines, candidates.is_topic_name, support.check_against): every memo is then
 # stale. wikic's own version is in the key too, so an upgrade never reuses an older plan.
-VERSION = 3
+VERSION = 4
 # "William Winter (politician)": the subject, then what tells it apart
 DISAMBIGUATED = re.compile(r"\s*\([^()]*\)\s*$")
 MIN_FACT_WORDS = 3  # content words a line needs to count as stating a fact
@@ -40,12 +40,40 @@ class Claim(NamedTuple):  # a tuple: a plan decodes 60,000 of them at 10,000 sou
     section: str = ""  # the heading over its lines: a note under "## Content hashing" defines it
 
 
-@dataclass
 class SourceInfo:
-    path: str
-    title: str
-    lines: list[str]
-    digest: dict[str, Any]
+    """A source as the plan reads it. A source `settled` since the last plan (the build found
+    it as that plan did: pipeline.py) comes without its digest, its title or its lines: the
+    memo has its facts (and title), and its lines are read only if the plan asks for them."""
+
+    def __init__(
+        self,
+        path: str,
+        title: str,
+        lines: list[str] | None,
+        digest: dict[str, Any] | None,
+        load: Callable[[], list[str]] | None = None,
+    ) -> None:
+        self.path, self.title, self.digest = path, title, digest
+        self._lines, self._load = lines, load
+        self.count = len(lines) if lines is not None else 0  # its lines, as the memo has them too
+
+    @property
+    def settled(self) -> bool:
+        return self.digest is None
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            assert self._load is not None, f"{self.path}: settled without a way to read it"
+            self._lines = self._load()
+        return self._lines
+
+    @property
+    def fallback(self) -> bool:
+        """Its digest was made without the model (it feeds no topic page from structure)."""
+        return bool(self.digest.get("fallback")) if self.digest is not None else self._fallback
+
+    _fallback = False  # a settled source's, from the memo
 
 
 @dataclass(frozen=True)
@@ -76,7 +104,7 @@ def source_facts(src: SourceInfo, settings: Settings) -> SourceFacts:
     said = summary(src, settings.threshold) if settings.mode == "prose" else lead(src)
     topics = [
         (str(t["name"]), str(t["type"]), _claims(t["name"], t["lines"], src))
-        for t in src.digest.get("topics", [])
+        for t in (src.digest or {}).get("topics", [])
         if is_topic_name(t["name"])  # else its lines stay on the source's page
     ]
     mentions = [_mentions(names, src) for names in settings.pinned]
@@ -110,9 +138,9 @@ def summary(src: SourceInfo, threshold: int) -> Said:
     """The digest's summary sentences with the lines that support them; a summary cached as
     plain text is checked against the whole source's best lines. When none is left, the
     source's own lead (after its title), cited to its lines."""
-    raw = src.digest.get("summary") or []
+    raw = (src.digest or {}).get("summary") or []
     kept = [(str(s["text"]), s["lines"]) for s in raw if isinstance(s, dict) and s.get("lines")]
-    if isinstance(raw, str) and sum(ch.isalpha() for ch in raw) >= 20:
+    if isinstance(raw, str) and sum(map(str.isalpha, raw)) >= 20:
         numbers = [n for n, line in enumerate(src.lines, 1) if is_text(line) and line.strip() != src.title]
         picked, verdict = check_against(raw, [src.lines[n - 1] for n in numbers], threshold, limit=3)
         kept = [(raw, [[numbers[i], numbers[i]] for i in picked])] if verdict.ok else []
@@ -126,6 +154,12 @@ def lead(src: SourceInfo) -> Said:
         said = sentences(claim_text(src.lines, a, b))[:2]
         return [(shorten(" ".join(said), 400), [[a, b]])] if said else []
     return []
+
+
+def structure_notes(src: SourceInfo, name: str, numbers: list[int]) -> list[Claim]:
+    """A candidate's notes in one source (candidates.py): its lines that say more than it."""
+    notes = [claim_at(src.lines, src.path, a, b) for a, b in notes_of(src.lines, numbers)]
+    return [c for c in notes if says_more(c.text, name)]
 
 
 def _mentions(names: list[str], src: SourceInfo) -> list[Claim]:
@@ -162,7 +196,7 @@ def other_notes(src: SourceInfo, said: Said, shown: dict[int, int]) -> list[Clai
 
 
 Made = dict[str, tuple[str, str]]  # source path -> (key, JSON) of what a plan made anew
-Save = Callable[[str, Made], None]  # ("facts" or "notes", rows): into the state
+Save = Callable[[str, Made], None]  # ("facts", "notes" or "struct", rows): into the state
 
 
 class Memo:
@@ -179,20 +213,41 @@ class Memo:
         self.settings_fp = settings.fingerprint()
         self.save = save
         self.keys: dict[str, str] = {}  # path -> its facts' key in this plan
-        self.pending: dict[str, Made] = {"facts": {}, "notes": {}}
+        self.pending: dict[str, Made] = {"facts": {}, "notes": {}, "struct": {}}
         self.fresh: set[str] = set()  # the sources planned anew (their facts or notes)
 
     def facts(self, src: SourceInfo) -> SourceFacts:
-        lines = text_hash("\n".join(src.lines))
-        key = quick_fingerprint([self.settings_fp, src.path, src.title, lines, src.digest])
-        self.keys[src.path] = key
+        """The source's facts; a settled source's from its row as they are (the pipeline
+        settles only sources whose digest and text are as that row's plan found them)."""
         row = self.rows.get(src.path)
+        if src.settled:
+            assert row is not None and row.key, f"{src.path}: settled without a plan to reuse"
+            key = row.key
+        else:
+            lines = text_hash("\n".join(src.lines))
+            key = quick_fingerprint([self.settings_fp, src.path, src.title, lines, src.digest])
+        self.keys[src.path] = key
         if row is not None and row.key == key:
             facts, _, structure = row.facts.partition("\n")  # JSON never holds a raw newline
-            return _facts_from(json.loads(facts), src.path, structure)
+            data = json.loads(facts)
+            src.title, src.count, src._fallback = data["title"], data["count"], data["fallback"]
+            return _facts_from(data, src.path, structure)
         made = source_facts(src, self.settings)
-        text = json.dumps(_facts_json(made), ensure_ascii=False) + "\n" + made.structure
-        self._put("facts", src.path, key, text)
+        data = {"title": src.title, "count": src.count, "fallback": src.fallback, **_facts_json(made)}
+        self._put("facts", src.path, key, json.dumps(data, ensure_ascii=False) + "\n" + made.structure)
+        return made
+
+    def structure(self, src: SourceInfo, items: list[tuple[str, str, list[int]]]) -> list[list[Claim]]:
+        """The notes of the source's lines that name each candidate of `items` (its name, its
+        cluster, the line numbers), as plan._from_structure takes them: kept by key, so that a
+        plan reads no unchanged source's lines for them."""
+        key = quick_fingerprint([self.keys[src.path], items])
+        row = self.rows.get(src.path)
+        if row is not None and row.struct_key == key:
+            return [[_claim_from(c, src.path) for c in claims] for claims in json.loads(row.struct)]
+        made = [structure_notes(src, name, numbers) for name, _, numbers in items]
+        text = json.dumps([[_claim_json(c) for c in claims] for claims in made], ensure_ascii=False)
+        self._put("struct", src.path, key, text)
         return made
 
     def other_notes(self, src: SourceInfo, said: Said, shown: dict[int, int]) -> list[Claim]:

@@ -59,14 +59,15 @@ def lint(
 
     def run() -> int:
         from wikic.errors import UsageError
-        from wikic.lint.runner import LintOptions, format_json, format_text
-        from wikic.lint.runner import lint as run_lint
+        from wikic.lint.runner import LintOptions, format_json, format_text, lint_project
 
         if force and not fix:
             raise UsageError("--force only applies with --fix")
         project = obj.project()
         opts = LintOptions(list(rules), llm)
-        result = _lint_fix(project, opts, force, no_wait, fmt == "json") if fix else run_lint(project, opts)
+        result = (
+            _lint_fix(project, opts, force, no_wait, fmt == "json") if fix else lint_project(project, opts)
+        )
         for note in result.notes:
             click.echo(f"note: {note}", err=True)
         click.echo(format_json(result) if fmt == "json" else format_text(result))

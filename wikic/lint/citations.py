@@ -4,7 +4,8 @@ uncited-claim, bad-citation)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 
 from wikic.lint.context import Context, Finding
 from wikic.wiki.blocks import Block
@@ -81,19 +82,27 @@ def _stale_answer(ctx: Context, page: Page) -> Iterator[Finding]:
 # --- hand-edit -------------------------------------------------------------------
 def hand_edit(ctx: Context) -> Iterator[Finding]:
     wiki = ctx.wiki
-    on_disk = {p.rel: p for p in wiki.pages.values()} | ({wiki.index.rel: wiki.index} if wiki.index else {})
-    for rel, recorded in sorted((ctx.files or {}).items()):
+    on_disk = {p.rel: p.hash for p in wiki.pages.values()}
+    if wiki.index is not None:
+        on_disk[wiki.index.rel] = wiki.index.hash
+    return hand_edits(ctx.files or {}, on_disk, ctx.project.root)
+
+
+def hand_edits(files: Mapping[str, str], on_disk: Mapping[str, str], root: Path) -> Iterator[Finding]:
+    """`files`: what wikic wrote (path -> hash); `on_disk`: the pages there are (path -> hash
+    of their bytes, "" when unreadable)."""
+    for rel, recorded in sorted(files.items()):
         if not rel.endswith(".md") or rel.endswith("/log.md"):
             continue
-        page = on_disk.get(rel)
-        if page is None and not (ctx.project.root / rel).exists():
+        found = on_disk.get(rel)
+        if found is None and not (root / rel).exists():
             yield Finding(
                 "hand-edit",
                 rel,
                 1,
                 "wikic wrote this page but it was deleted; the next build writes it again",
             )
-        elif page is not None and page.hash and page.hash != recorded:
+        elif found and found != recorded:
             yield Finding(
                 "hand-edit",
                 rel,

@@ -4,11 +4,13 @@ schema, the build state, the sources), and reading sources once per run."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from wikic.config import Schema
 from wikic.errors import SourceError
 from wikic.hashing import bytes_hash, text_hash
+from wikic.lint.names import Names
 from wikic.privacy.redact import NONE, Redactor
 from wikic.project import Project
 from wikic.sources.extract import store_dir
@@ -113,6 +115,11 @@ class Context:
             return cls(project, schema, wiki, state.file_hashes(), state.source_stats())
         finally:
             state.close()
+
+    @cached_property
+    def names(self) -> Names:
+        """The wiki's names, as the rules across pages resolve links."""
+        return Names.of(self.wiki)
 
     def topic_types(self) -> set[str]:
         return set(self.schema.type_names())

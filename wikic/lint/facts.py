@@ -1,12 +1,10 @@
 """What the lint cache keeps of a page: the facts the rules across pages read of it (its
 names, links, bold terms, Topics items, switches), as JSON and back to a page those rules can
-read without the file; findings as JSON; and an edit that only moved a page's lines, whose
-findings across pages move with them."""
+read without the file; and findings as JSON."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 
 from wikic.hashing import fingerprint
@@ -15,11 +13,6 @@ from wikic.wiki.blocks import Block, Body, LinkRef
 from wikic.wiki.page import Page
 
 Facts = dict[str, Any]
-# Where each kind of item keeps its line in the facts.
-LINES = {"links": 4, "bold": 1, "topics": 1}
-# The rules across pages whose finding's line is an item's line (a link's, a bold term's, a
-# Topics item's); every other one is at line 1 of the page or on index.md.
-ITEM_LINES = {"broken-link", "missing-page"}
 
 
 def facts_of(page: Page) -> dict[str, Any] | None:
@@ -82,37 +75,3 @@ def finding_json(f: Finding) -> list[Any]:
 def json_finding(data: list[Any]) -> Finding:
     rule, path, line, message, fix, edit, also = data
     return Finding(rule, path, line, message, fix, edit=tuple(edit) if edit else None, also=tuple(also))
-
-
-# --- an edit that only moved lines -----------------------------------------------------
-def shape(facts: Facts) -> Facts:
-    """The facts without their items' lines (nor the digests and sources beside them)."""
-    out = {k: v for k, v in facts.items() if k not in ("across", "hash", "deps")}
-    for kind, at in LINES.items():
-        out[kind] = [[*item[:at], *item[at + 1 :]] for item in facts[kind]]
-    return out
-
-
-def moved_lines(old: Facts, new: Facts) -> dict[int, int] | None:
-    """Old line -> new line of every item, when only lines moved; None when anything else
-    changed, or items that shared a line no longer do (a finding there could be either's)."""
-    if shape(old) != shape(new):
-        return None
-    lines: dict[int, int] = {}
-    for kind, at in LINES.items():
-        for a, b in zip(old[kind], new[kind], strict=True):
-            if lines.setdefault(a[at], b[at]) != b[at]:
-                return None
-    return lines
-
-
-def move(findings: list[Finding], rel: str, lines: dict[int, int]) -> list[Finding] | None:
-    """The findings with those on page `rel` at an item's line moved to its new line."""
-    out = []
-    for f in findings:
-        if f.path == rel and f.rule in ITEM_LINES:
-            if f.line not in lines:
-                return None
-            f = replace(f, line=lines[f.line])
-        out.append(f)
-    return out

@@ -1,6 +1,6 @@
-"""The deterministic lint rules about the wiki's shape: links, orphans, missing
-and duplicate pages, front matter, empty pages and the index. Rules about
-sources, citations and the build state live in citations.py.
+"""The deterministic lint rules about the wiki's shape: links, orphans, front
+matter, empty pages and the index (missing and duplicate pages: topics.py). Rules
+about sources, citations and the build state live in citations.py.
 
 Each rule is a function from the lint Context to findings; the runner (runner.py)
 gives them their level and applies suppressions.
@@ -8,50 +8,36 @@ gives them their level and applies suppressions.
 
 from __future__ import annotations
 
-import bisect
 import re
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
-from functools import lru_cache
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from rapidfuzz import fuzz, process
 
-from wikic.build.plan import topic_key as _topic_key
 from wikic.lint.context import Context, Finding
+from wikic.lint.names import Names
+from wikic.lint.topics import duplicate_page, missing_page
 from wikic.wiki.blocks import LinkRef
 from wikic.wiki.page import Page
-from wikic.wiki.read import ATTACHMENT, Wiki
 
 RuleFn = Callable[[Context], Iterable[Finding]]
-topic_key = lru_cache(maxsize=1 << 17)(_topic_key)  # missing-page and duplicate-page ask for the same names
 SUGGEST_CUTOFF = 60
 OBVIOUS = 90  # a near-miss this close, with no rival, is relinked by --fix
-DIGITS = re.compile(r"\d+")
 COUNT_LINE = re.compile(r"^(\d+) pages?\.$")
-
-
-def _page_key(wiki: Wiki) -> dict[str, str]:
-    """Every page's names (title, aliases, slug as words) in topic_key form -> slug."""
-    keys: dict[str, str] = {}
-    for page in sorted(wiki.pages.values(), key=lambda p: (p.type == "source", p.slug)):
-        for name in [page.title, *page.aliases, page.slug.replace("-", " ")]:
-            keys.setdefault(topic_key(name), page.slug)
-    return keys
 
 
 # --- broken-link ---------------------------------------------------------------
 class _Suggester:
-    def __init__(self, wiki: Wiki) -> None:
-        self.wiki = wiki
-        self.choices: dict[str, str] = dict(wiki.names)
-        for slug in wiki.pages:
+    def __init__(self, names: Names) -> None:
+        self.names = names
+        self.choices: dict[str, str] = dict(names.names)
+        for slug in names.pages:
             self.choices.setdefault(slug.casefold(), slug)
             self.choices.setdefault(slug.replace("-", " ").casefold(), slug)
         self._keys = list(self.choices)
 
     def suggest(self, link: LinkRef) -> tuple[str | None, list[str]]:
         """(the page it obviously meant, or None; candidate slugs, best first)."""
-        if link.label and (by_label := self.wiki.resolve(link.label)):
+        if link.label and (by_label := self.names.resolve(link.label)):
             return by_label, [by_label]
         query = link.target.replace("-", " ").casefold()
         best: dict[str, float] = {}
@@ -74,19 +60,23 @@ def _relinked(link: LinkRef, slug: str) -> str:
 
 
 def broken_link(ctx: Context) -> Iterator[Finding]:
-    wiki = ctx.wiki
+    return broken_links(ctx.names, ctx.wiki.pages.values())
+
+
+def broken_links(names: Names, pages: Iterable[Page]) -> Iterator[Finding]:
+    """The broken links of these pages, against every page's names."""
     suggester: _Suggester | None = None
-    for page in wiki.pages.values():
+    for page in pages:
         for link in page.links:
-            if not link.target or wiki.resolve(link.target) or wiki.is_file(link.target):
+            if not link.target or names.resolve(link.target) or names.is_file(link.target):
                 continue
-            suggester = suggester or _Suggester(wiki)
+            suggester = suggester or _Suggester(names)
             obvious, candidates = suggester.suggest(link)
             msg = f"{link.raw} resolves to no page or alias"
             if candidates:
                 msg += (
                     "; did you mean "
-                    + " or ".join(f'"{wiki.pages[s].title}" ({s}.md)' for s in candidates)
+                    + " or ".join(f'"{names.pages[s].title}" ({s}.md)' for s in candidates)
                     + "?"
                 )
             if obvious:
@@ -109,150 +99,19 @@ def broken_link(ctx: Context) -> Iterator[Finding]:
 
 # --- orphan-page ------------------------------------------------------------------
 def orphan_page(ctx: Context) -> Iterator[Finding]:
-    inbound = ctx.wiki.inbound()
-    for slug, page in ctx.wiki.pages.items():
-        if not inbound[slug] and page.type != "answer" and not page.read_error:
-            yield Finding("orphan-page", page.rel, 1, "no other page links to it (index.md does not count)")
+    pages = ctx.wiki.pages.values()
+    return orphans([(p.slug, p.rel, can_be_orphan(p)) for p in pages], ctx.names.inbound(pages))
 
 
-# --- missing-page -----------------------------------------------------------------
-_STOPWORDS_TEXT = """a an the and or of to in on for with by is are this that it not no"""
-STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
+def can_be_orphan(page: Page) -> bool:
+    return page.type != "answer" and not page.read_error
 
 
-def _term_ok(term: str) -> bool:
-    words = term.split()
-    return (
-        3 <= len(term) <= 80
-        and not term.startswith("(")
-        and 1 <= len(words) <= 6
-        and any(c.isalpha() for c in term)
-        and not all(w.casefold() in STOPWORDS for w in words)
-    )
-
-
-def _mentions(page: Page, wiki: Wiki) -> Iterator[tuple[str, int]]:
-    """Terms a page treats as topics: links to nothing, bold terms, plain items of a Topics list."""
-    for link in page.links:
-        if link.target and not wiki.resolve(link.target) and not ATTACHMENT.search(link.target):
-            yield link.target.replace("-", " ") if link.label is None else link.text, link.line
-    for term, line in page.bold:
-        if "[[" not in term:
-            yield term, line
-    for block in page.blocks:
-        if block.section == "topics" and block.kind == "paragraph" and not block.links:
-            term = re.split(r":\s|\[", block.text, maxsplit=1)[0].strip()
-            yield term, block.line
-
-
-def missing_page(ctx: Context) -> Iterator[Finding]:
-    wiki, threshold = ctx.wiki, ctx.schema.lint.missing_page_threshold
-    have = _page_key(wiki)
-    where: dict[str, dict[str, int]] = defaultdict(dict)  # key -> rel -> first line
-    surface: dict[str, Counter[str]] = defaultdict(Counter)
-    for page in sorted(wiki.pages.values(), key=lambda p: p.rel):
-        for term, line in _mentions(page, wiki):
-            term = " ".join(term.split())
-            key = topic_key(term)
-            if not key or not _term_ok(term) or key in have or wiki.resolve(term):
-                continue
-            where[key].setdefault(page.rel, line)
-            surface[key][term] += 1
-    for key, pages in sorted(where.items()):
-        if len(pages) < threshold:
-            continue
-        rels = sorted(pages)
-        name = surface[key].most_common(1)[0][0]
-        shown = ", ".join(rels[:5]) + (f" and {len(rels) - 5} more" if len(rels) > 5 else "")
-        yield Finding(
-            "missing-page",
-            rels[0],
-            pages[rels[0]],
-            f'"{name}" is treated as a topic in {len(rels)} pages ({shown}) but has no page; '
-            "add a source about it, or pin it under topics: in schema.yaml",
-            also=tuple(rels[1:]),
-        )
-
-
-# --- duplicate-page ---------------------------------------------------------------
-def _near_pairs(keys: list[str], cutoff: int) -> Iterator[tuple[int, int, float]]:
-    """Index pairs (i < j) of keys whose fuzz.ratio is at least cutoff.
-
-    fuzz.ratio >= c needs len(b) <= len(a) * (2 - c/100) / (c/100): each length
-    is compared only with the lengths in that window (a few times fewer pairs)."""
-    order = sorted(range(len(keys)), key=lambda i: len(keys[i]))
-    lengths = [len(keys[i]) for i in order]
-    stretch = (2 - cutoff / 100) / (cutoff / 100)
-    start = 0
-    while start < len(order):
-        end = bisect.bisect_right(lengths, lengths[start])
-        stop = bisect.bisect_right(lengths, int(lengths[start] * stretch + 1e-6))
-        rows, cols = order[start:end], order[start:stop]
-        for r, c, score in _scores([keys[i] for i in rows], [keys[j] for j in cols], cutoff):
-            i, j = rows[r], cols[c]
-            if i != j and (c >= end - start or i < j):  # each pair once
-                yield min(i, j), max(i, j), score
-        start = end
-
-
-def _scores(rows: list[str], cols: list[str], cutoff: int) -> Iterator[tuple[int, int, float]]:
-    """(row, column, score) for every pair at or above cutoff."""
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover - numpy comes with llama-cpp-python
-        for r, row in enumerate(rows):
-            for _, score, c in process.extract(row, cols, scorer=fuzz.ratio, limit=None, score_cutoff=cutoff):
-                yield r, c, score
-        return
-    for first in range(0, len(rows), 1000):
-        matrix = process.cdist(
-            rows[first : first + 1000], cols, scorer=fuzz.ratio, score_cutoff=cutoff, dtype=np.uint8
-        )
-        hits_r, hits_c = np.nonzero(matrix)
-        for r, c in zip(hits_r.tolist(), hits_c.tolist(), strict=True):
-            yield first + r, c, float(matrix[r, c])
-
-
-def duplicate_page(ctx: Context) -> Iterator[Finding]:
-    """Pages (other than source summaries, which are one per file) with near-identical names."""
-    owners: dict[str, set[str]] = defaultdict(set)
-    shown: dict[tuple[str, str], str] = {}
-    for page in ctx.wiki.pages.values():
-        if page.type == "source" or page.read_error:
-            continue
-        for name in {page.title, *page.aliases}:
-            key = topic_key(name)
-            if key:
-                owners[key].add(page.slug)
-                shown.setdefault((key, page.slug), name)
-    keys = sorted(owners)
-    best: dict[tuple[str, str], tuple[float, dict[str, str]]] = {}
-
-    def consider(a: str, key_a: str, b: str, key_b: str, score: float) -> None:
-        pair = (min(a, b), max(a, b))
-        if a != b and score > best.get(pair, (-1.0, {}))[0]:
-            best[pair] = (score, {a: key_a, b: key_b})
-
-    for key in keys:
-        for a in owners[key]:
-            for b in owners[key]:
-                consider(a, key, b, key, 100.0)
-    for i, j, score in _near_pairs(keys, ctx.schema.lint.duplicate_threshold):
-        if DIGITS.findall(keys[i]) != DIGITS.findall(keys[j]):
-            continue  # "Python 3.10" and "Python 3.11" are different things
-        for a in owners[keys[i]]:
-            for b in owners[keys[j]]:
-                consider(a, keys[i], b, keys[j], score)
-    for (a, b), (score, key_of) in sorted(best.items()):
-        page_a, page_b = ctx.wiki.pages[a], ctx.wiki.pages[b]
-        yield Finding(
-            "duplicate-page",
-            page_b.rel,
-            1,
-            f'"{shown[(key_of[b], b)]}" looks like a twin of "{shown[(key_of[a], a)]}" ({page_a.rel}, '
-            f"{score:.0f}% alike); merge them, or make one an alias of the other in schema.yaml",
-            also=(page_a.rel,),
-        )
+def orphans(pages: Iterable[tuple[str, str, bool]], inbound: Mapping[str, int]) -> Iterator[Finding]:
+    """(slug, path, whether it can be an orphan) of each page; slug -> pages linking to it."""
+    for slug, rel, can in pages:
+        if can and not inbound[slug]:
+            yield Finding("orphan-page", rel, 1, "no other page links to it (index.md does not count)")
 
 
 # --- frontmatter and empty-page ---------------------------------------------------
@@ -313,21 +172,21 @@ def empty_page(ctx: Context) -> Iterator[Finding]:
 
 
 # --- index-drift ------------------------------------------------------------------
-def index_title(page: Page) -> str:
-    """The title index.md shows for a page (as assemble's foreign_entry reads it)."""
-    return str(page.meta.get("title") or page.slug)
-
-
 def index_drift(ctx: Context) -> Iterator[Finding]:
-    wiki, rel = ctx.wiki, "wiki/index.md"
-    fix = "rebuild index.md"
-    if wiki.index is None:
-        if wiki.pages:
-            yield Finding("index-drift", rel, 1, f"index.md is missing ({len(wiki.pages)} pages exist)", fix)
+    return index_findings(ctx.names, ctx.wiki.index)
+
+
+def index_findings(names: Names, index: Page | None) -> Iterator[Finding]:
+    """What index.md gets wrong about the pages there are."""
+    rel, fix = "wiki/index.md", "rebuild index.md"
+    pages = names.pages
+    if index is None:
+        if pages:
+            yield Finding("index-drift", rel, 1, f"index.md is missing ({len(pages)} pages exist)", fix)
         return
     listed: dict[str, int] = {}
-    for link in wiki.index.links:
-        slug = wiki.resolve(link.target)
+    for link in index.links:
+        slug = names.resolve(link.target)
         if slug is None:
             yield Finding("index-drift", rel, link.line, f"lists {link.raw}, which is no page", fix)
         elif slug in listed:
@@ -336,21 +195,21 @@ def index_drift(ctx: Context) -> Iterator[Finding]:
             )
         else:
             listed[slug] = link.line
-            if link.label is not None and link.label != index_title(wiki.pages[slug]):
+            if link.label is not None and link.label != pages[slug].shown:
                 yield Finding(
                     "index-drift",
                     rel,
                     link.line,
-                    f"lists {slug}.md as {link.label!r} but its title is {index_title(wiki.pages[slug])!r}",
+                    f"lists {slug}.md as {link.label!r} but its title is {pages[slug].shown!r}",
                     fix,
                 )
-    for slug in sorted(set(wiki.pages) - set(listed)):
-        yield Finding("index-drift", rel, 1, f"does not list {wiki.pages[slug].rel}", fix)
-    for block in wiki.index.blocks:
+    for slug in sorted(set(pages) - set(listed)):
+        yield Finding("index-drift", rel, 1, f"does not list {pages[slug].rel}", fix)
+    for block in index.blocks:
         m = COUNT_LINE.match(block.text.strip())
-        if m and int(m.group(1)) != len(wiki.pages):
+        if m and int(m.group(1)) != len(pages):
             yield Finding(
-                "index-drift", rel, block.line, f"says {m.group(1)} pages; there are {len(wiki.pages)}", fix
+                "index-drift", rel, block.line, f"says {m.group(1)} pages; there are {len(pages)}", fix
             )
             break
 

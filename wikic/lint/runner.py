@@ -12,16 +12,13 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from rapidfuzz import process
-
-from wikic import snapshot
 from wikic.backends import Backend
 from wikic.config import Schema, load_schema
 from wikic.errors import ConfigError, UsageError
 from wikic.lint import citations, rules
 from wikic.lint.context import Context, Finding
 from wikic.project import Project
-from wikic.state import Meta, State
+from wikic.state import State
 from wikic.wiki.read import PageStats, Wiki, gc_paused, read_wiki
 
 RULES: dict[str, tuple[str, rules.RuleFn]] = {**rules.RULES, **citations.RULES}
@@ -43,6 +40,7 @@ class LintResult:
     levels: dict[str, str]  # the rules that ran -> their level
     model_calls: int = 0
     notes: list[str] = field(default_factory=list)  # what could not be checked, and why
+    checked: int | None = None  # pages looked at again, the rest's findings cached (None: all read)
 
     def counts(self) -> dict[str, int]:
         counted = Counter(f.level for f in self.findings)
@@ -54,6 +52,8 @@ class LintResult:
 
 
 def _unknown(ids: list[str]) -> list[str]:
+    from rapidfuzz import process
+
     out = []
     for rule in ids:
         if rule not in RULE_IDS:
@@ -144,6 +144,30 @@ def _result(
     return LintResult(kept, pages, levels, calls, notes)
 
 
+def lint_project(project: Project, opts: LintOptions) -> LintResult:
+    """`wikic lint`: the deterministic rules from the lint cache once the project is built
+    (the same findings as `lint`, at the cost of what changed since the last lint), kept for
+    the next unless a build holds the project; with --llm, or before any build, `lint`."""
+    from wikic.errors import LockError
+    from wikic.lock import ProjectLock
+
+    schema = load_schema(project.schema_path)
+    levels = rule_levels(schema, opts)
+    every = rule_levels(schema, LintOptions())  # the levels the cache is kept for (the build's)
+    if any(r not in every for r in levels) or not project.state_path.is_file():
+        return lint(project, opts, schema)
+    try:
+        with ProjectLock(project.lock_path, wait=False), _open(project) as state:
+            return lint_cached(project, state, schema, only=levels)
+    except LockError:
+        pass  # a build is running: read what it stored so far, store nothing
+    peeked = State.peek(project.state_path)
+    if peeked is None:  # another wikic's state format: lint reads around it
+        return lint(project, opts, schema)
+    with peeked as state:
+        return lint_cached(project, state, schema, store=False, only=levels)
+
+
 def lint_cached(
     project: Project,
     state: State,
@@ -151,18 +175,23 @@ def lint_cached(
     fresh: bool = False,
     store: bool = True,
     wiki_stats: PageStats | None = None,
+    only: dict[str, str] | None = None,
 ) -> LintResult:
     """The deterministic lint, rechecking only what changed since the last (cache.py):
     the same result as `lint(project)`. `store` (the caller holds the project lock): keep
     what was checked for the next; else only read the cache (`wikic serve`). `wiki_stats`:
-    wiki/ by stat, when the caller has just taken it."""
+    wiki/ by stat, when the caller has just taken it; `only`: these rules at these levels
+    (of those schema.yaml turns on)."""
     from wikic.lint.cache import cached_findings
 
     schema = schema or load_schema(project.schema_path)
     levels = rule_levels(schema, LintOptions())
     with gc_paused():
         done = cached_findings(project, schema, levels, state, fresh, store, wiki_stats)
-    return _result(done.findings, done.switches, done.pages, levels, 0, [])
+    found = done.findings if only is None else [f for f in done.findings if f.rule in only]
+    result = _result(found, done.switches, done.pages, only or levels, 0, [])
+    result.checked = done.checked
+    return result
 
 
 # --- output -------------------------------------------------------------------------
@@ -201,26 +230,22 @@ def format_json(result: LintResult) -> str:
 
 
 # --- the one-line summary at the end of `wikic build` --------------------------------
-def _inputs_fingerprint(project: Project, state: State) -> str:
-    """What a deterministic lint reads, by stat: unchanged means the last summary still holds."""
-    tree = snapshot.inputs(project)  # schema.yaml, sources/ (and templates: harmless)
-    snapshot.walk(project.wiki_dir, "wiki", tree)
-    tree.lines += [f"file {path}\t{h}" for path, h in state.file_hashes().items()]
-    tree.lines += [f"source {path}\t{h}" for path, h in state.source_hashes().items()]
-    return tree.digest()
-
-
 def build_summary(project: Project, fresh: bool = False) -> dict[str, int]:
-    """Counts by level of a deterministic lint, reused while nothing it reads has changed;
+    """Counts by level of a deterministic lint, at the cost of what the build changed;
     `fresh` (build --force) checks every page again instead of trusting the stat checks."""
-    with State.open(project.state_path) as state:
-        key = _inputs_fingerprint(project, state)
-        saved = json.loads(state.get_meta(Meta.LINT_SUMMARY) or "{}")
-        if saved.get("fp") == key and not fresh:
-            return dict(saved["counts"])
-        counts = lint_cached(project, state, fresh=fresh).counts()
-        state.set_meta(Meta.LINT_SUMMARY, json.dumps({"fp": key, "counts": counts}))
-        return counts
+    with _open(project) as state:
+        return lint_cached(project, state, fresh=fresh).counts()
+
+
+def _open(project: Project) -> State:
+    """state.db without a quick_check (0.1-0.3 s at 10,000 sources) where it has the lint
+    cache's tables: the build checked it a moment ago, and lint rewrites only what it keeps."""
+    peeked = State.peek(project.state_path)
+    if peeked is not None and peeked.has_lint_tables():
+        return peeked
+    if peeked is not None:
+        peeked.close()
+    return State.open(project.state_path)
 
 
 def counts_line(counts: dict[str, int]) -> str:

@@ -127,7 +127,7 @@ def read_source(
             f"is {file.size:,} bytes, over the limit of {max_bytes:,} (sources.max_bytes in schema.yaml)",
         )
     try:
-        with open(file.abspath, "rb") as fh:
+        with open(file.full, "rb") as fh:
             raw = fh.read(max_bytes + 1)  # a file growing after the scan cannot exhaust memory
     except FileNotFoundError as exc:
         raise SourceError(file.path, "disappeared while it was being read") from exc

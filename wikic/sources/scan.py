@@ -24,9 +24,13 @@ class SourceFile:
     """A file found under sources/: its project-relative posix path and its stat."""
 
     path: str
-    abspath: Path
+    full: str  # its path on disk, as listed (a Path only when asked: 100,000 files are listed)
     size: int
     mtime_ns: int
+
+    @property
+    def abspath(self) -> Path:
+        return Path(self.full)
 
 
 def _pattern(patterns: list[str]) -> re.Pattern[str]:
@@ -78,9 +82,8 @@ FOLDER_LINK = (
 
 def _source_file(entry: os.DirEntry[str], rel: str, real_base: Path) -> SourceFile | SourceError:
     """The file with its stat, or why it cannot be a source."""
-    full = Path(entry.path)
     try:
-        if entry.is_symlink() and not full.resolve().is_relative_to(real_base):
+        if entry.is_symlink() and not Path(entry.path).resolve().is_relative_to(real_base):
             return SourceError(rel, "is a link to a file outside sources/; copy the file in instead")
         st = entry.stat()
     except OSError as exc:
@@ -89,4 +92,4 @@ def _source_file(entry: os.DirEntry[str], rel: str, real_base: Path) -> SourceFi
         return SourceError(
             rel, "is not a regular file (a pipe, socket or device); only plain text files are read"
         )
-    return SourceFile(rel, full, st.st_size, st.st_mtime_ns)
+    return SourceFile(rel, entry.path, st.st_size, st.st_mtime_ns)

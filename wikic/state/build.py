@@ -14,12 +14,34 @@ from wikic.state.connection import Tables
 _PART = re.compile(r"#\d+$")
 
 
-@dataclass(frozen=True)
 class ActionRecord:
-    id: str  # `stage:subject`, and `#n` for one part of a source digested in several
-    stage: str
-    key: str
-    inputs: dict[str, str]
+    """The last run of one action: its id (`stage:subject`, and `#n` for one part of a source
+    digested in several), its key and its inputs, which a record read from the state decodes
+    only when asked (a build at 100,000 sources reads every record, asks of a few)."""
+
+    __slots__ = ("id", "stage", "key", "_inputs")
+
+    def __init__(self, id: str, stage: str, key: str, inputs: dict[str, str] | str) -> None:  # noqa: A002
+        self.id, self.stage, self.key = id, stage, key
+        self._inputs = inputs  # or its JSON, as stored
+
+    @property
+    def inputs(self) -> dict[str, str]:
+        if isinstance(self._inputs, str):
+            self._inputs = json.loads(self._inputs)
+        assert isinstance(self._inputs, dict)
+        return self._inputs
+
+    def _fields(self) -> tuple[str, str, str, dict[str, str]]:
+        return (self.id, self.stage, self.key, self.inputs)
+
+    def __eq__(self, other: object) -> bool:
+        return self._fields() == other._fields() if isinstance(other, ActionRecord) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable inputs, as the dataclass's were
+
+    def __repr__(self) -> str:
+        return f"ActionRecord{self._fields()!r}"
 
     @property
     def subject(self) -> str:
@@ -87,7 +109,7 @@ class BuildTables(Tables):
             rows = self.db.execute("SELECT id, stage, key, inputs FROM actions")
         else:
             rows = self.db.execute("SELECT id, stage, key, inputs FROM actions WHERE stage=?", (stage,))
-        return {r[0]: ActionRecord(r[0], r[1], r[2], json.loads(r[3])) for r in rows}
+        return {r[0]: ActionRecord(r[0], r[1], r[2], r[3]) for r in rows}
 
     def set_action(self, rec: ActionRecord) -> None:
         self.db.execute(

@@ -41,12 +41,16 @@ class Planned:
     facts: str  # JSON, then a newline and the packed names and terms (candidates.source_names)
     notes_key: str  # over its facts and what of its lines other pages show
     notes: str
+    struct_key: str = ""  # over its facts and the names from structure it has lines about
+    struct: str = ""  # JSON: the notes of those lines, by name
 
 
 _SAVE_FACTS = """INSERT INTO planned VALUES (?, ?, ?, '', '')
     ON CONFLICT(path) DO UPDATE SET key=excluded.key, facts=excluded.facts"""
 _SAVE_NOTES = """INSERT INTO planned VALUES (?, '', '', ?, ?)
     ON CONFLICT(path) DO UPDATE SET notes_key=excluded.notes_key, notes=excluded.notes"""
+_SAVE_STRUCT = "INSERT OR REPLACE INTO planned_struct VALUES (?, ?, ?)"
+_SAVE = {"facts": _SAVE_FACTS, "notes": _SAVE_NOTES, "struct": _SAVE_STRUCT}
 
 
 class PlannedRows(Mapping[str, Planned]):
@@ -63,10 +67,11 @@ class PlannedRows(Mapping[str, Planned]):
     def __getitem__(self, path: str) -> Planned:
         if path not in self.window:
             sql = (
-                "SELECT path, key, facts, notes_key, notes FROM planned WHERE path >= ? ORDER BY path LIMIT ?"
+                "SELECT p.path, p.key, p.facts, p.notes_key, p.notes, s.key, s.notes FROM planned p "
+                "LEFT JOIN planned_struct s ON s.path = p.path WHERE p.path >= ? ORDER BY p.path LIMIT ?"
             )
             rows = self.db.execute(sql, (path, self.WINDOW))
-            self.window = {r[0]: Planned(r[1], r[2], r[3], r[4]) for r in rows}
+            self.window = {r[0]: Planned(r[1], r[2], r[3], r[4], r[5] or "", r[6] or "") for r in rows}
         return self.window[path]
 
     def __iter__(self) -> Iterator[str]:
@@ -84,14 +89,18 @@ class IncrementalTables(Tables):
         return PlannedRows(self.db)
 
     def save_planned(self, what: str, made: dict[str, tuple[str, str]]) -> None:
-        """A plan's new "facts" or "notes" of sources: path -> (key, JSON)."""
-        sql = _SAVE_FACTS if what == "facts" else _SAVE_NOTES
+        """A plan's new "facts", "notes" or "struct" of sources: path -> (key, JSON)."""
         with self.transaction():
-            self.db.executemany(sql, [(path, key, text) for path, (key, text) in made.items()])
+            self.db.executemany(_SAVE[what], [(path, key, text) for path, (key, text) in made.items()])
 
     def drop_planned(self, paths: Iterable[str]) -> None:
         with self.transaction():
             self.db.executemany("DELETE FROM planned WHERE path=?", [(path,) for path in paths])
+            self.db.executemany("DELETE FROM planned_struct WHERE path=?", [(path,) for path in paths])
+
+    def planned_paths(self) -> set[str]:
+        """The sources the planned table has facts of."""
+        return {r[0] for r in self.db.execute("SELECT path FROM planned WHERE key != ''")}
 
     def lint_pages(self) -> dict[str, LintRow]:
         """Each page's cached lint facts and own findings, by path (lint/cache.py)."""

@@ -15,8 +15,9 @@ class Meta(StrEnum):
     PAGES = "pages"  # pages and actions the last clean build counted: a no-op build reports them
     ACTIONS = "actions"
     UPTODATE = "uptodate"  # the no-op check's mark (JSON), with the figures a skipped build reports
-    LINT_SUMMARY = "lint_summary"  # the lint summary's cache key and counts (JSON)
     LINT_ACROSS = "lint_across"  # the findings of the rules across pages, by what they read (JSON)
+    LINT_NAMES = "lint_names"  # the wiki's names as the last full lint read them (JSON)
+    SETTLED = "settled"  # what the last finished build read its sources with, and when (JSON)
     ASK_SAVED = "ask_saved_mark"  # the build's "clean" mark as it is with a just-saved answer
 
 
@@ -33,11 +34,24 @@ CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, hash TEXT, size INTEGER
 CREATE TABLE IF NOT EXISTS slugs (page_id TEXT PRIMARY KEY, slug TEXT UNIQUE);
 CREATE TABLE IF NOT EXISTS lint_pages (
     rel TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, key TEXT, facts TEXT, findings TEXT);
+CREATE INDEX IF NOT EXISTS lint_pages_found ON lint_pages (rel) WHERE findings != '[]';
+CREATE TABLE IF NOT EXISTS lint_deps (source TEXT, rel TEXT, PRIMARY KEY (source, rel));
+CREATE INDEX IF NOT EXISTS lint_deps_rel ON lint_deps (rel);
+CREATE TABLE IF NOT EXISTS lint_mentions (
+    key TEXT, rel TEXT, line INTEGER, terms TEXT, PRIMARY KEY (key, rel));
+CREATE INDEX IF NOT EXISTS lint_mentions_rel ON lint_mentions (rel);
+CREATE TABLE IF NOT EXISTS lint_records (
+    rel TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, across TEXT, hash TEXT,
+    cached INTEGER, orphanable INTEGER);
+CREATE TABLE IF NOT EXISTS lint_sources (
+    rel TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, read_size INTEGER, read_mtime_ns INTEGER,
+    read_hash TEXT);
 CREATE TABLE IF NOT EXISTS assembled (
     slug TEXT PRIMARY KEY, body_key TEXT, page_key TEXT, links TEXT, description TEXT);
 CREATE TABLE IF NOT EXISTS composed (page_id TEXT PRIMARY KEY, key TEXT, text TEXT);
 CREATE TABLE IF NOT EXISTS planned (
     path TEXT PRIMARY KEY, key TEXT, facts TEXT, notes_key TEXT, notes TEXT);
+CREATE TABLE IF NOT EXISTS planned_struct (path TEXT PRIMARY KEY, key TEXT, notes TEXT);
 CREATE TABLE IF NOT EXISTS batches (
     token TEXT PRIMARY KEY, stage TEXT, file_id TEXT, batch_id TEXT, created REAL);
 CREATE TABLE IF NOT EXISTS batch_items (token TEXT, key TEXT, PRIMARY KEY (token, key));

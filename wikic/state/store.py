@@ -12,10 +12,11 @@ from wikic.state.build import BuildTables
 from wikic.state.connection import Damaged, move_aside, open_db, peek_db
 from wikic.state.forget import ForgetTables
 from wikic.state.incremental import IncrementalTables
+from wikic.state.lint import LintTables
 from wikic.state.schema import Meta
 
 
-class State(BuildTables, IncrementalTables, BatchTables, ForgetTables):
+class State(BuildTables, IncrementalTables, LintTables, BatchTables, ForgetTables):
     """A thin, typed door onto state.db. Use `State.open(path)`."""
 
     def __init__(self, db: sqlite3.Connection, path: Path) -> None:

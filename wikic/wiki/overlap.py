@@ -54,6 +54,7 @@ def _content_key(word: str) -> str:
     return word[:-1] if len(word) > 4 and word.endswith("e") else word
 
 
+@lru_cache(maxsize=4096)  # a build checks each line against many sentences, and lint again
 def content_words(text: str) -> frozenset[str]:
     return frozenset(map(_content_key, WORD.findall(text.casefold()))) - {""}
 

@@ -25,6 +25,7 @@ MAX_EVIDENCE = 2  # lines (or notes) a sentence may draw on
 _ABBREVIATIONS = "e.g i.e etc vs cf al mr mrs ms dr st jr sr prof inc ltd co no fig approx ca esp dept est"
 ABBREVIATIONS = frozenset(_ABBREVIATIONS.split())
 WORD = re.compile(r"\w+")
+NEGATABLE = re.compile(r"\w+(?:n't)?")
 INITIALS = re.compile(r"(?:[a-z]\.)+[a-z]")
 BREAK = re.compile(r"[.!?]+[\"'”’)\]]*\s+")
 LAST_WORD = re.compile(r"([\w.]+)[.!?]*$")
@@ -145,15 +146,16 @@ def _stems(text: str) -> set[str]:
     return {_root(w) for w in words} | {w.casefold() for w in words}
 
 
-def _negated(text: str) -> set[str]:
+@lru_cache(maxsize=4096)  # the cited lines' sentences come back for every sentence citing them
+def _negated(text: str) -> frozenset[str]:
     """Content words within three words after a negation: "not designed", "not by a hash"."""
-    words = re.findall(r"\w+(?:n't)?", text.casefold())
+    words = NEGATABLE.findall(text.casefold())
     out: set[str] = set()
     for i, word in enumerate(words):
         if word in NEGATION or word in ("rather", "instead") or word.endswith("n't"):
             window = words[i + 1 : i + (5 if word in ("rather", "instead") else 4)]
             out |= {_root(w) for w in window if w not in STOP and w not in NEGATION and w != "than"}
-    return out
+    return frozenset(out)
 
 
 @dataclass(frozen=True)

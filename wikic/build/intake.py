@@ -1,0 +1,149 @@
+"""The sources' side of a build: which sources are settled (settled.py), reading the
+others (decoded, extracted, redacted before any model sees them), their digest actions,
+and what the plan reads of each source. Of the sources, only what later stages need is
+kept: 100,000 texts are not held to the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from wikic.backends import model_id
+from wikic.build.digest import digest_actions, digest_inputs, merge_parts
+from wikic.build.plan import PagePlan, SourceInfo
+from wikic.build.settled import Settled, Unsettled, inputs_mark
+from wikic.build.settled import loader as settled_loader
+from wikic.errors import SourceError
+from wikic.privacy.local import not_run_reason
+from wikic.privacy.redact import Redactor
+from wikic.sources.extract import prune, store_dir
+from wikic.sources.read import Source, read_source
+from wikic.sources.scan import SourceFile
+
+if TYPE_CHECKING:
+    from wikic.build.pipeline import _Build
+
+
+class Read(NamedTuple):
+    """A source read by this build (or settled), once planned: what later stages need of it."""
+
+    path: str
+    hash: str
+    lines: int  # how many
+    pages: tuple[int, ...]  # a PDF's first line of each page
+
+
+class Intake:
+    """Reads, digests and plans the sources of one build (`build`: what the stages share)."""
+
+    def __init__(self, build: _Build) -> None:
+        self.build = build
+        self.schema, self.report = build.schema, build.report
+        self.redactor = Redactor.from_config(self.schema.privacy.redact)
+        self.privacy_fp: dict[str, str] = {}  # source -> the redaction rules that fired in it
+        self.store = store_dir(build.project.root)  # extracted texts of PDF, DOCX, ... sources
+        self.stored: set[str] = set()  # their names there, of the sources read
+        local = self.schema.privacy.local_model
+        models = [build.mid, build.model_fp, model_id(local, build.project.root) if local else ""]
+        template = build.prompts.stage_hash("digest")
+        mark = inputs_mark(build.project.schema_path.read_bytes(), template, models)
+        opts = build.opts
+        self.settled = Settled(build.state, mark, not (opts.force or opts.retry_failed or opts.dry_run))
+        self.infos: list[SourceInfo] = []
+
+    def read_and_plan(
+        self, files: list[SourceFile], plan: Callable[[list[SourceInfo]], dict[str, PagePlan]]
+    ) -> tuple[list[Read], dict[str, PagePlan]] | None:
+        """The sources read, digested and planned (None while a stage waits on a batch).
+        Settled ones are not read unless the plan asks for their lines, and one found changed
+        then is read, digested and planned like the others."""
+        build = self.build
+        settled = self.settled.which(files, build.records, build.local_only.covers)
+        sources = self._read([f for f in files if f.path not in settled])
+        if not build.opts.dry_run:  # the texts of PDF, DOCX, ... files no longer in sources/
+            prune(self.store, self.stored)
+        digests = self._digest(sources)
+        while not self.report.waiting:
+            try:
+                pages = plan(self._infos(files, sources, digests, settled))
+            except Unsettled as changed:
+                build._explain(f"read {changed.path}", "changed under the same size and mtime")
+                more = self._read([f for f in files if f.path == changed.path])
+                del settled[changed.path]
+                sources += more
+                digests |= self._digest(more)
+                continue
+            for path in settled:  # its digests (one per part) count as up to date, unread
+                self.report.up_to_date += self.settled.digests[path]
+            kept = [Read(s.path, s.hash, len(s.lines), s.pages) for s in sources]
+            kept += [Read(i.path, settled[i.path], i.count, ()) for i in self.infos if i.settled]
+            self.infos = []  # their lines and digests: not held to the end of the build
+            return kept, pages
+        return None
+
+    def _infos(
+        self, files: list[SourceFile], sources: list[Source], digests: dict[str, Any], settled: dict[str, str]
+    ) -> list[SourceInfo]:
+        """What the plan reads of each source, in the order of sources/ (the plan's merges
+        keep the first they meet): a settled source's lines only if it asks for them."""
+        read = {s.path: s for s in sources}
+        self.infos = []
+        for f in files:
+            src = read.get(f.path)
+            if f.path in settled:
+                load = settled_loader(f, self._read_one, settled[f.path])
+                self.infos.append(SourceInfo(f.path, "", None, None, load))
+            elif src is not None and src.path in digests:
+                self.infos.append(SourceInfo(src.path, src.title, src.lines, digests[src.path]))
+        return self.infos
+
+    def _read_one(self, f: SourceFile) -> Source:
+        cfg = self.schema.sources
+        src = read_source(f, cfg.max_bytes, cfg.part_lines, cfg.max_parts, self.store)
+        return self.redactor.source(src)[0]
+
+    def _read(self, files: list[SourceFile]) -> list[Source]:
+        sources = []
+        for f in files:
+            try:
+                cfg = self.schema.sources
+                src = read_source(f, cfg.max_bytes, cfg.part_lines, cfg.max_parts, self.store)
+            except SourceError as err:
+                self.report.error(err.path, err.reason)
+                self.build.failed_sources.add(err.path)
+                continue
+            self.stored.add(src.stored)
+            if not src.text.strip():
+                self.report.warnings.append(f"{f.path}: empty, skipped")
+                continue
+            src, self.privacy_fp[src.path] = self.redactor.source(src)  # before any model sees it
+            sources.append(src)
+        return sources
+
+    def _digest(self, sources: list[Source]) -> dict[str, dict[str, object]]:
+        build, schema = self.build, self.schema
+        local = {s.path for s in sources if build.local_only.covers(s.path)}
+        if local and schema.privacy.local_model is None:
+            for path in sorted(local):  # never sent: the build says so, and fails, the rest is built
+                self.report.error(path, not_run_reason(schema.model))
+            build.failed_sources |= local
+            sources, local = [s for s in sources if s.path not in local], set()
+        # by `path in local`: the model of schema.yaml, privacy.local_model (only where it is used)
+        models = (False, True) if local else (False,)
+        shared = [digest_inputs(schema, build.prompts, build._model(near)[1]) for near in models]
+        per_source = {
+            s.path: digest_actions(
+                s, schema, build.prompts, shared[s.path in local], self.privacy_fp.get(s.path, "")
+            )
+            for s in sources
+        }
+        build._settle([a for path, acts in per_source.items() if path not in local for a in acts])
+        build._settle([a for path, acts in per_source.items() if path in local for a in acts], local=True)
+        digests = {}
+        for path, acts in per_source.items():
+            if all(a.output is not None for a in acts):
+                digests[path] = merge_parts([a.output for a in acts])
+            else:
+                build.failed_sources.add(path)
+        return digests

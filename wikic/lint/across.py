@@ -1,0 +1,143 @@
+"""The rules across pages (links, orphans, missing and duplicate pages, the index, hand edits)
+as the lint cache keeps them: each one's findings by what they come from (a page's broken
+links, a topic key's missing page), the inbound link counts, and the wiki's names, so that an
+edit of pages that keeps every name brings them up to date from those pages alone."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wikic.lint import citations, rules, topics
+from wikic.lint.context import Context, Finding
+from wikic.lint.facts import finding_json, json_finding
+from wikic.lint.names import Names
+from wikic.wiki.page import Page
+
+ACROSS = ("broken-link", "orphan-page", "missing-page", "duplicate-page", "index-drift", "hand-edit")
+Where = dict[str, dict[str, tuple[int, dict[str, int]]]]  # topic key -> path -> (first line, terms)
+Orphanable = Iterable[tuple[str, str, bool]]  # (slug, path, whether it can be an orphan)
+
+
+@dataclass
+class Across:
+    """The findings across pages that do not come out of a pass over every page each time."""
+
+    broken: dict[str, list[Finding]]  # page path -> its broken links
+    missing: dict[str, Finding]  # topic key -> the missing page it names
+    duplicate: list[Finding]
+    index: list[Finding]  # index-drift
+    inbound: dict[str, int]  # slug -> how many other pages link to it
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "broken": {rel: [finding_json(f) for f in fs] for rel, fs in self.broken.items()},
+            "missing": {key: finding_json(f) for key, f in self.missing.items()},
+            "duplicate": [finding_json(f) for f in self.duplicate],
+            "index": [finding_json(f) for f in self.index],
+            "inbound": self.inbound,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Across:
+        return cls(
+            {rel: [json_finding(f) for f in fs] for rel, fs in data["broken"].items()},
+            {key: json_finding(f) for key, f in data["missing"].items()},
+            [json_finding(f) for f in data["duplicate"]],
+            [json_finding(f) for f in data["index"]],
+            data["inbound"],
+        )
+
+    def findings(
+        self,
+        levels: Mapping[str, str],
+        pages: Orphanable,
+        files: Mapping[str, str],
+        on_disk: dict[str, str],
+        root: Path,
+    ) -> list[Finding]:
+        """Every finding across pages: the kept ones, orphans from the inbound counts, hand
+        edits from what wikic wrote (`files`) and the pages' hashes (`on_disk`)."""
+        out = [f for fs in self.broken.values() for f in fs]
+        out += [*self.missing.values(), *self.duplicate, *self.index]
+        if "orphan-page" in levels:
+            out += rules.orphans(pages, self.inbound)
+        if "hand-edit" in levels:
+            out += citations.hand_edits(files, on_disk, root)
+        return out
+
+
+def compute(ctx: Context, levels: Mapping[str, str]) -> tuple[Across, dict[str, topics.Mentions], list[str]]:
+    """The rules across pages over every page of the context; with each page's mentions (for
+    missing-page) and the topic keys of the pages' names."""
+    wiki, names = ctx.wiki, ctx.names
+    pages = list(wiki.pages.values())
+    broken: dict[str, list[Finding]] = {}
+    if "broken-link" in levels:
+        for f in rules.broken_links(names, pages):
+            broken.setdefault(f.path, []).append(f)
+    mentions: dict[str, topics.Mentions] = {}
+    missing: dict[str, Finding] = {}
+    have: set[str] = set()
+    if "missing-page" in levels:
+        have = set(topics.page_keys(wiki))
+        where: Where = defaultdict(dict)
+        for page in pages:
+            if found := topics.page_mentions(page, names, have):
+                mentions[page.rel] = found
+                for key, at in found.items():
+                    where[key][page.rel] = at
+        threshold = ctx.schema.lint.missing_page_threshold
+        for key, at_key in where.items():
+            if finding := topics.missing_finding(key, at_key, threshold):
+                missing[key] = finding
+    duplicate = list(topics.duplicate_page(ctx)) if "duplicate-page" in levels else []
+    index = list(rules.index_findings(names, wiki.index)) if "index-drift" in levels else []
+    inbound = names.inbound(pages) if "orphan-page" in levels else {}
+    return Across(broken, missing, duplicate, index, inbound), mentions, sorted(have)
+
+
+@dataclass
+class Patch:
+    """An edit of pages that kept every page's names, to bring an Across up to date with."""
+
+    names: Names
+    have: set[str]
+    levels: Mapping[str, str]
+    threshold: int  # lint.missing_page_threshold
+    mentioned: Callable[[Iterable[str]], Where]  # the stored mentions of these topic keys
+
+    def apply(self, across: Across, edits: list[tuple[Page, Page]]) -> dict[str, topics.Mentions]:
+        """`edits`: (before, after) of each page whose facts changed; returns the pages' new
+        mentions."""
+        names, levels = self.names, self.levels
+        for old, new in edits:
+            if "broken-link" in levels:
+                across.broken.pop(new.rel, None)
+                if broken := list(rules.broken_links(names, [new])):
+                    across.broken[new.rel] = broken
+            if "orphan-page" in levels:
+                for slug in names.outlinks(old) - {old.slug}:
+                    across.inbound[slug] -= 1
+                for slug in names.outlinks(new) - {new.slug}:
+                    across.inbound[slug] += 1
+        if "missing-page" not in levels:
+            return {}
+        now = {new.rel: topics.page_mentions(new, names, self.have) for _, new in edits}
+        touched = {
+            key for old, new in edits for key in [*topics.page_mentions(old, names, self.have), *now[new.rel]]
+        }
+        where = self.mentioned(sorted(touched))
+        for key in touched:
+            at = where.setdefault(key, {})
+            for rel, said in now.items():
+                at.pop(rel, None)
+                if key in said:
+                    at[rel] = said[key]
+            across.missing.pop(key, None)
+            if finding := topics.missing_finding(key, at, self.threshold):
+                across.missing[key] = finding
+        return now

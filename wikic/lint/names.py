@@ -1,0 +1,76 @@
+"""What the rules across pages read of the wiki's names: how a link target resolves to a page
+(slugs, titles, aliases, attachments) and each page's path and titles, apart from the pages
+themselves, so that the lint cache can keep it and check a few changed pages against it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from wikic.wiki.page import Page
+from wikic.wiki.read import Wiki, resolve_target
+
+
+class Named(NamedTuple):
+    """A page as the names read it."""
+
+    rel: str
+    title: str  # Page.title: what broken-link suggests
+    shown: str  # the title index.md shows for it (rules.index_title)
+
+
+def index_title(page: Page) -> str:
+    """The title index.md shows for a page (as assemble's foreign_entry reads it)."""
+    return str(page.meta.get("title") or page.slug)
+
+
+@dataclass
+class Names:
+    """Every page's names as a Wiki resolves them, without the pages."""
+
+    pages: dict[str, Named]  # slug -> its path and titles, in the wiki's order
+    names: dict[str, str]  # casefolded title or alias -> slug (Wiki.names)
+    files: set[str]  # casefolded names of the attachments
+    _slugs: dict[str, str] = field(default_factory=dict)
+    _resolved: dict[str, str | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._slugs = {slug.casefold(): slug for slug in self.pages}
+
+    @classmethod
+    def of(cls, wiki: Wiki) -> Names:
+        pages = {slug: Named(p.rel, p.title, index_title(p)) for slug, p in wiki.pages.items()}
+        return cls(pages, wiki.names, wiki.files)
+
+    def resolve(self, target: str) -> str | None:
+        """As Wiki.resolve: file stem first, then title or alias."""
+        if target not in self._resolved:
+            self._resolved[target] = resolve_target(target, self._slugs, self.names)
+        return self._resolved[target]
+
+    def is_file(self, target: str) -> bool:
+        """As Wiki.is_file: a link to an attachment that exists."""
+        name = target.strip().rsplit("/", 1)[-1].casefold()
+        return not name.endswith(".md") and name in self.files
+
+    def outlinks(self, page: Page) -> set[str]:
+        """The slugs the page links to (as Wiki.outlinks)."""
+        found = {self.resolve(link.target) for link in page.links if link.target}
+        return {slug for slug in found if slug is not None}
+
+    def inbound(self, pages: Iterable[Page]) -> dict[str, int]:
+        """slug -> how many other pages link to it (index.md does not count)."""
+        counts = dict.fromkeys(self.pages, 0)
+        for page in pages:
+            for target in self.outlinks(page):
+                if target != page.slug:
+                    counts[target] += 1
+        return counts
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pages": {s: list(n) for s, n in self.pages.items()}, "names": self.names}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], files: set[str]) -> Names:
+        return cls({s: Named(*n) for s, n in data["pages"].items()}, data["names"], files)

@@ -1,0 +1,124 @@
+"""The lint cache beside its rows (lint_pages): every page's record (stat, digests), what
+each cited or listed source was (lint_sources), which pages cite or list each source
+(lint_deps), which pages treat each term with no page as a topic (lint_mentions), so that an
+edit is checked against what it touches alone (lint/patch.py); and saving a lint's rows,
+records, indexes and summary in one transaction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from wikic.state.connection import Tables
+from wikic.state.incremental import LintRow
+from wikic.state.schema import Meta
+
+# a page's mentions: topic key -> (first line, term -> how often), as lint/topics.py makes them
+Mentions = Mapping[str, tuple[int, Mapping[str, int]]]
+# a page's record: size, mtime_ns, digest of its facts, hash, cached, can be an orphan
+Record = tuple[int, int, str, str, bool, bool]
+# a source's: size, mtime_ns (None: no file), and what the last build read: size, mtime_ns, hash
+SourceRecord = tuple[int | None, int | None, int | None, int | None, str | None]
+TABLES = ("lint_deps", "lint_mentions", "lint_records", "lint_sources")
+
+
+class LintTables(Tables):
+    """lint_records, lint_sources, lint_deps (source -> pages) and lint_mentions (topic key
+    -> pages), with lint_pages."""
+
+    def has_lint_tables(self) -> bool:
+        """Whether this database has the lint cache's tables (a wikic before them made it)."""
+        marks = ",".join("?" * len(TABLES))
+        sql = f"SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name IN ({marks})"
+        return bool(self.db.execute(sql, TABLES).fetchone()[0] == len(TABLES))
+
+    def lint_records(self) -> dict[str, Record]:
+        """Every page's record in the last stored lint, by path."""
+        sql = "SELECT rel, size, mtime_ns, across, hash, cached, orphanable FROM lint_records"
+        rows = self.db.execute(sql).fetchall()  # not row by row: the cursor wraps each step
+        return {r[0]: (r[1], r[2], r[3], r[4], bool(r[5]), bool(r[6])) for r in rows}
+
+    def lint_sources(self) -> dict[str, SourceRecord]:
+        """What each source cited or listed was at the last stored lint, by path."""
+        sql = "SELECT rel, size, mtime_ns, read_size, read_mtime_ns, read_hash FROM lint_sources"
+        return {r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in self.db.execute(sql).fetchall()}
+
+    def lint_own(self) -> dict[str, str]:
+        """path -> own findings (JSON) of each cached page that has any."""
+        rows = self.db.execute("SELECT rel, findings FROM lint_pages WHERE findings != '[]'").fetchall()
+        return {r[0]: r[1] for r in rows}
+
+    def lint_dependents(self, sources: Iterable[str]) -> set[str]:
+        """The cached pages that cite or list any of these sources."""
+        found: set[str] = set()
+        for source in sources:
+            found.update(r[0] for r in self.db.execute("SELECT rel FROM lint_deps WHERE source=?", (source,)))
+        return found
+
+    def lint_mentions(self, keys: Iterable[str]) -> dict[str, dict[str, tuple[int, dict[str, int]]]]:
+        """topic key -> the pages that mention it: path -> (first line, term -> how often)."""
+        found: dict[str, dict[str, tuple[int, dict[str, int]]]] = {}
+        sql = "SELECT rel, line, terms FROM lint_mentions WHERE key=?"
+        for key in keys:
+            found[key] = {r[0]: (r[1], json.loads(r[2])) for r in self.db.execute(sql, (key,))}
+        return found
+
+    def save_lint(
+        self,
+        rows: Iterable[LintRow],
+        gone: Iterable[str],
+        deps: Mapping[str, Iterable[str]],
+        mentions: Mapping[str, Mentions],
+        records: Mapping[str, Record],
+        sources: Mapping[str, SourceRecord],
+        saved: dict[Meta, str],
+        everything: bool = False,
+    ) -> None:
+        """The rows of the pages read, `gone` dropped; `deps`, `mentions`: the sources and the
+        mentions of these pages, in place of their old ones; `records`, `sources`: new or
+        changed (`everything`: of every page, all old ones dropped); `saved`: meta values made
+        with them."""
+        db = self.db
+        with self.transaction():
+            for k, v in saved.items():
+                db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k.value, v))
+            gone = list(gone)
+            db.executemany("DELETE FROM lint_pages WHERE rel=?", [(rel,) for rel in gone])
+            db.executemany(
+                "INSERT OR REPLACE INTO lint_pages VALUES (?, ?, ?, ?, ?, ?)",
+                [(r.rel, r.size, r.mtime_ns, r.key, r.facts, r.findings) for r in rows],
+            )
+            if everything:
+                for table in TABLES:
+                    db.execute(f"DELETE FROM {table}")
+            else:
+                db.executemany("DELETE FROM lint_deps WHERE rel=?", [(rel,) for rel in {*gone, *deps}])
+                db.executemany(
+                    "DELETE FROM lint_mentions WHERE rel=?", [(rel,) for rel in {*gone, *mentions}]
+                )
+            db.executemany("DELETE FROM lint_records WHERE rel=?", [(rel,) for rel in gone])
+            db.executemany(
+                "INSERT OR REPLACE INTO lint_records VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(rel, *r) for rel, r in records.items()],
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO lint_sources VALUES (?, ?, ?, ?, ?, ?)",
+                [(rel, *r) for rel, r in sources.items()],
+            )
+            db.executemany(
+                "INSERT OR IGNORE INTO lint_deps VALUES (?, ?)",
+                [(source, rel) for rel, sources in deps.items() for source in sources],
+            )
+            db.executemany(
+                "INSERT INTO lint_mentions VALUES (?, ?, ?, ?)",
+                [
+                    (key, rel, line, _json(terms))
+                    for rel, m in mentions.items()
+                    for key, (line, terms) in m.items()
+                ],
+            )
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False)
