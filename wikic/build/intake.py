@@ -20,6 +20,7 @@ from wikic.privacy.redact import Redactor
 from wikic.sources.extract import prune, store_dir
 from wikic.sources.read import Source, read_source
 from wikic.sources.scan import SourceFile
+from wikic.wiki.read import gc_paused
 
 if TYPE_CHECKING:
     from wikic.build.pipeline import _Build
@@ -60,13 +61,15 @@ class Intake:
         then is read, digested and planned like the others."""
         build = self.build
         settled = self.settled.which(files, build.records, build.local_only.covers)
-        sources = self._read([f for f in files if f.path not in settled])
+        with gc_paused():  # many objects, no cycles: the collector's passes would only cost
+            sources = self._read([f for f in files if f.path not in settled])
         if not build.opts.dry_run:  # the texts of PDF, DOCX, ... files no longer in sources/
             prune(self.store, self.stored)
         digests = self._digest(sources)
         while not self.report.waiting:
             try:
-                pages = plan(self._infos(files, sources, digests, settled))
+                with gc_paused():
+                    pages = plan(self._infos(files, sources, digests, settled))
             except Unsettled as changed:
                 build._explain(f"read {changed.path}", "changed under the same size and mtime")
                 more = self._read([f for f in files if f.path == changed.path])

@@ -38,6 +38,7 @@ from wikic.project import Project
 from wikic.prompts.loader import Prompts
 from wikic.sources.scan import SourceFile, list_sources
 from wikic.state import ActionRecord, Meta, State
+from wikic.wiki.read import gc_frozen
 
 __all__ = ["BuildOptions", "build"]
 
@@ -146,13 +147,14 @@ class _Build:
         if planned is None:
             return self._stopped()
         sources, pages = planned
-        prose = self._write(pages)
-        if report.waiting:
-            return self._stopped()
-        if self.opts.dry_run:
-            report.pages = len(pages)
-            return
-        self._outputs(sources, pages, prose, mark)
+        with gc_frozen():  # the plan lives to the end: later collections need not scan it
+            prose = self._write(pages)
+            if report.waiting:
+                return self._stopped()
+            if self.opts.dry_run:
+                report.pages = len(pages)
+                return
+            self._outputs(sources, pages, prose, mark)
 
     def _outputs(
         self, sources: list[Read], pages: dict[str, PagePlan], prose: dict[str, dict[str, Any]], mark: str

@@ -140,6 +140,18 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+@contextmanager
+def gc_frozen() -> Iterator[None]:
+    """What exists when it starts is left out of the collector's passes inside (gc.freeze),
+    and taken back after (a long-lived `wikic watch` must still free its cycles): a build's
+    plan lives to its end, and every full collection after it scanned all of it again."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def read_wiki(root: Path, wiki_dir: Path | None = None) -> Wiki:
     """Read every page under wiki/ (not recursive: the build writes a flat folder)."""
     with gc_paused():
