@@ -53,6 +53,41 @@ Chunks overlap by a few sentences so that no fact is cut in two.
 }
 
 
+# Pages a person keeps in wiki/ beside the build's: findings that depend on other pages
+# (links, missing pages) and on the sources' lines (a citation), so that an edit elsewhere
+# changes them while these files stay as they are.
+HAND_PAGES = {
+    "my-notes.md": """---
+title: My notes
+type: concept
+---
+
+# My notes
+
+We should try [[Product quantization]] and read about [[HNSW]] and [[Graph Indexes]].
+The **Quantum foam** idea came up twice. Chunks are split [rag.md:7](../sources/rag.md#L7).
+""",
+    "more-notes.md": """---
+title: More notes
+type: concept
+---
+
+# More notes
+
+Again **Quantum foam**, and [[Vector databases]] and [[IVF index]].
+""",
+    "third-notes.md": """---
+title: Third notes
+type: concept
+---
+
+# Third notes
+
+Yet again **Quantum foam**; see [[My notes]] and [[More notes]].
+""",
+}
+
+
 def make_project(
     root: Path,
     notes: dict[str, str] | None = None,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.projects import HAND_PAGES as HAND
 from tests.projects import NOTES as BASE_NOTES
 from tests.projects import make_project, wiki_files
 from wikic.build.plan import PagePlan, SourceInfo, memo_for, plan
@@ -28,40 +29,6 @@ NOTES = {
 ## HNSW
 
 HNSW layers small-world graphs so that a search starts coarse and ends fine.
-""",
-}
-
-# Pages a person keeps in wiki/ beside the build's: findings that depend on other pages
-# (links, missing pages) and on the sources' lines (a citation), so that an edit elsewhere
-# changes them while these files stay as they are.
-HAND = {
-    "my-notes.md": """---
-title: My notes
-type: concept
----
-
-# My notes
-
-We should try [[Product quantization]] and read about [[HNSW]] and [[Graph Indexes]].
-The **Quantum foam** idea came up twice. Chunks are split [rag.md:7](../sources/rag.md#L7).
-""",
-    "more-notes.md": """---
-title: More notes
-type: concept
----
-
-# More notes
-
-Again **Quantum foam**, and [[Vector databases]] and [[IVF index]].
-""",
-    "third-notes.md": """---
-title: Third notes
-type: concept
----
-
-# Third notes
-
-Yet again **Quantum foam**; see [[My notes]] and [[More notes]].
 """,
 }
 

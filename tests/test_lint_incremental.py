@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from lintkit import lint_json
-from projects import NOTES, Counting, make_project
+from projects import HAND_PAGES, NOTES, Counting, make_project
 
 from wikic.build.report import Report
 from wikic.build.run import BuildOptions, build
@@ -21,35 +21,9 @@ from wikic.lint.runner import LintOptions, LintResult, lint, lint_cached
 from wikic.project import Project
 from wikic.state import State
 
-HAND = {
-    "my-notes.md": """---
-title: My notes
-type: concept
----
-
-# My notes
-
-We should try [[Product quantization]] and read about [[HNSW]] and [[Graph Indexes]].
-The **Quantum foam** idea came up twice. Chunks are split [rag.md:7](../sources/rag.md#L7).
-""",
-    "more-notes.md": """---
-title: More notes
-type: concept
----
-
-# More notes
-
-Again **Quantum foam**, and [[Vector databases]] and [[IVF index]] and [[Faiss]].
-""",
-    "third-notes.md": """---
-title: Third notes
-type: concept
----
-
-# Third notes
-
-Yet again **Quantum foam**; see [[My notes]] and [[More notes]].
-""",
+HAND = {  # tests/projects.py's, with a link to an alias ([[Faiss]])
+    **HAND_PAGES,
+    "more-notes.md": HAND_PAGES["more-notes.md"].replace("[[IVF index]].", "[[IVF index]] and [[Faiss]]."),
 }
 GRAPHS = "# Graph indexes\n\n## HNSW\n\nHNSW layers small-world graphs so that a search starts coarse.\n"
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from wikic.wiki.page import Page
-from wikic.wiki.read import Wiki, resolve_target
+from wikic.wiki.read import Resolver, Wiki
 
 
 class Named(NamedTuple):
@@ -26,7 +26,7 @@ def index_title(page: Page) -> str:
 
 
 @dataclass
-class Names:
+class Names(Resolver):
     """Every page's names as a Wiki resolves them, without the pages."""
 
     pages: dict[str, Named]  # slug -> its path and titles, in the wiki's order
@@ -42,22 +42,6 @@ class Names:
     def of(cls, wiki: Wiki) -> Names:
         pages = {slug: Named(p.rel, p.title, index_title(p)) for slug, p in wiki.pages.items()}
         return cls(pages, wiki.names, wiki.files)
-
-    def resolve(self, target: str) -> str | None:
-        """As Wiki.resolve: file stem first, then title or alias."""
-        if target not in self._resolved:
-            self._resolved[target] = resolve_target(target, self._slugs, self.names)
-        return self._resolved[target]
-
-    def is_file(self, target: str) -> bool:
-        """As Wiki.is_file: a link to an attachment that exists."""
-        name = target.strip().rsplit("/", 1)[-1].casefold()
-        return not name.endswith(".md") and name in self.files
-
-    def outlinks(self, page: Page) -> set[str]:
-        """The slugs the page links to (as Wiki.outlinks)."""
-        found = {self.resolve(link.target) for link in page.links if link.target}
-        return {slug for slug in found if slug is not None}
 
     def inbound(self, pages: Iterable[Page]) -> dict[str, int]:
         """slug -> how many other pages link to it (index.md does not count)."""

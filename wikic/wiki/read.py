@@ -31,8 +31,35 @@ def resolve_target(target: str, slugs: Mapping[str, str], names: Mapping[str, st
     return slugs[key] if key in slugs else names.get(target.strip().casefold())
 
 
+class Resolver:
+    """How a wiki's link targets resolve (Wiki's, and lint.names.Names' without the pages):
+    `_slugs` (casefolded slug -> slug), `names` (casefolded title or alias -> slug), `files`
+    (the attachments' casefolded names); targets resolved once each (`_resolved`)."""
+
+    names: dict[str, str]
+    files: set[str]
+    _slugs: dict[str, str]
+    _resolved: dict[str, str | None]
+
+    def resolve(self, target: str) -> str | None:
+        """A link target to a page slug: file stem first (as Obsidian does), then title or alias."""
+        if target not in self._resolved:
+            self._resolved[target] = resolve_target(target, self._slugs, self.names)
+        return self._resolved[target]
+
+    def is_file(self, target: str) -> bool:
+        """A link to an attachment that exists, like ![[diagram.png]] (not a page)."""
+        name = target.strip().rsplit("/", 1)[-1].casefold()
+        return not name.endswith(".md") and name in self.files
+
+    def outlinks(self, page: Page) -> set[str]:
+        """The slugs the page links to."""
+        found = {self.resolve(link.target) for link in page.links if link.target}
+        return {slug for slug in found if slug is not None}
+
+
 @dataclass
-class Wiki:
+class Wiki(Resolver):
     """Every page of wiki/ (index.md and log.md apart) and how names resolve to pages."""
 
     root: Path
@@ -49,21 +76,6 @@ class Wiki:
         for page in ordered:  # topic pages win a shared name over source pages, as in assemble
             for name in [page.title, *page.aliases]:
                 self.names.setdefault(name.casefold().strip(), page.slug)
-
-    def resolve(self, target: str) -> str | None:
-        """A link target to a page slug: file stem first (as Obsidian does), then title or alias."""
-        if target not in self._resolved:
-            self._resolved[target] = resolve_target(target, self._slugs, self.names)
-        return self._resolved[target]
-
-    def is_file(self, target: str) -> bool:
-        """A link to an attachment that exists, like ![[diagram.png]] (not a page)."""
-        name = target.strip().rsplit("/", 1)[-1].casefold()
-        return not name.endswith(".md") and name in self.files
-
-    def outlinks(self, page: Page) -> set[str]:
-        found = {self.resolve(link.target) for link in page.links if link.target}
-        return {slug for slug in found if slug is not None}
 
     def inbound(self) -> dict[str, set[str]]:
         """slug -> the slugs of the other pages that link to it (index.md does not count)."""
