@@ -167,7 +167,7 @@ class _Build:
         available = {pid: p for pid, p in made.items() if f"wiki/{p.slug}.md" not in frozen}
         keep = {f"wiki/{p.slug}.md" for pid, p in pages.items() if pid not in available} | frozen
         kept = {pid: p for pid, p in pages.items() if pid not in available}
-        self.recorded = self.state.source_stats()  # as the last build read them (_save compares)
+        self.recorded = self.intake.settled.recorded  # as the last build read them (_save compares)
         forgotten = sorted(set(self.recorded) - {s.path for s in sources} - self.failed_sources)
         if forgotten:  # before the index is made: it lists answers, which may go with them
             gone = {Path(rel).stem for rel in set(files) - keep}

@@ -50,6 +50,8 @@ class Settled:
         self.usable = saved.get("mark") == mark
         self.since: int = saved.get("started", 0)
         self.failed = set(saved.get("failed", []))
+        self.recorded = state.source_stats()  # what the last build read: (size, mtime_ns, hash)
+        self.digests: Counter[str] = Counter()  # source -> its digest records (one per part)
 
     def which(
         self, files: list[SourceFile], records: dict[str, ActionRecord], local: Callable[[str], bool]
@@ -59,12 +61,11 @@ class Settled:
         digest failed, or one without digests or a plan to take."""
         if not self.usable:
             return {}
-        recorded = self.state.source_stats()
         planned = self.state.planned_paths()
         digested = Counter(rec.subject for rec in records.values() if rec.stage == "digest")
         found: dict[str, str] = {}
         for f in files:
-            rec = recorded.get(f.path)
+            rec = self.recorded.get(f.path)
             if (
                 rec is not None
                 and rec[:2] == (f.size, f.mtime_ns)

@@ -42,8 +42,9 @@ class Claim(NamedTuple):  # a tuple: a plan decodes 60,000 of them at 10,000 sou
 
 class SourceInfo:
     """A source as the plan reads it. A source `settled` since the last plan (the build found
-    it as that plan did: pipeline.py) comes without its digest, its title or its lines: the
-    memo has its facts (and title), and its lines are read only if the plan asks for them."""
+    it as that plan did: settled.py) comes without its digest, its title or its lines: the
+    memo has its facts, title, line count and fallback flag, and its lines are read only if
+    the plan asks for them."""
 
     def __init__(
         self,
@@ -56,6 +57,7 @@ class SourceInfo:
         self.path, self.title, self.digest = path, title, digest
         self._lines, self._load = lines, load
         self.count = len(lines) if lines is not None else 0  # its lines, as the memo has them too
+        self._fallback = False  # a settled source's, from the memo
 
     @property
     def settled(self) -> bool:
@@ -72,8 +74,6 @@ class SourceInfo:
     def fallback(self) -> bool:
         """Its digest was made without the model (it feeds no topic page from structure)."""
         return bool(self.digest.get("fallback")) if self.digest is not None else self._fallback
-
-    _fallback = False  # a settled source's, from the memo
 
 
 @dataclass(frozen=True)
