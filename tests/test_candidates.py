@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from wikic.build.candidates import SECTIONS, candidates, is_topic_name, source_names, unpack
+from wikic.build.candidates import SECTIONS, is_topic_name, source_names, unpack
+from wikic.build.merge import candidates
 
 
 def names(sources: dict[str, str]) -> list[str]:

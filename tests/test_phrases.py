@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from wikic.build.phrases import marked, terms
+from wikic.build.merge import terms
+from wikic.build.phrases import marked
 
 
 def found(sources: dict[str, str]) -> dict[str, dict[str, list[int]]]:

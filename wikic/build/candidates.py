@@ -10,11 +10,10 @@ run of capitalised words), so that "Make is" at a sentence start is no evidence 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from wikic.build.phrases import distinct_uses, joined_lines, lines_of, source_terms, terms, unjoin
+from wikic.build.phrases import joined_lines, source_terms
 from wikic.wiki.overlap import STOP
 
 MIN_SOURCES = 2
@@ -150,74 +149,6 @@ def unpack(packed: str) -> dict[str, str]:
     if len(parts) != len(SECTIONS):
         raise ValueError(f"packed names have {len(parts)} sections, not {len(SECTIONS)}")
     return dict(zip(SECTIONS, parts, strict=True))
-
-
-def candidates(
-    sources: Mapping[str, list[str]],
-    min_sources: int = MIN_SOURCES,
-    facts: Mapping[str, str] | None = None,
-) -> list[Candidate]:
-    """Names mentioned in `min_sources` or more sources, with the lines that name them; a
-    single word only where it is not always part of a longer name. `facts`: each source's
-    source_names(), where already known (a build's memo): only this merge runs then, and it
-    reads the lines of only the few sources it checks a name's uses in."""
-    known = facts or {}
-    parts = _Packed({path: known.get(path) or source_names(sources[path]) for path in sources})
-    sure, seen = _names(parts, min_sources)
-    found = [Candidate(name, where) for name, where in seen.items() if distinct_uses(name, where, sources)]
-    longer = [c.name for c in found if " " in c.name]
-    found = [
-        c for c in found if " " in c.name or not any(_inside(c.name, o, c.lines, sources) for o in longer)
-    ]
-    folded = {name.casefold() for name in sure}  # a heading "Evan Martin" is the name, not a term
-    more = [
-        Candidate(t, at, "concept") for t, at in terms(sources, parts).items() if t.casefold() not in folded
-    ]
-    return found + more
-
-
-class _Packed(Mapping[str, dict[str, str]]):
-    """Each source's packed names and terms, unpacked as they are asked for: the merge goes
-    over them twice, and 100,000 sources' lists held at once took 0.6 GB."""
-
-    def __init__(self, packed: dict[str, str]) -> None:
-        self.packed = packed
-
-    def __getitem__(self, path: str) -> dict[str, str]:
-        return unpack(self.packed[path])
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.packed)
-
-    def __len__(self) -> int:
-        return len(self.packed)
-
-
-def _names(
-    parts: Mapping[str, dict[str, str]], min_sources: int
-) -> tuple[set[str], dict[str, dict[str, list[int]]]]:
-    """The merge of every source's names: all the names written as names, and those of them
-    `min_sources` or more sources write, sorted, with their line numbers per source."""
-    sure: set[str] = set()
-    maybes: set[str] = set()
-    lower: set[str] = set()
-    titles: set[str] = set()
-    counts: Counter[str] = Counter()  # name -> sources writing it
-    for f in parts.values():
-        sure.update(unjoin(f["sure"]))
-        maybes.update(unjoin(f["maybe"]))
-        lower.update(unjoin(f["lower"]))
-        titles.update(unjoin(f["titles"]))
-        counts.update(unjoin(f["names"]))
-    # "Bazel is" only ever opens sentences: a name too where it is never written "bazel" and
-    # titles a source or a section (a sentence-opening "Fact" or "Despite" does not)
-    sure |= {name for name in maybes if name.casefold() not in lower and name.casefold() in titles}
-    picked = {name for name in sure if counts[name] >= min_sources}
-    seen: dict[str, dict[str, list[int]]] = {name: {} for name in sorted(picked)}
-    for path, f in parts.items():
-        for name, numbers in lines_of(unjoin(f["names"]), f["name_lines"], picked).items():
-            seen[name][path] = numbers
-    return sure, seen
 
 
 def _adjective(name: str) -> bool:

@@ -11,7 +11,6 @@ sources that repeat one sentence are one use of a phrase, not two.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterator, Mapping
 
 from wikic.wiki.overlap import STOP
@@ -159,43 +158,11 @@ def lines_of(keys: list[str], lines: str, wanted: set[str]) -> dict[str, list[in
     return {keys[i]: [int(n) for n in rows[i].split(",")] for i in sorted(keys.index(k) for k in hits)}
 
 
-def terms(
-    sources: Mapping[str, list[str]], facts: Mapping[str, Mapping[str, str]] | None = None
-) -> dict[str, dict[str, list[int]]]:
-    """The terms of a set of sources (path -> lines), each with the lines, per source, that
-    write it; named as some source marks it ("Early cutoff"), else as written ("Rock band").
-    A marked term is looked up among the phrases lines write in lower case (no stop word
-    inside): what a heading or a bold phrase names, running text writes so. `facts`: each
-    source's source_terms(), where already known: only this merge runs then."""
-    facts = facts if facts is not None else {path: source_terms(lines) for path, lines in sources.items()}
-    marks: dict[str, str] = {}
-    words: Counter[str] = Counter()
-    counts: Counter[str] = Counter()  # phrase -> sources writing it
-    for path in sources:
-        f = facts[path]
-        for key, form in zip(unjoin(f["marks"]), unjoin(f["forms"]), strict=True):
-            marks.setdefault(key, form)
-        words.update(unjoin(f["used"]))
-        counts.update(unjoin(f["phrases"]))
-    picked = {
-        phrase
-        for phrase, used in counts.items()
-        if used >= MIN_SOURCES and (phrase in marks or _cohesive(phrase, used, words))
-    }
-    where: dict[str, dict[str, list[int]]] = {}
-    for path in sources:  # again: the phrases of every source are not all held at once
-        f = facts[path]
-        for phrase, numbers in lines_of(unjoin(f["phrases"]), f["phrase_lines"], picked).items():
-            where.setdefault(phrase, {})[path] = numbers
-    found = {p: w for p, w in sorted(where.items()) if distinct_uses(p, w, sources)}
-    return {marks.get(p) or p[0].upper() + p[1:]: w for p, w in _longest(found).items()}
-
-
-def _cohesive(phrase: str, used: int, words: Counter[str]) -> bool:
+def _cohesive(phrase: str, used: int, words: Mapping[str, int]) -> bool:
     parts = phrase.split()
     if parts[-1] in NOT_LAST or parts[-1].endswith(("ed", "ly")) or parts[0].endswith(("ing", "ly")):
         return False  # "film directed", "helping ensure": a verb or an adverb, not a term
-    return used >= COHESION * max(words[w] for w in parts)
+    return used >= COHESION * max(words.get(w, 0) for w in parts)
 
 
 def _longest(found: dict[str, dict[str, list[int]]]) -> dict[str, dict[str, list[int]]]:

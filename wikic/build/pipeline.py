@@ -209,10 +209,13 @@ class _Build:
         """The page set; each source's own part planned again only where it changed (--force:
         every source's, so that a forced build checks what the memo would have given)."""
         save = None if self.opts.dry_run else self.state.save_planned
-        memo = memo_for(self.schema, {} if self.opts.force else self.state.planned(), save)
+        kept = None if self.opts.force else self.state.kept_merge()
+        memo = memo_for(self.schema, {} if self.opts.force else self.state.planned(), save, kept)
         pages = plan(infos, self.schema, self.state.slugs(), memo)
         if save is not None:
             self.state.drop_planned(memo.gone(i.path for i in infos))
+            if memo.merge is not None:
+                self.state.keep_merge(memo.merge.dumps())
         return pages
 
     def _remember(self, done: Assembled, job: Assembly) -> None:

@@ -17,7 +17,6 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from wikic.build.candidates import candidates
 from wikic.build.notes import is_text, notes_of
 from wikic.build.sourceplan import Claim as Claim
 from wikic.build.sourceplan import Memo, Save, Settings, SourceFacts, claim_at
@@ -147,7 +146,7 @@ def _from_structure(
     by_path = {src.path: src for src in sources}
     fed = {(c.source, cid) for cid, notes in found.claims.items() for c in notes}
     named = _Lines({src.path: src for src in sources if not src.fallback})
-    structural = candidates(named, facts={path: facts[path].structure for path in named})
+    structural = memo.candidates(named, {path: facts[path].structure for path in named})
     for f in facts.values():
         f.structure = ""  # merged: not held through the rest of the plan (170 MB at 100,000 sources)
     wanted: dict[str, list[tuple[str, str, list[int]]]] = defaultdict(list)  # by source, in order
@@ -172,11 +171,14 @@ def _from_structure(
             _feeds(pages[f"source:{src.path}"], pinned)
 
 
-def memo_for(schema: Schema, rows: Mapping[str, Planned], save: Save | None = None) -> Memo:
+def memo_for(
+    schema: Schema, rows: Mapping[str, Planned], save: Save | None = None, kept: bytes | None = None
+) -> Memo:
     """What the last plan made of each source (`rows`, from state.db), for plan() to reuse
-    where a source's key is the same; what the plan makes anew goes to `save`."""
+    where a source's key is the same, and its merge of names and terms (`kept`); what the plan
+    makes anew goes to `save`."""
     pinned = [[t.name, *t.aliases] for t in _Clusters(schema).pinned.values()]
-    return Memo(rows, Settings(write_mode(schema), schema.lint.citation_threshold, pinned), save)
+    return Memo(rows, Settings(write_mode(schema), schema.lint.citation_threshold, pinned), save, kept)
 
 
 def plan(

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from wikic import __version__
-from wikic.build.candidates import is_topic_name, source_names
+from wikic.build.candidates import MIN_SOURCES, Candidate, is_topic_name, source_names
 from wikic.build.digest import says_more, supporting_lines
+from wikic.build.merge import Merge, Packed, merge_for
 from wikic.build.notes import chunks, claim_text, is_text, notes_of, section_of, shorten
 from wikic.hashing import fingerprint, quick_fingerprint, text_hash
 from wikic.state import Planned
@@ -206,9 +207,19 @@ class Memo:
     so that a first plan of 100,000 sources never holds all their JSON at once."""
 
     FLUSH = 1000
+    BEFORE = 2000  # the changed sources whose older facts are held for the merge's patch, at most
 
-    def __init__(self, rows: Mapping[str, Planned], settings: Settings, save: Save | None = None) -> None:
+    def __init__(
+        self,
+        rows: Mapping[str, Planned],
+        settings: Settings,
+        save: Save | None = None,
+        kept: bytes | None = None,
+    ) -> None:
         self.rows = rows
+        self.kept = kept  # the last plan's merge of names and terms (merge.py)
+        self.merge: Merge | None = None  # this plan's, to keep
+        self.before: dict[str, tuple[str, str]] = {}  # a changed source -> its last (key, packed names)
         self.settings = settings
         self.settings_fp = settings.fingerprint()
         self.save = save
@@ -227,6 +238,8 @@ class Memo:
             lines = text_hash("\n".join(src.lines))
             key = quick_fingerprint([self.settings_fp, src.path, src.title, lines, src.digest])
         self.keys[src.path] = key
+        if row is not None and row.key != key and row.key and len(self.before) < self.BEFORE:
+            self.before[src.path] = (row.key, row.facts.partition("\n")[2])
         if row is not None and row.key == key:
             facts, _, structure = row.facts.partition("\n")  # JSON never holds a raw newline
             data = json.loads(facts)
@@ -236,6 +249,19 @@ class Memo:
         data = {"title": src.title, "count": src.count, "fallback": src.fallback, **_facts_json(made)}
         self._put("facts", src.path, key, json.dumps(data, ensure_ascii=False) + "\n" + made.structure)
         return made
+
+    def candidates(self, lines: Mapping[str, list[str]], packed: Mapping[str, str]) -> list[Candidate]:
+        """The names and terms of the named sources (`lines`, `packed`: their packed names), from
+        the last plan's merge patched where it can be (merge.py)."""
+        parts = Packed(packed)
+        self.merge = merge_for(self.kept, {path: self.keys[path] for path in lines}, parts, self._older)
+        return self.merge.candidates(lines, parts, MIN_SOURCES)
+
+    def _older(self, path: str) -> tuple[str, str] | None:
+        if path in self.before:
+            return self.before[path]
+        row = self.rows.get(path)
+        return (row.key, row.facts.partition("\n")[2]) if row is not None else None
 
     def structure(self, src: SourceInfo, items: list[tuple[str, str, list[int]]]) -> list[list[Claim]]:
         """The notes of the source's lines that name each candidate of `items` (its name, its

@@ -98,6 +98,15 @@ class IncrementalTables(Tables):
             self.db.executemany("DELETE FROM planned WHERE path=?", [(path,) for path in paths])
             self.db.executemany("DELETE FROM planned_struct WHERE path=?", [(path,) for path in paths])
 
+    def kept_merge(self) -> bytes | None:
+        """The last plan's merge of names and terms (build/merge.py), as it kept it."""
+        row = self.db.execute("SELECT blob FROM merged WHERE id = 0").fetchone()
+        return bytes(row[0]) if row else None
+
+    def keep_merge(self, blob: bytes) -> None:
+        with self.transaction():
+            self.db.execute("INSERT OR REPLACE INTO merged VALUES (0, ?)", (blob,))
+
     def planned_paths(self) -> set[str]:
         """The sources the planned table has facts of."""
         return {r[0] for r in self.db.execute("SELECT path FROM planned WHERE key != ''")}

@@ -1,0 +1,107 @@
+"""The merge of names and terms a build keeps (build/merge.py): patched by each edit's changed
+sources, it finds what a merge of every source from nothing finds, edit after edit."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from wikic.build.candidates import source_names
+from wikic.build.merge import Merge, Packed, candidates, merge_for
+from wikic.hashing import text_hash
+
+NAMES = [
+    "Alice Moreau",
+    "Bazel",
+    "PostgreSQL",
+    "Evan Martin",
+    "Martin",
+    "New York City",
+    "Kiwi Labs",
+    "Ninja",
+]
+PHRASES = ["load tests", "early cutoff", "build graph", "content hashing", "studio album", "sleep paralysis"]
+WORDS = [
+    "the",
+    "team",
+    "ran",
+    "slow",
+    "fast",
+    "album",
+    "graph",
+    "tests",
+    "cluster",
+    "night",
+    "notes",
+    "build",
+]
+
+
+def _line(rng: random.Random) -> str:
+    """A sentence that names things, writes terms, marks some, opens with a name or not."""
+    parts = [rng.choice(WORDS) for _ in range(rng.randint(2, 6))]
+    for _ in range(rng.randint(0, 2)):
+        parts.insert(rng.randint(0, len(parts)), rng.choice(NAMES))
+    for _ in range(rng.randint(0, 2)):
+        phrase = rng.choice(PHRASES)
+        parts.insert(rng.randint(0, len(parts)), f"**{phrase}**" if rng.random() < 0.2 else phrase)
+    text = " ".join(parts)
+    return text[0].upper() + text[1:] + "." if rng.random() < 0.5 else text + "."
+
+
+def _source(rng: random.Random) -> list[str]:
+    lines = [rng.choice(["# ", ""]) + rng.choice([*NAMES, "Notes", "Early cutoff", "Retro"]), ""]
+    for _ in range(rng.randint(1, 6)):
+        lines.append(f"## {rng.choice(PHRASES).capitalize()}" if rng.random() < 0.15 else _line(rng))
+    return lines
+
+
+def _as_found(found: list) -> list:  # type: ignore[type-arg]
+    return [(c.name, c.lines, c.kind) for c in found]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_kept_merge_patched_by_each_edit_finds_what_a_fresh_merge_finds(seed: int) -> None:
+    rng = random.Random(seed)
+    sources = {f"s{i:02d}.md": _source(rng) for i in range(12)}
+    kept: bytes | None = None
+    last: dict[str, tuple[str, str]] = {}  # what the last plan merged: path -> (key, packed)
+    patched = 0
+    for _ in range(40):
+        edit = rng.random()
+        path = rng.choice(sorted(sources))
+        if edit < 0.6:
+            sources[path] = _source(rng)
+        elif edit < 0.75:
+            sources[f"s{rng.randint(0, 30):02d}.md"] = _source(rng)
+        elif edit < 0.9 and len(sources) > 3:
+            del sources[path]
+        else:  # two sources changed at once
+            sources[path] = _source(rng)
+            sources[rng.choice(sorted(sources))] = _source(rng)
+        lines = {p: sources[p] for p in sorted(sources)}
+        packed = {p: source_names(text) for p, text in lines.items()}
+        keys = {p: text_hash("\n".join(text)) for p, text in lines.items()}
+        merge = merge_for(kept, keys, Packed(packed), last.get)
+        patched += merge.patched
+        assert _as_found(merge.candidates(lines, Packed(packed), 2)) == _as_found(candidates(lines))
+        kept, last = merge.dumps(), {p: (keys[p], packed[p]) for p in lines}
+    assert patched >= 30  # the kept merge was patched, not merged again, on most edits
+
+
+def test_a_kept_merge_that_is_not_what_the_last_plan_merged_is_merged_again() -> None:
+    lines = {
+        "a.md": ["# A", "", "Bazel and Ninja ran the load tests."],
+        "b.md": ["B", "", "Bazel ran load tests."],
+    }
+    packed = {p: source_names(text) for p, text in lines.items()}
+    keys = {p: text_hash("\n".join(text)) for p, text in lines.items()}
+    kept = merge_for(None, keys, Packed(packed), lambda p: None).dumps()
+    lines["a.md"] = ["# A", "", "Ninja ran the load tests with Bazel."]
+    packed["a.md"] = source_names(lines["a.md"])
+    new = {**keys, "a.md": text_hash("\n".join(lines["a.md"]))}
+    other = merge_for(kept, new, Packed(packed), lambda p: ("not the merged key", packed[p]))
+    assert not other.patched  # the older facts are not those it merged: from nothing
+    assert _as_found(other.candidates(lines, Packed(packed), 2)) == _as_found(candidates(lines))
+    assert Merge.loads(b"not a merge") is None and Merge.loads(b"") is None

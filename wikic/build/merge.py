@@ -1,0 +1,269 @@
+"""The merge of every source's names and terms (candidates.py, phrases.py) as counts that a
+build keeps: an edit takes away what its changed sources listed before and adds what they list
+now, instead of going over every source's packed names again (a quarter of a one-source edit
+at 10,000 sources). What the counts pick is decided again from them, exactly as a full merge
+decides it; a key newly picked (a name a second source now writes) needs its lines in every
+source: one pass over the packed names finds them, as a full merge's second pass does. The
+verdicts that read source lines (a name's distinct uses, a word only ever inside a longer name)
+are kept for as long as the lines they read stay the same.
+"""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from wikic.build.candidates import MIN_SOURCES, Candidate, _inside, source_names, unpack
+from wikic.build.phrases import _cohesive, _longest, distinct_uses, lines_of, source_terms, unjoin
+
+# Bump when the same packed names would merge differently (this module, candidates.py's and
+# phrases.py's decisions): a kept merge of another version is never patched.
+VERSION = 1
+COUNTED = ("sure", "maybe", "lower", "titles", "names", "used", "phrases")  # sections counted by source
+LINES = {"names": "name_lines", "phrases": "phrase_lines"}  # the picked keys' lines, by kind
+EMPTY = dict.fromkeys(unpack("\n\n" * 10), "")  # a source without names (terms() reads no names)
+
+Where = dict[str, list[int]]  # source path -> line numbers, in the sources' order
+
+
+class Merge:
+    """Every named source's packed names and terms, merged: how many sources list each item of
+    each counted section, who marks each term and how, and the lines of every picked key."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, dict[str, int]] = {k: {} for k in COUNTED}
+        self.marks: dict[str, dict[str, str]] = {}  # marked key -> source path -> form written
+        self.where: dict[str, dict[str, Where]] = {kind: {} for kind in LINES}
+        self.uses: dict[str, dict[str, bool]] = {kind: {} for kind in LINES}  # distinct_uses verdicts
+        self.inside: dict[str, tuple[list[str], bool]] = {}  # a word -> (longer names, inside one)
+        self.dirty: set[tuple[str, str]] = set()  # (kind, key) whose lines changed: verdicts stale
+        self.keys: dict[str, str] = {}  # source path -> the key of the facts merged (sourceplan.Memo)
+        self.patched = False  # the last plan's merge patched (merge_for), not merged from nothing
+
+    def add(self, path: str, parts: Mapping[str, str]) -> None:
+        self._count(parts, 1)
+        for key, form in zip(unjoin(parts["marks"]), unjoin(parts["forms"]), strict=True):
+            self.marks.setdefault(key, {})[path] = form
+        for kind, lines in LINES.items():
+            where = self.where[kind]
+            for key, numbers in lines_of(unjoin(parts[kind]), parts[lines], set(where)).items():
+                where[key][path] = numbers
+                self.dirty.add((kind, key))
+
+    def remove(self, path: str, parts: Mapping[str, str]) -> None:
+        self._count(parts, -1)
+        for key in unjoin(parts["marks"]):
+            marked = self.marks[key]
+            del marked[path]
+            if not marked:
+                del self.marks[key]
+        for kind in LINES:
+            where = self.where[kind]
+            for key in unjoin(parts[kind]):
+                if key in where and where[key].pop(path, None) is not None:
+                    self.dirty.add((kind, key))
+
+    def _count(self, parts: Mapping[str, str], step: int) -> None:
+        for section in COUNTED:
+            counts = self.counts[section]
+            for item in unjoin(parts[section]):
+                n = counts.get(item, 0) + step
+                if n:
+                    counts[item] = n
+                else:
+                    del counts[item]
+
+    def candidates(
+        self, sources: Mapping[str, list[str]], parts: Mapping[str, Mapping[str, str]], min_sources: int
+    ) -> list[Candidate]:
+        """What a merge from nothing finds (candidates() below): `sources` the named sources' lines (read only
+        where a verdict must be made again), `parts` their packed names (read only for a key
+        newly picked), both in the sources' order."""
+        rank = {path: i for i, path in enumerate(sources)}
+        sure = self._sure()
+        picked = {name for name in sure if self.counts["names"].get(name, 0) >= min_sources}
+        where = self._lines("names", picked, parts, rank)
+        found = [Candidate(n, dict(where[n])) for n in sorted(picked) if self._uses("names", n, sources)]
+        longer = [c.name for c in found if " " in c.name]
+        found = [c for c in found if " " in c.name or not self._inside(c, longer, sources)]
+        folded = {name.casefold() for name in sure}  # a heading "Evan Martin" is the name, not a term
+        terms = self.terms(sources, parts, rank).items()
+        self.settle()
+        return found + [Candidate(t, at, "concept") for t, at in terms if t.casefold() not in folded]
+
+    def terms(
+        self, sources: Mapping[str, list[str]], parts: Mapping[str, Mapping[str, str]], rank: dict[str, int]
+    ) -> dict[str, Where]:
+        """What phrases.py's terms are: by the name some source marks them with, else as written."""
+        words = self.counts["used"]
+        picked = {
+            phrase
+            for phrase, used in self.counts["phrases"].items()
+            if used >= MIN_SOURCES and (phrase in self.marks or _cohesive(phrase, used, words))
+        }
+        where = self._lines("phrases", picked, parts, rank)
+        found = {p: dict(where[p]) for p in sorted(picked) if self._uses("phrases", p, sources)}
+        named: dict[str, Where] = {}
+        for phrase, at in _longest(found).items():
+            marked = self.marks.get(phrase)  # the form of the first source that marks it
+            form = min(marked.items(), key=lambda kv: rank[kv[0]])[1] if marked else ""
+            named[form or phrase[0].upper() + phrase[1:]] = at
+        return named
+
+    def _sure(self) -> set[str]:
+        """The names written as names; "Bazel is" only ever opens sentences: a name too where it
+        is never written "bazel" and titles a source or a section (a sentence-opening "Fact" or
+        "Despite" does not)."""
+        lower, titles = self.counts["lower"], self.counts["titles"]
+        maybe = {m for m in self.counts["maybe"] if m.casefold() not in lower and m.casefold() in titles}
+        return set(self.counts["sure"]) | maybe
+
+    def _lines(
+        self, kind: str, picked: set[str], parts: Mapping[str, Mapping[str, str]], rank: dict[str, int]
+    ) -> dict[str, Where]:
+        """The lines of every picked key, those of a key newly picked from every source's
+        packed names; the keys no longer picked are let go, with their verdicts."""
+        where, uses = self.where[kind], self.uses[kind]
+        for key in set(where) - picked:
+            del where[key]
+            uses.pop(key, None)
+        missing = picked - set(where)
+        if missing:
+            for key in missing:
+                where[key] = {}
+                self.dirty.add((kind, key))
+            for path, source in parts.items():
+                for key, numbers in lines_of(unjoin(source[kind]), source[LINES[kind]], missing).items():
+                    where[key][path] = numbers
+        for k, key in self.dirty:
+            if k == kind and key in where:  # a source added again goes last: back in sources' order
+                where[key] = dict(sorted(where[key].items(), key=lambda kv: rank[kv[0]]))
+        return where
+
+    def _uses(self, kind: str, key: str, sources: Mapping[str, list[str]]) -> bool:
+        uses = self.uses[kind]
+        if key not in uses or (kind, key) in self.dirty:
+            uses[key] = distinct_uses(key, self.where[kind][key], sources)
+        return uses[key]
+
+    def _inside(self, word: Candidate, longer: list[str], sources: Mapping[str, list[str]]) -> bool:
+        """Whether a one-word name is only ever written inside a longer name ("Martin" in
+        "Evan Martin"), kept while its lines and the longer names holding it stay the same."""
+        holding = [name for name in longer if word.name in name.split()]
+        kept = self.inside.get(word.name)
+        if kept is None or kept[0] != holding or ("names", word.name) in self.dirty:
+            kept = (holding, any(_inside(word.name, o, word.lines, sources) for o in holding))
+            self.inside[word.name] = kept
+        return kept[1]
+
+    def settle(self) -> None:
+        """Done deciding: every verdict is made from the lines as they are now."""
+        self.dirty.clear()
+        names = self.where["names"]
+        self.inside = {w: v for w, v in self.inside.items() if w in names}
+
+    def dumps(self) -> bytes:
+        kept = [VERSION, self.keys, self.counts, self.marks, self.where, self.uses, self.inside]
+        return marshal.dumps(kept)
+
+    @classmethod
+    def loads(cls, blob: bytes) -> Merge | None:
+        """A kept merge, or None where it is of another version or unreadable (merge again)."""
+        try:
+            state: list[Any] = marshal.loads(blob)
+        except (EOFError, ValueError, TypeError):
+            return None
+        if not isinstance(state, list) or len(state) != 7 or state[0] != VERSION:
+            return None
+        merge = cls()
+        _, merge.keys, merge.counts, merge.marks, merge.where, merge.uses, merge.inside = state
+        return merge
+
+
+Old = Callable[[str], "tuple[str, str] | None"]  # a source path -> its last plan's (key, packed names)
+
+
+def merge_for(
+    kept: bytes | None, keys: dict[str, str], parts: Mapping[str, Mapping[str, str]], old: Old
+) -> Merge:
+    """The merge of `parts` (`keys`: their facts' keys, in the sources' order): the `kept`
+    merge with what changed taken away and added, where it merged the older facts `old`
+    gives; else merged anew (a first build, --force, a plan killed before it kept its merge,
+    more than half of the sources changed)."""
+    merge = Merge.loads(kept) if kept else None
+    if merge is None:
+        return _fresh(keys, parts)
+    changed = [path for path, key in keys.items() if merge.keys.get(path) != key]
+    gone = [path for path in merge.keys if path not in keys]
+    if 2 * (len(changed) + len(gone)) > len(keys):
+        return _fresh(keys, parts)
+    for path in gone + [p for p in changed if p in merge.keys]:
+        before = old(path)
+        if before is None or before[0] != merge.keys[path]:
+            return _fresh(keys, parts)
+        try:
+            merge.remove(path, unpack(before[1]))
+        except (KeyError, ValueError):  # not what was merged after all
+            return _fresh(keys, parts)
+    for path in changed:
+        merge.add(path, parts[path])
+    merge.keys, merge.patched = dict(keys), True
+    return merge
+
+
+def _fresh(keys: dict[str, str], parts: Mapping[str, Mapping[str, str]]) -> Merge:
+    merge = merged(parts)
+    merge.keys = dict(keys)
+    return merge
+
+
+def merged(parts: Mapping[str, Mapping[str, str]]) -> Merge:
+    """The merge of these sources' packed names from nothing."""
+    merge = Merge()
+    for path, source in parts.items():
+        merge.add(path, source)
+    return merge
+
+
+def candidates(
+    sources: Mapping[str, list[str]],
+    min_sources: int = MIN_SOURCES,
+    facts: Mapping[str, str] | None = None,
+) -> list[Candidate]:
+    """Names mentioned in `min_sources` or more sources, with the lines that name them; a
+    single word only where it is not always part of a longer name; and the terms (phrases.py).
+    `facts`: each source's source_names(), where already known (a build's memo): only the merge
+    runs then, and it reads the lines of only the few sources it checks a name's uses in."""
+    known = facts or {}
+    parts = Packed({path: known.get(path) or source_names(sources[path]) for path in sources})
+    return merged(parts).candidates(sources, parts, min_sources)
+
+
+def terms(
+    sources: Mapping[str, list[str]], facts: Mapping[str, Mapping[str, str]] | None = None
+) -> dict[str, Where]:
+    """The terms of a set of sources (path -> lines), each with the lines, per source, that
+    write it; named as some source marks it ("Early cutoff"), else as written ("Rock band").
+    `facts`: each source's phrases.source_terms(), where already known."""
+    made = facts if facts is not None else {path: source_terms(lines) for path, lines in sources.items()}
+    parts = {path: {**EMPTY, **made[path]} for path in sources}
+    rank = {path: i for i, path in enumerate(sources)}
+    return merged(parts).terms(sources, parts, rank)
+
+
+class Packed(Mapping[str, Mapping[str, str]]):
+    """Each source's packed names and terms, unpacked as they are asked for: the merge goes
+    over them twice, and 100,000 sources' lists held at once took 0.6 GB."""
+
+    def __init__(self, packed: Mapping[str, str]) -> None:
+        self.packed = packed
+
+    def __getitem__(self, path: str) -> dict[str, str]:
+        return unpack(self.packed[path])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.packed)
+
+    def __len__(self) -> int:
+        return len(self.packed)
