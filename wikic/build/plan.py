@@ -11,12 +11,13 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from rapidfuzz import fuzz, process
 
+from wikic.build.candidates import Candidate
 from wikic.build.notes import is_text, notes_of
 from wikic.build.sourceplan import Claim as Claim
 from wikic.build.sourceplan import Memo, Save, Settings, SourceFacts, claim_at
@@ -131,44 +132,123 @@ def _feeds(page: PagePlan, cid: str) -> None:
         page.topics.append(f"topic:{cid}")
 
 
-def _from_structure(
-    sources: list[SourceInfo],
-    facts: dict[str, SourceFacts],
-    schema: Schema,
-    clusters: _Clusters,
-    found: _Topics,
-    pages: dict[str, PagePlan],
-    memo: Memo,
-) -> None:
-    """Names and terms two or more sources mention (candidates.py) join the topics, as new pages or as
-    more notes for the pages the model found, from the sources whose digest did not name them
-    (where it did, its lines stand: a source's notes do not depend on the other sources)."""
-    by_path = {src.path: src for src in sources}
-    fed = {(c.source, cid) for cid, notes in found.claims.items() for c in notes}
-    named = _Lines({src.path: src for src in sources if not src.fallback})
-    structural = memo.candidates(named, {path: facts[path].structure for path in named})
-    for f in facts.values():
-        f.structure = ""  # merged: not held through the rest of the plan (170 MB at 100,000 sources)
-    wanted: dict[str, list[tuple[str, str, list[int]]]] = defaultdict(list)  # by source, in order
-    for cand in structural:
-        cid = clusters.find(cand.name)
-        if cid not in found.names:
-            found.types[cid][cand.kind if cand.kind in schema.type_names() else schema.type_names()[0]] += 1
-        found.names[cid][cand.name] += 0
-        for path, numbers in sorted(cand.lines.items()):
-            if (path, cid) not in fed:
-                wanted[path].append((cand.name, cid, numbers))
-                _feeds(pages[f"source:{path}"], cid)
-    for path, items in wanted.items():  # the order of a topic's notes is the plan's (_pick_claims)
-        for (_, cid, _), notes in zip(items, memo.structure(by_path[path], items), strict=True):
-            found.claims[cid] += notes
-    for src in sources:  # a source titled like a pinned topic is about it: all its lines are notes
-        pinned = clusters.by_key.get(topic_key(src.title))
-        if pinned is not None and pinned in clusters.pinned:
-            numbers = [n for n, line in enumerate(src.lines, start=1) if is_text(line) and n > 1]
-            spans = notes_of(src.lines, numbers)
-            found.claims[pinned] += [claim_at(src.lines, src.path, a, b) for a, b in spans]
-            _feeds(pages[f"source:{src.path}"], pinned)
+class Run:
+    """A plan's steps over a set of sources: every source (plan()), or the sources whose pages
+    an edit changes (replan.py), with the clusters and the names from structure of them all.
+    `gives`: the topics each source gives a name or notes to, which the next plan's patch
+    reads to find the pages an edit touches."""
+
+    def __init__(self, schema: Schema, made: Memo, clusters: _Clusters) -> None:
+        self.schema, self.made, self.clusters = schema, made, clusters
+        self.found = _Topics()
+        self.gives: dict[str, set[str]] = defaultdict(set)
+        self.title_keys: dict[str, str] = {}  # topic page id -> the key of its most used name
+
+    def source_pages(self, sources: list[SourceInfo], facts: dict[str, SourceFacts]) -> dict[str, PagePlan]:
+        """One page per source, with its summary; the topics its digest names go into `found`."""
+        pages: dict[str, PagePlan] = {}
+        found = self.found
+        for src in sorted(sources, key=lambda s: s.path):
+            said = facts[src.path].said
+            summary = " ".join(text for text, _ in said)
+            page = PagePlan(f"source:{src.path}", src.title, "source", sources=[src.path], summary=summary)
+            page.summary_lines = said
+            pages[page.id] = page
+            for name, kind, claims in facts[src.path].topics:
+                cid = self.clusters.find(name)
+                found.names[cid][name] += 1
+                found.types[cid][kind] += 1
+                found.claims[cid] += claims
+                self.gives[src.path].add(cid)
+                _feeds(page, cid)
+        return pages
+
+    def from_structure(
+        self,
+        sources: list[SourceInfo],
+        facts: dict[str, SourceFacts],
+        structural: list[Candidate],
+        pages: dict[str, PagePlan],
+    ) -> None:
+        """Names and terms two or more sources mention (merge.py) join the topics, as new pages or
+        as more notes for the pages the model found, from the sources whose digest did not name
+        them (where it did, its lines stand: a source's notes do not depend on the other
+        sources). Of the sources named, those with a page in `pages`."""
+        clusters, found, types = self.clusters, self.found, self.schema.type_names()
+        by_path = {src.path: src for src in sources}
+        fed = {(c.source, cid) for cid, notes in found.claims.items() for c in notes}
+        for f in facts.values():
+            f.structure = ""  # merged: not held through the rest of the plan (170 MB at 100,000 sources)
+        wanted: dict[str, list[tuple[str, str, list[int]]]] = defaultdict(list)  # by source, in order
+        for cand in structural:
+            cid = clusters.find(cand.name)
+            if cid not in found.names:
+                found.types[cid][cand.kind if cand.kind in types else types[0]] += 1
+            found.names[cid][cand.name] += 0
+            for path, numbers in sorted(cand.lines.items()):
+                if (path, cid) not in fed and path in by_path:
+                    wanted[path].append((cand.name, cid, numbers))
+                    _feeds(pages[f"source:{path}"], cid)
+                    self.gives[path].add(cid)
+        for path, items in wanted.items():  # the order of a topic's notes is the plan's (_pick_claims)
+            for (_, cid, _), notes in zip(items, self.made.structure(by_path[path], items), strict=True):
+                found.claims[cid] += notes
+        for src in sources:  # a source titled like a pinned topic is about it: all its lines are notes
+            pinned = clusters.by_key.get(topic_key(src.title))
+            if pinned is not None and pinned in clusters.pinned:
+                numbers = [n for n, line in enumerate(src.lines, start=1) if is_text(line) and n > 1]
+                spans = notes_of(src.lines, numbers)
+                found.claims[pinned] += [claim_at(src.lines, src.path, a, b) for a, b in spans]
+                _feeds(pages[f"source:{src.path}"], pinned)
+                self.gives[src.path].add(pinned)
+
+    def pinned(self, sources: list[SourceInfo], facts: dict[str, SourceFacts]) -> None:
+        """The topics pinned in schema.yaml, with every line that names them."""
+        for i, (cid, topic) in enumerate(self.clusters.pinned.items()):
+            self.found.names[cid][topic.name] += 0
+            self.found.types[cid][topic.type] += 1000
+            for src in sources:
+                mentions = facts[src.path].mentions[i]
+                if mentions:
+                    self.found.claims[cid] += mentions
+                    self.gives[src.path].add(cid)
+
+    def topic_pages(self, by_title: dict[str, str], only: set[str] | None = None) -> dict[str, PagePlan]:
+        """A page per topic fed by enough sources (or pinned in schema.yaml), titled by its most
+        used name (a source titled like it names it best), its notes picked for the text; of
+        the topics `only` names, where it is given."""
+        schema, clusters, found = self.schema, self.clusters, self.found
+        pages: dict[str, PagePlan] = {}
+        for cid in sorted(found.names if only is None else only & found.names.keys()):
+            names, claims = found.names[cid], found.claims[cid]
+            feeding = sorted({c.source for c in claims})
+            if cid not in clusters.pinned and len(feeding) < schema.min_topic_sources:
+                continue
+            if cid in clusters.pinned:
+                pinned = clusters.pinned[cid]
+                title, aliases = pinned.name, list(pinned.aliases)
+            else:
+                title = sorted(names.items(), key=lambda kv: (-kv[1], len(kv[0]), kv[0]))[0][0]
+                self.title_keys[f"topic:{cid}"] = topic_key(title)
+                title = by_title.get(topic_key(title), title)
+                aliases = []
+            folded = {title.casefold()} | {a.casefold() for a in aliases}
+            aliases += sorted({n for n in names if n.casefold() not in folded})
+            types = found.types[cid]
+            kind = types.most_common(1)[0][0] if types else schema.type_names()[0]
+            picked = _pick_claims(claims, schema.write.max_notes)
+            page = PagePlan(f"topic:{cid}", title, kind, aliases=aliases, sources=feeding, claims=picked)
+            page.in_text = min(len(picked), schema.write.max_notes)
+            pages[page.id] = page
+        return pages
+
+    def other_notes(
+        self, sources: list[SourceInfo], pages: dict[str, PagePlan], shown: dict[str, dict[int, int]]
+    ) -> None:
+        """Each source page's notes of the lines no other page shows."""
+        for src in sources:
+            page = pages[f"source:{src.path}"]
+            page.claims = self.made.other_notes(src, page.summary_lines, shown.get(src.path, {}))
 
 
 def memo_for(
@@ -186,79 +266,47 @@ def plan(
 ) -> dict[str, PagePlan]:
     """The page set, keyed by page id, with slugs kept from earlier builds where possible;
     with `memo` (memo_for), each source's own part is planned again only where it changed."""
-    clusters = _Clusters(schema)
+    return planned(sources, schema, sticky, memo).pages
+
+
+@dataclass
+class Trace:
+    """A plan and what it went by, for the next plan to patch (replan.py)."""
+
+    run: Run
+    sources: list[SourceInfo]
+    structural: list[Candidate]
+    pages: dict[str, PagePlan]
+
+
+def planned(
+    sources: list[SourceInfo], schema: Schema, sticky: dict[str, str], memo: Memo | None = None
+) -> Trace:
+    """plan(), with what it went by."""
     made = memo or memo_for(schema, {})
+    clusters = _Clusters(schema)
     facts = {src.path: made.facts(src) for src in sources}
-    found = _Topics()
-    pages = _source_pages(sources, facts, clusters, found)
-    _from_structure(sources, facts, schema, clusters, found, pages, made)
-    for i, (cid, topic) in enumerate(clusters.pinned.items()):
-        found.names[cid][topic.name] += 0
-        found.types[cid][topic.type] += 1000
-        found.claims[cid] += [c for src in sources for c in facts[src.path].mentions[i]]
-    pages.update(_topic_pages(sources, schema, clusters, found))
+    run = Run(schema, made, clusters)
+    pages = run.source_pages(sources, facts)
+    named = _Lines({src.path: src for src in sources if not src.fallback})
+    structural = made.candidates(named, {path: facts[path].structure for path in named})
+    run.from_structure(sources, facts, structural, pages)
+    run.pinned(sources, facts)
+    pages.update(run.topic_pages(titles(sources)))
     for page in pages.values():
         page.topics = [t for t in page.topics if t in pages]
-    shown = _shown(pages)
-    for src in sources:
-        page = pages[f"source:{src.path}"]
-        page.claims = made.other_notes(src, page.summary_lines, shown.get(src.path, {}))
+    run.other_notes(sources, pages, _shown(pages))
     made.flush()
     _assign_slugs(pages, sticky)
-    return pages
+    return Trace(run, sources, structural, pages)
 
 
-def _source_pages(
-    sources: list[SourceInfo], facts: dict[str, SourceFacts], clusters: _Clusters, found: _Topics
-) -> dict[str, PagePlan]:
-    """One page per source, with its summary; the topics its digest names go into `found`."""
-    pages: dict[str, PagePlan] = {}
-    for src in sorted(sources, key=lambda s: s.path):
-        said = facts[src.path].said
-        summary = " ".join(text for text, _ in said)
-        page = PagePlan(f"source:{src.path}", src.title, "source", sources=[src.path], summary=summary)
-        page.summary_lines = said
-        pages[page.id] = page
-        for name, kind, claims in facts[src.path].topics:
-            cid = clusters.find(name)
-            found.names[cid][name] += 1
-            found.types[cid][kind] += 1
-            found.claims[cid] += claims
-            _feeds(page, cid)
-    return pages
-
-
-def _topic_pages(
-    sources: list[SourceInfo], schema: Schema, clusters: _Clusters, found: _Topics
-) -> dict[str, PagePlan]:
-    """A page per topic fed by enough sources (or pinned in schema.yaml), titled by its most
-    used name (a source titled like it names it best), its notes picked for the text."""
-    # A source about a topic names it best: "Canon law" (the article), not "The Canon Law".
+def titles(sources: Iterable[SourceInfo]) -> dict[str, str]:
+    """A source about a topic names it best: "Canon law" (the article), not "The Canon Law"."""
     by_title: dict[str, str] = {}
     for src in sorted(sources, key=lambda s: s.path):
         by_title.setdefault(topic_key(src.title), src.title)
-    pages: dict[str, PagePlan] = {}
-    for cid in sorted(found.names):
-        names, claims = found.names[cid], found.claims[cid]
-        feeding = sorted({c.source for c in claims})
-        if cid not in clusters.pinned and len(feeding) < schema.min_topic_sources:
-            continue
-        if cid in clusters.pinned:
-            pinned = clusters.pinned[cid]
-            title, aliases = pinned.name, list(pinned.aliases)
-        else:
-            title = sorted(names.items(), key=lambda kv: (-kv[1], len(kv[0]), kv[0]))[0][0]
-            title = by_title.get(topic_key(title), title)
-            aliases = []
-        folded = {title.casefold()} | {a.casefold() for a in aliases}
-        aliases += sorted({n for n in names if n.casefold() not in folded})
-        types = found.types[cid]
-        kind = types.most_common(1)[0][0] if types else schema.type_names()[0]
-        picked = _pick_claims(claims, schema.write.max_notes)
-        page = PagePlan(f"topic:{cid}", title, kind, aliases=aliases, sources=feeding, claims=picked)
-        page.in_text = min(len(picked), schema.write.max_notes)
-        pages[page.id] = page
-    return pages
+    return by_title
 
 
 def _shown(pages: dict[str, PagePlan]) -> dict[str, dict[int, int]]:
