@@ -23,8 +23,9 @@ from wikic.build.batches import Batches
 from wikic.build.compose import Composer, compose_pages
 from wikic.build.existing import foreign, intact, kept_for_failed_sources, missing
 from wikic.build.intake import Intake, Read
-from wikic.build.plan import PagePlan, SourceInfo, memo_for, plan
+from wikic.build.plan import PagePlan, SourceInfo, memo_for
 from wikic.build.publish import append_log, publish
+from wikic.build.replan import plan_kept
 from wikic.build.report import Progress, Report, price_report
 from wikic.build.run import BackendFactory, BuildOptions
 from wikic.build.write import write_actions
@@ -209,13 +210,16 @@ class _Build:
         """The page set; each source's own part planned again only where it changed (--force:
         every source's, so that a forced build checks what the memo would have given)."""
         save = None if self.opts.dry_run else self.state.save_planned
-        kept = None if self.opts.force else self.state.kept_merge()
-        memo = memo_for(self.schema, {} if self.opts.force else self.state.planned(), save, kept)
-        pages = plan(infos, self.schema, self.state.slugs(), memo)
+        merged, kept = (
+            (self.state.kept("merge"), self.state.kept("plan")) if not self.opts.force else (None, None)
+        )
+        memo = memo_for(self.schema, {} if self.opts.force else self.state.planned(), save, merged)
+        pages, keep = plan_kept(infos, self.schema, self.state.slugs(), memo, kept)
         if save is not None:
             self.state.drop_planned(memo.gone(i.path for i in infos))
             if memo.merge is not None:
-                self.state.keep_merge(memo.merge.dumps())
+                self.state.keep("merge", memo.merge.dumps())
+            self.state.keep("plan", keep)
         return pages
 
     def _remember(self, done: Assembled, job: Assembly) -> None:

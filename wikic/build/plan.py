@@ -143,6 +143,7 @@ class Run:
         self.found = _Topics()
         self.gives: dict[str, set[str]] = defaultdict(set)
         self.title_keys: dict[str, str] = {}  # topic page id -> the key of its most used name
+        self.names: dict[str, list[str]] = {}  # source path -> its digest's topic names, in order
 
     def source_pages(self, sources: list[SourceInfo], facts: dict[str, SourceFacts]) -> dict[str, PagePlan]:
         """One page per source, with its summary; the topics its digest names go into `found`."""
@@ -154,6 +155,7 @@ class Run:
             page = PagePlan(f"source:{src.path}", src.title, "source", sources=[src.path], summary=summary)
             page.summary_lines = said
             pages[page.id] = page
+            self.names[src.path] = [name for name, _, _ in facts[src.path].topics]
             for name, kind, claims in facts[src.path].topics:
                 cid = self.clusters.find(name)
                 found.names[cid][name] += 1
@@ -309,18 +311,22 @@ def titles(sources: Iterable[SourceInfo]) -> dict[str, str]:
     return by_title
 
 
-def _shown(pages: dict[str, PagePlan]) -> dict[str, dict[int, int]]:
+def _shown(pages: dict[str, PagePlan], only: set[str] | None = None) -> dict[str, dict[int, int]]:
     """How many characters of each source line (by source, then line) some topic page already
-    shows as it is: a note cut short shows only its start."""
+    shows as it is: a note cut short shows only its start. Of the sources `only` names, where
+    given (their pages have no notes yet)."""
     shown: dict[str, dict[int, int]] = defaultdict(dict)
-    quoted = [(c.source, c.start, c.end, c.text) for p in pages.values() for c in p.claims]
+    topics = [p for pid, p in pages.items() if not pid.startswith("source:")]
+    quoted = [(c.source, c.start, c.end, c.text) for p in topics for c in p.claims]
     quoted += [
         (p.sources[0], a, b, t)
-        for p in pages.values()
-        if p.type == "source"
+        for pid, p in pages.items()
+        if pid.startswith("source:") and (only is None or p.sources[0] in only)
         for t, r in p.summary_lines
         for a, b in r
     ]
+    if only is not None:
+        quoted = [q for q in quoted if q[0] in only]
     for source, start, end, text in quoted:
         size = len(text) - text.endswith("…") if start == end else 1 << 30
         lines = shown[source]

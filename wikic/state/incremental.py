@@ -80,6 +80,19 @@ class PlannedRows(Mapping[str, Planned]):
     def __len__(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM planned").fetchone()[0])
 
+    def load(self, paths: list[str]) -> None:
+        """These rows read at once, as the next asked for: a patched plan asks for a few
+        hundred, far apart."""
+        sql = (
+            "SELECT p.path, p.key, p.facts, p.notes_key, p.notes, s.key, s.notes FROM planned p "
+            "LEFT JOIN planned_struct s ON s.path = p.path WHERE p.path IN ({})"
+        )
+        self.window = {}
+        for i in range(0, len(paths), 500):
+            chunk = paths[i : i + 500]
+            rows = self.db.execute(sql.format(",".join("?" * len(chunk))), chunk)
+            self.window.update({r[0]: Planned(r[1], r[2], r[3], r[4], r[5] or "", r[6] or "") for r in rows})
+
 
 class IncrementalTables(Tables):
     """The incremental stages' tables (see the module's docstring)."""
@@ -89,23 +102,28 @@ class IncrementalTables(Tables):
         return PlannedRows(self.db)
 
     def save_planned(self, what: str, made: dict[str, tuple[str, str]]) -> None:
-        """A plan's new "facts", "notes" or "struct" of sources: path -> (key, JSON)."""
+        """A plan's new "facts", "notes" or "struct" of sources: path -> (key, JSON). The kept
+        plan is of the rows as they were: let go with the first change (a plan killed after it
+        is planned in full by the next build), kept again by the plan that finishes."""
         with self.transaction():
+            self.db.execute("DELETE FROM kept WHERE name = 'plan'")
             self.db.executemany(_SAVE[what], [(path, key, text) for path, (key, text) in made.items()])
 
     def drop_planned(self, paths: Iterable[str]) -> None:
         with self.transaction():
+            self.db.execute("DELETE FROM kept WHERE name = 'plan'")
             self.db.executemany("DELETE FROM planned WHERE path=?", [(path,) for path in paths])
             self.db.executemany("DELETE FROM planned_struct WHERE path=?", [(path,) for path in paths])
 
-    def kept_merge(self) -> bytes | None:
-        """The last plan's merge of names and terms (build/merge.py), as it kept it."""
-        row = self.db.execute("SELECT blob FROM merged WHERE id = 0").fetchone()
+    def kept(self, name: str) -> bytes | None:
+        """What the last plan kept for the next to patch: its merge of names and terms ("merge",
+        build/merge.py) or its pages and what it went by ("plan", build/replan.py)."""
+        row = self.db.execute("SELECT blob FROM kept WHERE name = ?", (name,)).fetchone()
         return bytes(row[0]) if row else None
 
-    def keep_merge(self, blob: bytes) -> None:
+    def keep(self, name: str, blob: bytes) -> None:
         with self.transaction():
-            self.db.execute("INSERT OR REPLACE INTO merged VALUES (0, ?)", (blob,))
+            self.db.execute("INSERT OR REPLACE INTO kept VALUES (?, ?)", (name, blob))
 
     def planned_paths(self) -> set[str]:
         """The sources the planned table has facts of."""

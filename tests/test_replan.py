@@ -1,0 +1,164 @@
+"""The plan patched by an edit (build/replan.py) equals the full plan of the same sources,
+edit after edit, with the sources the build trusts by stat given to it unread."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from tests.test_incremental import (
+    NOTES,
+    NOTES_MODE,
+    PINNED,
+    PLAN_EDITS,
+    PROSE,
+    REPEATED,
+    _digest,
+    _replace,
+    _Rows,
+)
+from wikic.build.plan import PagePlan, SourceInfo, memo_for, plan
+from wikic.build.replan import Kept, patched, plan_kept, settings_of
+from wikic.config import Schema
+
+
+class _Project:
+    """A plan's state between builds: the planned rows, the kept merge and the kept plan."""
+
+    def __init__(self, schema: Schema) -> None:
+        self.schema, self.rows = schema, _Rows()
+        self.merge: bytes | None = None
+        self.kept: bytes | None = None
+        self.last: dict[str, str] = {}
+
+    def infos(self, notes: dict[str, str]) -> list[SourceInfo]:
+        """As a build gives them: a source unchanged since the last plan settled (unread)."""
+        out = []
+        for name, text in sorted(notes.items()):
+            path, lines = f"sources/{name}", text.split("\n")
+            if self.last.get(path) == text:
+                out.append(SourceInfo(path, "", None, None, lambda lines=lines: lines))
+            else:
+                out.append(SourceInfo(path, lines[0].lstrip("# "), lines, _digest(lines)))
+        return out
+
+    def plan(self, notes: dict[str, str]) -> tuple[dict[str, PagePlan], bool]:
+        """The plan of `notes`, and whether it was patched."""
+        infos = self.infos(notes)
+        memo = memo_for(self.schema, self.rows, self.rows.save, self.merge)
+        kept = Kept.loads(self.kept, settings_of(self.schema)) if self.kept else None
+        was_patched = kept is not None and patched(list(infos), self.schema, {}, memo, kept) is not None
+        memo = memo_for(self.schema, self.rows, self.rows.save, self.merge)
+        pages, self.kept = plan_kept(self.infos(notes), self.schema, {}, memo, self.kept)
+        for path in memo.gone(i.path for i in infos):
+            del self.rows[path]
+        assert memo.merge is not None
+        self.merge = memo.merge.dumps()
+        self.last = {f"sources/{name}": text for name, text in notes.items()}
+        return pages, was_patched
+
+
+def _full(notes: dict[str, str], schema: Schema) -> dict[str, PagePlan]:
+    infos = []
+    for name, text in sorted(notes.items()):
+        lines = text.split("\n")
+        infos.append(SourceInfo(f"sources/{name}", lines[0].lstrip("# "), lines, _digest(lines)))
+    return plan(infos, schema, {})
+
+
+EDITS = {
+    **PLAN_EDITS,
+    # solo.md, unchanged, names Quentin Blake too: a name from structure now, its page fed by both
+    "a name a second source now writes": lambda n: {
+        **n,
+        "rag.md": n["rag.md"] + "\nQuentin Blake drew the diagrams for the retrieval talk.\n",
+    },
+    # a topic's page is titled as the first source titled so writes it
+    "a source titled like a topic added": lambda n: {**n, "b.md": "# Hnsw\n\nA graph, they say.\n"},
+    "a source titled like a topic retitled": lambda n: _replace(n, "a.md", "# Faiss", "# Vector library"),
+}
+FAISS = "# Faiss\n\nA library, they say.\n"
+SOLO = "# Fair\n\nWe met Quentin Blake at the book fair in the spring.\n"
+
+
+@pytest.mark.parametrize("schema", [PROSE, PINNED, NOTES_MODE], ids=["prose", "pinned", "notes"])
+@pytest.mark.parametrize("kind", list(EDITS))
+def test_a_plan_patched_by_an_edit_equals_the_full_plan(kind: str, schema: Schema) -> None:
+    notes = {
+        **NOTES,
+        "tools.md": NOTES["tools.md"] + f"\n## HNSW\n\n{REPEATED}\n",
+        "solo.md": SOLO,
+        "a.md": FAISS,
+    }
+    project = _Project(schema)
+    assert project.plan(notes)[0] == _full(notes, schema)
+    for step in range(2):  # an edit, then nothing more
+        notes = EDITS[kind](notes) if step == 0 else notes
+        pages, was_patched = project.plan(notes)
+        assert pages == _full(notes, schema)
+        assert was_patched
+    if kind == "a name a second source now writes":
+        assert "topic:quentin blake" in pages["source:sources/solo.md"].topics
+    titles = {
+        "a source titled like a topic added": ("Hnsw", "Faiss"),
+        "a source titled like a topic retitled": ("HNSW", "FAISS"),
+    }
+    hnsw, faiss = titles.get(kind, ("HNSW", "Faiss"))
+    assert (pages["topic:hnsw"].title, pages["topic:faiss"].title) == (hnsw, faiss) or kind in {
+        "a topic renamed",
+        "a topic another source names",
+        "a source deleted",
+    }
+
+
+TOPICS = ["Bazel", "Ninja", "Early cutoff", "Content hashing", "Alice Moreau", "Build graph", "Make", "Shake"]
+WORDS = [
+    "the",
+    "build",
+    "ran",
+    "slow",
+    "fast",
+    "graph",
+    "tests",
+    "cluster",
+    "night",
+    "notes",
+    "cache",
+    "hash",
+]
+
+
+def _note(rng: random.Random, n: int) -> str:
+    """A note: a title, a lead, and sections named after topics, some sentences naming others."""
+    title = rng.choice([*TOPICS, f"Notes {n}", f"Retro {n}"])
+    lines = [f"# {title}", "", f"Note {n} on {rng.choice(TOPICS)} and {' '.join(rng.sample(WORDS, 3))}."]
+    for _ in range(rng.randint(1, 4)):
+        text = " ".join(rng.sample(WORDS, rng.randint(3, 6)))
+        if rng.random() < 0.5:
+            text = f"{text} with {rng.choice(TOPICS)}"
+        lines += ["", f"## {rng.choice(TOPICS)}", "", f"{text[0].upper()}{text[1:]} in note {n}."]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_plan_patched_edit_after_edit_equals_the_full_plan(seed: int) -> None:
+    rng = random.Random(seed)
+    schema = PINNED if seed % 2 else PROSE
+    notes = {f"n{i:02d}.md": _note(rng, i) for i in range(24)}
+    project = _Project(schema)
+    project.plan(notes)
+    patched_count = 0
+    for step in range(12):
+        name = rng.choice(sorted(notes))
+        kind = rng.random()
+        if kind < 0.7:
+            notes[name] = _note(rng, 100 + step)
+        elif kind < 0.85:
+            notes[f"new{step}.md"] = _note(rng, 200 + step)
+        else:
+            del notes[name]
+        pages, was_patched = project.plan(notes)
+        assert pages == _full(notes, schema), f"step {step}"
+        patched_count += was_patched
+    assert patched_count >= 8

@@ -1,0 +1,303 @@
+"""The plan patched (no model): an edit plans again only the topics its sources give names or
+notes to, with every source that gives to those, and takes every other page as the last plan
+made it. A topic's page is made from the sources that give to it and what every source shares
+(the clusters of names, the names and terms from structure, the sources' titles), so the pages
+an edit can change are those of the topics its changed sources gave to before or give to now,
+of the names from structure whose lines changed, and of the titles it changed; the sources
+whose pages change are those that give to these topics.
+
+What the last plan went by is kept in state.db beside its pages (Kept): each source's facts
+key, title, line count, digest names and the topics it gives to; the clusters' keys in the
+order they were made; the names from structure. Where anything else changed (schema.yaml,
+wikic, a name now in another cluster, a quarter of the sources) the plan is made in full
+(plan.py), which stays what the patch must equal (tests/test_replan.py).
+"""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from wikic import __version__
+from wikic.build import merge, sourceplan
+from wikic.build.candidates import Candidate
+from wikic.build.plan import (
+    PagePlan,
+    Run,
+    SourceInfo,
+    Trace,
+    _assign_slugs,
+    _Clusters,
+    _Lines,
+    _shown,
+    planned,
+    titles,
+    topic_key,
+)
+from wikic.build.sourceplan import Claim, Memo, SourceFacts
+from wikic.config import Schema
+from wikic.hashing import fingerprint
+
+VERSION = 1
+SHARE = 4  # more than one source in this many changed (and more than FEW): the full plan
+FEW = 16
+
+
+@dataclass
+class Kept:
+    """A plan and what it went by (the module's docstring)."""
+
+    keys: dict[str, str]  # source path -> its facts' key, in the sources' order
+    meta: dict[str, tuple[str, int, bool]]  # source path -> title, line count, fallback flag
+    names: dict[str, list[str]]  # source path -> its digest's topic names, in order
+    gives: dict[str, list[str]]  # source path -> the topics it gives names or notes to
+    by_key: list[tuple[str, str]]  # the clusters' keys, in the order they were made, and their ids
+    structural: list[tuple[str, str, dict[str, list[int]]]]  # names from structure: name, kind, lines
+    title_keys: dict[str, str]  # topic page id -> the key of the name it is titled by
+    pages: list[tuple[Any, ...]]
+
+    def dumps(self, settings: str) -> bytes:
+        return marshal.dumps([VERSION, settings, *self.__dict__.values()])
+
+    @classmethod
+    def loads(cls, blob: bytes, settings: str) -> Kept | None:
+        try:
+            kept: list[Any] = marshal.loads(blob)
+        except (EOFError, ValueError, TypeError):
+            return None
+        if not isinstance(kept, list) or kept[:2] != [VERSION, settings] or len(kept) != 10:
+            return None
+        return cls(*kept[2:])
+
+
+def settings_of(schema: Schema) -> str:
+    """Everything a plan reads besides the sources: schema.yaml, and wikic's own make."""
+    versions = [VERSION, __version__, sourceplan.VERSION, merge.VERSION]
+    return fingerprint([versions, schema.model_dump(mode="json")])
+
+
+def plan_kept(
+    sources: list[SourceInfo], schema: Schema, sticky: dict[str, str], made: Memo, blob: bytes | None
+) -> tuple[dict[str, PagePlan], bytes]:
+    """The page set (plan.plan()), patched from the last plan kept (`blob`) where it can be,
+    and what to keep of it for the next."""
+    settings = settings_of(schema)
+    kept = Kept.loads(blob, settings) if blob else None
+    trace = patched(sources, schema, sticky, made, kept) if kept is not None else None
+    if trace is None:
+        kept, trace = None, planned(sources, schema, sticky, made)
+    return trace.pages, _kept(trace, made, kept).dumps(settings)
+
+
+def patched(
+    sources: list[SourceInfo], schema: Schema, sticky: dict[str, str], made: Memo, kept: Kept
+) -> Trace | None:
+    """The last plan (`kept`) patched by what changed, or None where it cannot be."""
+    facts: dict[str, SourceFacts] = {}
+    changed: list[SourceInfo] = []
+    for src in sources:
+        key = kept.keys.get(src.path)
+        if src.settled and key is not None:  # as the last plan found it (settled.py)
+            made.keys[src.path] = key
+            src.title, src.count, src._fallback = kept.meta[src.path]
+            continue
+        facts[src.path] = made.facts(src)
+        if made.keys[src.path] != key:
+            changed.append(src)
+    live = {src.path for src in sources}
+    gone = [path for path in kept.keys if path not in live]
+    if len(changed) + len(gone) > max(FEW, len(sources) // SHARE):
+        return None
+    named = _Lines({src.path: src for src in sources if not src.fallback})
+    structural = made.candidates(named, _Packed(named, facts, made))
+    clusters = _clusters(schema, sources, facts, kept, structural)
+    if clusters is None:
+        return None
+    topics, paths = _touched(changed, gone, facts, kept, clusters, structural)
+    givers = {path for path, gives in kept.gives.items() if not topics.isdisjoint(gives)}
+    subset = [src for src in sources if src.path in paths | givers]
+    missing = [src.path for src in subset if src.path not in facts]
+    if hasattr(made.rows, "load"):
+        made.rows.load(missing)  # a few hundred rows at once, not a window each
+    facts.update({src.path: made.facts(src) for src in subset if src.path not in facts})
+    run = Run(schema, made, clusters)
+    own = run.source_pages(subset, facts)
+    run.from_structure(subset, facts, structural, own)
+    run.pinned(subset, facts)
+    new = run.topic_pages(titles(sources), only=topics)
+    pages = _pages(kept, live, {src.path for src in subset}, topics, own, new)
+    for page in own.values():
+        page.topics = [t for t in page.topics if t in pages]
+    run.other_notes(subset, pages, _shown(pages, {src.path for src in subset}))
+    made.flush()
+    for page in pages.values():
+        page.slug = ""
+    _assign_slugs(pages, sticky)
+    return Trace(run, sources, structural, pages)
+
+
+def _clusters(
+    schema: Schema,
+    sources: list[SourceInfo],
+    facts: dict[str, SourceFacts],
+    kept: Kept,
+    structural: list[Candidate],
+) -> _Clusters | None:
+    """The clusters as the full plan makes them, from its names in the order it meets them (the
+    digests' by source in path order, then the names from structure): the kept ones as far as
+    that order is the same, matched again past it. None where a name the last plan had is now
+    in another cluster."""
+    clusters = _Clusters(schema)
+    order = kept.by_key[len(clusters.by_key) :]
+    at, same = 0, True
+    for name in _names(sources, facts, kept, structural):
+        key = topic_key(name) or name.casefold()
+        if key in clusters.by_key:
+            continue
+        if same and at < len(order) and order[at][0] == key:
+            clusters.by_key[key] = order[at][1]
+            at += 1
+            continue
+        same = False
+        clusters.find(name)
+    before = dict(kept.by_key)
+    if any(before.get(key, cid) != cid for key, cid in clusters.by_key.items()):
+        return None
+    return clusters
+
+
+def _names(
+    sources: list[SourceInfo], facts: dict[str, SourceFacts], kept: Kept, structural: list[Candidate]
+) -> Iterator[str]:
+    for src in sorted(sources, key=lambda s: s.path):
+        if src.path in facts:
+            yield from (name for name, _, _ in facts[src.path].topics)
+        else:
+            yield from kept.names[src.path]
+    yield from (cand.name for cand in structural)
+
+
+def _touched(
+    changed: list[SourceInfo],
+    gone: list[str],
+    facts: dict[str, SourceFacts],
+    kept: Kept,
+    clusters: _Clusters,
+    structural: list[Candidate],
+) -> tuple[set[str], set[str]]:
+    """The topics whose pages the edit can change (a few more do no harm: made again from all
+    their givers, they come out as they were), and the sources whose pages it can change
+    besides those topics' givers."""
+    before = dict(kept.by_key)
+    topics: set[str] = set()
+    paths = {src.path for src in changed}
+    for path in [*paths, *gone]:
+        topics.update(kept.gives.get(path, ()))
+    old = {(name, kind): lines for name, kind, lines in kept.structural}
+    new = {(c.name, c.kind): c.lines for c in structural}
+    for key in old.keys() | new.keys():
+        if old.get(key) != new.get(key):  # a name from structure found, lost or with other lines
+            if key in old:
+                topics.add(before[topic_key(key[0]) or key[0].casefold()])
+            if key in new:
+                topics.add(clusters.find(key[0]))
+            paths |= set(old.get(key, {})) | set(new.get(key, {}))
+    for src in changed:  # what it gives to now
+        f = facts[src.path]
+        topics.update(clusters.find(name) for name, _, _ in f.topics)
+        topics.update(clusters.find(c.name) for c in structural if src.path in c.lines)
+        topics.update(cid for cid, mentions in zip(clusters.pinned, f.mentions, strict=True) if mentions)
+        topics.add(clusters.by_key.get(topic_key(src.title), ""))
+    topics |= _retitled([*changed], gone, kept)
+    topics.discard("")
+    return topics, paths
+
+
+def _retitled(changed: list[SourceInfo], gone: list[str], kept: Kept) -> set[str]:
+    """The topics titled by a name that a changed source's title wrote, or no longer writes,
+    first among the sources (plan.titles: "Canon law", the article, not "The Canon Law")."""
+    keys = {topic_key(kept.meta[p][0]) for p in [*(s.path for s in changed), *gone] if p in kept.meta}
+    keys |= {topic_key(src.title) for src in changed}
+    if not keys:
+        return set()
+    return {pid.removeprefix("topic:") for pid, key in kept.title_keys.items() if key in keys}
+
+
+def _pages(
+    kept: Kept,
+    live: set[str],
+    replanned: set[str],
+    topics: set[str],
+    own: dict[str, PagePlan],
+    new: dict[str, PagePlan],
+) -> dict[str, PagePlan]:
+    """Every page, in the full plan's order (source pages, then topic pages, each by id): those
+    the edit leaves as the last plan made them, and those planned again."""
+    pages: dict[str, PagePlan] = {}
+    for flat in kept.pages:
+        pid = flat[0]
+        if pid.startswith("source:"):
+            if pid.removeprefix("source:") in replanned or pid.removeprefix("source:") not in live:
+                continue
+        elif pid.removeprefix("topic:") in topics:
+            continue
+        pages[pid] = _page(flat)
+    pages |= own | new
+    ids = sorted(pages, key=lambda pid: (not pid.startswith("source:"), pid))
+    return {pid: pages[pid] for pid in ids}
+
+
+def _flat(page: PagePlan) -> tuple[Any, ...]:
+    claims = [tuple(c) for c in page.claims]
+    head = (page.id, page.title, page.type, page.slug, page.aliases, page.sources, claims)
+    return (*head, page.summary, page.topics, page.in_text, page.summary_lines)
+
+
+def _page(flat: tuple[Any, ...]) -> PagePlan:
+    pid, title, kind, slug, aliases, sources, claims, summary, topics, in_text, said = flat
+    page = PagePlan(pid, title, kind, slug, aliases, sources, [Claim(*c) for c in claims], summary, topics)
+    page.in_text = in_text
+    page.summary_lines = said
+    return page
+
+
+def _kept(trace: Trace, made: Memo, old: Kept | None) -> Kept:
+    """What to keep of this plan: of the sources it planned again, what it found; of the
+    others, what the last plan kept."""
+    run, last = trace.run, old or Kept({}, {}, {}, {}, [], [], {}, [])
+    keys = {src.path: made.keys[src.path] for src in trace.sources}
+    names = {p: run.names[p] if p in run.names else last.names[p] for p in keys}
+    gives = {p: sorted(run.gives.get(p, ())) if p in run.names else last.gives.get(p, []) for p in keys}
+    topic_ids = [pid for pid in trace.pages if not pid.startswith("source:")]
+    title_keys = {pid: run.title_keys.get(pid) or last.title_keys.get(pid, "") for pid in topic_ids}
+    return Kept(
+        keys,
+        {src.path: (src.title, src.count, src.fallback) for src in trace.sources},
+        names,
+        gives,
+        list(run.clusters.by_key.items()),
+        [(c.name, c.kind, c.lines) for c in trace.structural],
+        {pid: key for pid, key in title_keys.items() if key},
+        [_flat(page) for page in trace.pages.values()],
+    )
+
+
+class _Packed(Mapping[str, str]):
+    """Each named source's packed names and terms (candidates.source_names): from its facts
+    where the plan has them, else from its row, as the merge asks (merge.py: few)."""
+
+    def __init__(self, named: Mapping[str, list[str]], facts: dict[str, SourceFacts], made: Memo) -> None:
+        self.named, self.facts, self.made = named, facts, made
+
+    def __getitem__(self, path: str) -> str:
+        if path in self.facts:
+            return self.facts[path].structure
+        return self.made.rows[path].facts.partition("\n")[2]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.named)
+
+    def __len__(self) -> int:
+        return len(self.named)
