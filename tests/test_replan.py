@@ -30,6 +30,7 @@ class _Project:
         self.schema, self.rows = schema, _Rows()
         self.merge: bytes | None = None
         self.kept: bytes | None = None
+        self.pages: dict[str, bytes] = {}  # the kept pages' rows
         self.last: dict[str, str] = {}
 
     def infos(self, notes: dict[str, str]) -> list[SourceInfo]:
@@ -46,11 +47,15 @@ class _Project:
     def plan(self, notes: dict[str, str]) -> tuple[dict[str, PagePlan], bool]:
         """The plan of `notes`, and whether it was patched."""
         infos = self.infos(notes)
-        memo = memo_for(self.schema, self.rows, self.rows.save, self.merge)
+        memo = memo_for(self.schema, _Rows(self.rows), None, self.merge)  # a trial: saves nothing
         kept = Kept.loads(self.kept, settings_of(self.schema)) if self.kept else None
-        was_patched = kept is not None and patched(list(infos), self.schema, {}, memo, kept) is not None
+        rows = lambda: list(self.pages.items())  # noqa: E731
+        was_patched = kept is not None and patched(infos, self.schema, {}, memo, kept, rows) is not None
         memo = memo_for(self.schema, self.rows, self.rows.save, self.merge)
-        pages, self.kept = plan_kept(self.infos(notes), self.schema, {}, memo, self.kept)
+        pages, keep = plan_kept(self.infos(notes), self.schema, {}, memo, self.kept, rows)
+        self.kept = keep.blob
+        self.pages = {} if keep.every else {p: r for p, r in self.pages.items() if p not in keep.gone}
+        self.pages |= keep.pages
         for path in memo.gone(i.path for i in infos):
             del self.rows[path]
         assert memo.merge is not None

@@ -211,15 +211,15 @@ class _Build:
         every source's, so that a forced build checks what the memo would have given)."""
         save = None if self.opts.dry_run else self.state.save_planned
         merged, kept = (
-            (self.state.kept("merge"), self.state.kept("plan")) if not self.opts.force else (None, None)
+            (None, None) if self.opts.force else (self.state.kept("merge"), self.state.kept("plan"))
         )
         memo = memo_for(self.schema, {} if self.opts.force else self.state.planned(), save, merged)
-        pages, keep = plan_kept(infos, self.schema, self.state.slugs(), memo, kept)
+        pages, keep = plan_kept(infos, self.schema, self.state.slugs(), memo, kept, self.state.kept_pages)
         if save is not None:
             self.state.drop_planned(memo.gone(i.path for i in infos))
             if memo.merge is not None:
                 self.state.keep("merge", memo.merge.dumps())
-            self.state.keep("plan", keep)
+            self.state.keep_plan(keep.blob, keep.pages, keep.gone, keep.every)
         return pages
 
     def _remember(self, done: Assembled, job: Assembly) -> None:

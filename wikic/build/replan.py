@@ -16,8 +16,8 @@ wikic, a name now in another cluster, a quarter of the sources) the plan is made
 from __future__ import annotations
 
 import marshal
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from wikic import __version__
@@ -56,7 +56,6 @@ class Kept:
     by_key: list[tuple[str, str]]  # the clusters' keys, in the order they were made, and their ids
     structural: list[tuple[str, str, dict[str, list[int]]]]  # names from structure: name, kind, lines
     title_keys: dict[str, str]  # topic page id -> the key of the name it is titled by
-    pages: list[tuple[Any, ...]]
 
     def dumps(self, settings: str) -> bytes:
         return marshal.dumps([VERSION, settings, *self.__dict__.values()])
@@ -67,9 +66,23 @@ class Kept:
             kept: list[Any] = marshal.loads(blob)
         except (EOFError, ValueError, TypeError):
             return None
-        if not isinstance(kept, list) or kept[:2] != [VERSION, settings] or len(kept) != 10:
+        if not isinstance(kept, list) or kept[:2] != [VERSION, settings] or len(kept) != 9:
             return None
         return cls(*kept[2:])
+
+
+Rows = Callable[[], Iterable[tuple[str, bytes]]]  # the kept pages, as state.db has them
+
+
+@dataclass
+class Keep:
+    """What to keep of a plan for the next: what it went by, and of its pages (each a row of its
+    own) those new or changed since the last plan kept them (`every`: all of them)."""
+
+    blob: bytes
+    every: bool
+    pages: dict[str, bytes] = field(default_factory=dict)
+    gone: list[str] = field(default_factory=list)
 
 
 def settings_of(schema: Schema) -> str:
@@ -79,22 +92,32 @@ def settings_of(schema: Schema) -> str:
 
 
 def plan_kept(
-    sources: list[SourceInfo], schema: Schema, sticky: dict[str, str], made: Memo, blob: bytes | None
-) -> tuple[dict[str, PagePlan], bytes]:
-    """The page set (plan.plan()), patched from the last plan kept (`blob`) where it can be,
-    and what to keep of it for the next."""
+    sources: list[SourceInfo],
+    schema: Schema,
+    sticky: dict[str, str],
+    made: Memo,
+    blob: bytes | None,
+    rows: Rows,
+) -> tuple[dict[str, PagePlan], Keep]:
+    """The page set (plan.plan()), patched from the last plan kept (`blob`, its pages `rows`)
+    where it can be, and what to keep of it for the next."""
     settings = settings_of(schema)
     kept = Kept.loads(blob, settings) if blob else None
-    trace = patched(sources, schema, sticky, made, kept) if kept is not None else None
-    if trace is None:
-        kept, trace = None, planned(sources, schema, sticky, made)
-    return trace.pages, _kept(trace, made, kept).dumps(settings)
+    done = patched(sources, schema, sticky, made, kept, rows) if kept is not None else None
+    if done is None:
+        trace = planned(sources, schema, sticky, made)
+        pages = {pid: marshal.dumps(_flat(page)) for pid, page in trace.pages.items()}
+        return trace.pages, Keep(_kept(trace, made, None).dumps(settings), True, pages)
+    trace, changed, gone = done
+    pages = {pid: marshal.dumps(_flat(trace.pages[pid])) for pid in changed}
+    return trace.pages, Keep(_kept(trace, made, kept).dumps(settings), False, pages, gone)
 
 
 def patched(
-    sources: list[SourceInfo], schema: Schema, sticky: dict[str, str], made: Memo, kept: Kept
-) -> Trace | None:
-    """The last plan (`kept`) patched by what changed, or None where it cannot be."""
+    sources: list[SourceInfo], schema: Schema, sticky: dict[str, str], made: Memo, kept: Kept, rows: Rows
+) -> tuple[Trace, set[str], list[str]] | None:
+    """The last plan (`kept`, its pages `rows`) patched by what changed, with the pages new or
+    changed and those gone; None where it cannot be patched."""
     facts: dict[str, SourceFacts] = {}
     changed: list[SourceInfo] = []
     for src in sources:
@@ -118,24 +141,25 @@ def patched(
     topics, paths = _touched(changed, gone, facts, kept, clusters, structural)
     givers = {path for path, gives in kept.gives.items() if not topics.isdisjoint(gives)}
     subset = [src for src in sources if src.path in paths | givers]
-    missing = [src.path for src in subset if src.path not in facts]
     if hasattr(made.rows, "load"):
-        made.rows.load(missing)  # a few hundred rows at once, not a window each
+        made.rows.load([src.path for src in subset])  # a few hundred rows at once, not a window each
     facts.update({src.path: made.facts(src) for src in subset if src.path not in facts})
     run = Run(schema, made, clusters)
     own = run.source_pages(subset, facts)
     run.from_structure(subset, facts, structural, own)
     run.pinned(subset, facts)
     new = run.topic_pages(titles(sources), only=topics)
-    pages = _pages(kept, live, {src.path for src in subset}, topics, own, new)
+    pages, before = _pages(rows, live, {src.path for src in subset}, topics, own, new)
     for page in own.values():
         page.topics = [t for t in page.topics if t in pages]
     run.other_notes(subset, pages, _shown(pages, {src.path for src in subset}))
     made.flush()
+    slugs = {pid: page.slug for pid, page in pages.items()}
     for page in pages.values():
         page.slug = ""
     _assign_slugs(pages, sticky)
-    return Trace(run, sources, structural, pages)
+    moved = {pid for pid, page in pages.items() if page.slug != slugs[pid]}
+    return Trace(run, sources, structural, pages), {*own, *new} | moved, [p for p in before if p not in pages]
 
 
 def _clusters(
@@ -226,27 +250,29 @@ def _retitled(changed: list[SourceInfo], gone: list[str], kept: Kept) -> set[str
 
 
 def _pages(
-    kept: Kept,
+    rows: Rows,
     live: set[str],
     replanned: set[str],
     topics: set[str],
     own: dict[str, PagePlan],
     new: dict[str, PagePlan],
-) -> dict[str, PagePlan]:
+) -> tuple[dict[str, PagePlan], list[str]]:
     """Every page, in the full plan's order (source pages, then topic pages, each by id): those
-    the edit leaves as the last plan made them, and those planned again."""
+    the edit leaves as the last plan made them, and those planned again; and the ids of every
+    page the last plan kept."""
     pages: dict[str, PagePlan] = {}
-    for flat in kept.pages:
-        pid = flat[0]
+    before = []
+    for pid, row in rows():
+        before.append(pid)
         if pid.startswith("source:"):
             if pid.removeprefix("source:") in replanned or pid.removeprefix("source:") not in live:
                 continue
         elif pid.removeprefix("topic:") in topics:
             continue
-        pages[pid] = _page(flat)
+        pages[pid] = _page(marshal.loads(row))
     pages |= own | new
     ids = sorted(pages, key=lambda pid: (not pid.startswith("source:"), pid))
-    return {pid: pages[pid] for pid in ids}
+    return {pid: pages[pid] for pid in ids}, before
 
 
 def _flat(page: PagePlan) -> tuple[Any, ...]:
@@ -266,7 +292,7 @@ def _page(flat: tuple[Any, ...]) -> PagePlan:
 def _kept(trace: Trace, made: Memo, old: Kept | None) -> Kept:
     """What to keep of this plan: of the sources it planned again, what it found; of the
     others, what the last plan kept."""
-    run, last = trace.run, old or Kept({}, {}, {}, {}, [], [], {}, [])
+    run, last = trace.run, old or Kept({}, {}, {}, {}, [], [], {})
     keys = {src.path: made.keys[src.path] for src in trace.sources}
     names = {p: run.names[p] if p in run.names else last.names[p] for p in keys}
     gives = {p: sorted(run.gives.get(p, ())) if p in run.names else last.gives.get(p, []) for p in keys}
@@ -280,7 +306,6 @@ def _kept(trace: Trace, made: Memo, old: Kept | None) -> Kept:
         list(run.clusters.by_key.items()),
         [(c.name, c.kind, c.lines) for c in trace.structural],
         {pid: key for pid, key in title_keys.items() if key},
-        [_flat(page) for page in trace.pages.values()],
     )
 
 

@@ -125,6 +125,20 @@ class IncrementalTables(Tables):
         with self.transaction():
             self.db.execute("INSERT OR REPLACE INTO kept VALUES (?, ?)", (name, blob))
 
+    def kept_pages(self) -> Iterator[tuple[str, bytes]]:
+        """The pages of the kept plan (build/replan.py), each as it kept it."""
+        for pid, page in self.db.execute("SELECT id, page FROM kept_pages"):
+            yield pid, bytes(page)
+
+    def keep_plan(self, blob: bytes, pages: dict[str, bytes], gone: Iterable[str], every: bool) -> None:
+        """A plan kept: what it went by, and its pages new or changed (`every`: all of them)."""
+        with self.transaction():
+            if every:
+                self.db.execute("DELETE FROM kept_pages")
+            self.db.executemany("DELETE FROM kept_pages WHERE id = ?", [(pid,) for pid in gone])
+            self.db.executemany("INSERT OR REPLACE INTO kept_pages VALUES (?, ?)", pages.items())
+            self.db.execute("INSERT OR REPLACE INTO kept VALUES ('plan', ?)", (blob,))
+
     def planned_paths(self) -> set[str]:
         """The sources the planned table has facts of."""
         return {r[0] for r in self.db.execute("SELECT path FROM planned WHERE key != ''")}
