@@ -40,11 +40,14 @@ class Merge:
         self.dirty: set[tuple[str, str]] = set()  # (kind, key) whose lines changed: verdicts stale
         self.keys: dict[str, str] = {}  # source path -> the key of the facts merged (sourceplan.Memo)
         self.patched = False  # the last plan's merge patched (merge_for), not merged from nothing
+        self.delta: dict[str, dict[str, int]] = {"used": {}, "phrases": {}}  # counts changed by a patch
+        self.remarked: set[str] = set()  # keys some source marks or no longer marks, by a patch
 
     def add(self, path: str, parts: Mapping[str, str]) -> None:
         self._count(parts, 1)
         for key, form in zip(unjoin(parts["marks"]), unjoin(parts["forms"]), strict=True):
             self.marks.setdefault(key, {})[path] = form
+            self.remarked.add(key)
         for kind, lines in LINES.items():
             where = self.where[kind]
             for key, numbers in lines_of(unjoin(parts[kind]), parts[lines], set(where)).items():
@@ -56,6 +59,7 @@ class Merge:
         for key in unjoin(parts["marks"]):
             marked = self.marks[key]
             del marked[path]
+            self.remarked.add(key)
             if not marked:
                 del self.marks[key]
         for kind in LINES:
@@ -66,13 +70,15 @@ class Merge:
 
     def _count(self, parts: Mapping[str, str], step: int) -> None:
         for section in COUNTED:
-            counts = self.counts[section]
+            counts, delta = self.counts[section], self.delta.get(section) if self.patched else None
             for item in unjoin(parts[section]):
                 n = counts.get(item, 0) + step
                 if n:
                     counts[item] = n
                 else:
                     del counts[item]
+                if delta is not None:
+                    delta[item] = delta.get(item, 0) + step
 
     def candidates(
         self, sources: Mapping[str, list[str]], parts: Mapping[str, Mapping[str, str]], min_sources: int
@@ -96,13 +102,8 @@ class Merge:
         self, sources: Mapping[str, list[str]], parts: Mapping[str, Mapping[str, str]], rank: dict[str, int]
     ) -> dict[str, Where]:
         """What phrases.py's terms are: by the name some source marks them with, else as written."""
-        words = self.counts["used"]
-        picked = {
-            phrase
-            for phrase, used in self.counts["phrases"].items()
-            if used >= MIN_SOURCES and (phrase in self.marks or _cohesive(phrase, used, words))
-        }
-        where = self._lines("phrases", picked, parts, rank)
+        where = self._lines("phrases", self._picked_phrases(), parts, rank)
+        picked = set(where)
         found = {p: dict(where[p]) for p in sorted(picked) if self._uses("phrases", p, sources)}
         named: dict[str, Where] = {}
         for phrase, at in _longest(found).items():
@@ -110,6 +111,27 @@ class Merge:
             form = min(marked.items(), key=lambda kv: rank[kv[0]])[1] if marked else ""
             named[form or phrase[0].upper() + phrase[1:]] = at
         return named
+
+    def _picked_phrases(self) -> set[str]:
+        """The phrases two or more sources write that some source marks or whose words stand
+        together; patched, those the last merge picked with only the phrases decided again whose
+        count, marks or words' counts the patch changed."""
+        counts, words = self.counts["phrases"], self.counts["used"]
+        if self.patched:
+            check = {p for p, d in self.delta["phrases"].items() if d} | self.remarked
+            moved = {w for w, d in self.delta["used"].items() if d}
+            if moved:
+                check |= {p for p in counts if not moved.isdisjoint(p.split())}
+            picked = set(self.where["phrases"])
+        else:
+            check, picked = set(counts), set()
+        for phrase in check:
+            used = counts.get(phrase, 0)
+            if used >= MIN_SOURCES and (phrase in self.marks or _cohesive(phrase, used, words)):
+                picked.add(phrase)
+            else:
+                picked.discard(phrase)
+        return picked
 
     def _sure(self) -> set[str]:
         """The names written as names; "Bazel is" only ever opens sentences: a name too where it
@@ -160,6 +182,7 @@ class Merge:
     def settle(self) -> None:
         """Done deciding: every verdict is made from the lines as they are now."""
         self.dirty.clear()
+        self.delta, self.remarked = {"used": {}, "phrases": {}}, set()
         names = self.where["names"]
         self.inside = {w: v for w, v in self.inside.items() if w in names}
 
@@ -194,6 +217,7 @@ def merge_for(
     merge = Merge.loads(kept) if kept else None
     if merge is None:
         return _fresh(keys, parts)
+    merge.patched = True  # from here on, what the patch changes is counted (Merge.delta)
     changed = [path for path, key in keys.items() if merge.keys.get(path) != key]
     gone = [path for path in merge.keys if path not in keys]
     if 2 * (len(changed) + len(gone)) > len(keys):
@@ -208,7 +232,7 @@ def merge_for(
             return _fresh(keys, parts)
     for path in changed:
         merge.add(path, parts[path])
-    merge.keys, merge.patched = dict(keys), True
+    merge.keys = dict(keys)
     return merge
 
 

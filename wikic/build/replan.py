@@ -33,7 +33,6 @@ from wikic.build.plan import (
     _Lines,
     _shown,
     planned,
-    titles,
     topic_key,
 )
 from wikic.build.sourceplan import Claim, Memo, SourceFacts
@@ -50,7 +49,7 @@ class Kept:
     """A plan and what it went by (the module's docstring)."""
 
     keys: dict[str, str]  # source path -> its facts' key, in the sources' order
-    meta: dict[str, tuple[str, int, bool]]  # source path -> title, line count, fallback flag
+    meta: dict[str, tuple[str, int, bool, str]]  # source path -> title, line count, fallback, title's key
     names: dict[str, list[str]]  # source path -> its digest's topic names, in order
     gives: dict[str, list[str]]  # source path -> the topics it gives names or notes to
     by_key: list[tuple[str, str]]  # the clusters' keys, in the order they were made, and their ids
@@ -124,7 +123,7 @@ def patched(
         key = kept.keys.get(src.path)
         if src.settled and key is not None:  # as the last plan found it (settled.py)
             made.keys[src.path] = key
-            src.title, src.count, src._fallback = kept.meta[src.path]
+            src.title, src.count, src._fallback, _ = kept.meta[src.path]
             continue
         facts[src.path] = made.facts(src)
         if made.keys[src.path] != key:
@@ -140,7 +139,8 @@ def patched(
         return None
     topics, paths = _touched(changed, gone, facts, kept, clusters, structural)
     givers = {path for path, gives in kept.gives.items() if not topics.isdisjoint(gives)}
-    subset = [src for src in sources if src.path in paths | givers]
+    replanned = paths | givers
+    subset = [src for src in sources if src.path in replanned]
     if hasattr(made.rows, "load"):
         made.rows.load([src.path for src in subset])  # a few hundred rows at once, not a window each
     facts.update({src.path: made.facts(src) for src in subset if src.path not in facts})
@@ -148,7 +148,7 @@ def patched(
     own = run.source_pages(subset, facts)
     run.from_structure(subset, facts, structural, own)
     run.pinned(subset, facts)
-    new = run.topic_pages(titles(sources), only=topics)
+    new = run.topic_pages(_titles(sources, kept), only=topics)
     pages, before = _pages(rows, live, {src.path for src in subset}, topics, own, new)
     for page in own.values():
         page.topics = [t for t in page.topics if t in pages]
@@ -249,6 +249,19 @@ def _retitled(changed: list[SourceInfo], gone: list[str], kept: Kept) -> set[str
     return {pid.removeprefix("topic:") for pid, key in kept.title_keys.items() if key in keys}
 
 
+def _titles(sources: list[SourceInfo], kept: Kept) -> dict[str, str]:
+    """plan.titles(), with the keys of the titles the last plan had."""
+    by_title: dict[str, str] = {}
+    for src in sorted(sources, key=lambda s: s.path):
+        by_title.setdefault(_title_key(src, kept), src.title)
+    return by_title
+
+
+def _title_key(src: SourceInfo, kept: Kept | None) -> str:
+    meta = kept.meta.get(src.path) if kept is not None else None
+    return meta[3] if meta is not None and meta[0] == src.title else topic_key(src.title)
+
+
 def _pages(
     rows: Rows,
     live: set[str],
@@ -300,7 +313,7 @@ def _kept(trace: Trace, made: Memo, old: Kept | None) -> Kept:
     title_keys = {pid: run.title_keys.get(pid) or last.title_keys.get(pid, "") for pid in topic_ids}
     return Kept(
         keys,
-        {src.path: (src.title, src.count, src.fallback) for src in trace.sources},
+        {src.path: (src.title, src.count, src.fallback, _title_key(src, old)) for src in trace.sources},
         names,
         gives,
         list(run.clusters.by_key.items()),
