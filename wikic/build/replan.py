@@ -39,7 +39,7 @@ from wikic.build.sourceplan import Claim, Memo, SourceFacts
 from wikic.config import Schema
 from wikic.hashing import fingerprint
 
-VERSION = 1
+VERSION = 2  # bump whenever Kept or a kept page changes shape
 SHARE = 4  # more than one source in this many changed (and more than FEW): the full plan
 FEW = 16
 
