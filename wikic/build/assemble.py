@@ -184,6 +184,13 @@ class Assembly:
     intact: set[str] = field(default_factory=set)
     page_starts: dict[str, tuple[int, ...]] = field(default_factory=dict)  # a PDF's pages, by source
     prose_keys: dict[str, str] = field(default_factory=dict)
+    # The pages planned as the plan `basis` planned them (replan.Keep.same); `assembled_by`: what
+    # the last assembly went by (Meta.ASSEMBLED). Where it went by that plan, these names and
+    # this VERSION, a source page among `same` has the body key it had then, unread.
+    same: set[str] = field(default_factory=set)
+    basis: str = ""
+    token: str = ""  # this build's plan's (replan.Keep.token)
+    assembled_by: str = ""
 
 
 @dataclass
@@ -194,6 +201,7 @@ class Assembled:
     outputs: dict[str, str]
     unchanged: set[str]
     rendered: dict[str, Rendered]
+    by: str = ""  # what its keys went by (Assembly.assembled_by, for the next)
 
 
 def assemble(job: Assembly) -> Assembled:
@@ -241,7 +249,11 @@ def _assemble(job: Assembly) -> Assembled:
         body = bodies.body(pid)
         out[f"{page.slug}.md"] = seal(front_matter(page) + "\n" + with_backlinks(body, extra))
     out["index.md"] = seal(render_index(job.title, job.scope, list(entries.values()), job.type_order))
-    return Assembled(out, unchanged, rendered)
+    return Assembled(out, unchanged, rendered, _went_by(bodies.names, job.token))
+
+
+def _went_by(names: str, plan: str) -> str:
+    return f"{VERSION} {names} {plan}"
 
 
 class _Bodies:
@@ -255,14 +267,26 @@ class _Bodies:
         self.source_slugs = {p.sources[0]: p.slug for p in pages.values() if p.type == "source"}
         self.planned = {**{pid: p for pid, p in job.kept.items() if p.slug in job.foreign}, **pages}
         self.topic_slugs = {pid: p.slug for pid, p in self.planned.items() if p.type != "source"}
-        names = self.linker.fingerprint()
+        self.names = names = self.linker.fingerprint()
         self.cites: dict[tuple[str, str], list[list[int]]] = defaultdict(list)  # (topic, source) -> lines
         for pid, page in self.planned.items():
             if page.type != "source":
                 for c in page.claims:
                     self.cites[(pid, c.source)].append([c.start, c.end])
-        self.keys = {pid: self._key(pid, page, names) for pid, page in pages.items()}
+        went = bool(job.basis) and job.assembled_by == _went_by(names, job.basis) and not job.kept
+        same = job.same if went else set()
+        self.keys = {pid: self._same_key(page) if pid in same else "" for pid, page in pages.items()}
+        self.keys = {pid: key or self._key(pid, pages[pid], names) for pid, key in self.keys.items()}
         self.bodies: dict[str, str] = {}
+
+    def _same_key(self, page: PagePlan) -> str:
+        """A source page planned as its last assembly's plan planned it: its body key then. Its
+        topics' titles, slugs and notes of it are the same (else the plan made it again: its
+        topics' pages were made again), and so are its lines; a PDF's pages are read anew."""
+        prev = self.job.previous.get(page.slug)
+        if prev is None or page.type != "source" or page.sources[0] in self.job.page_starts:
+            return ""
+        return prev.body_key
 
     def settle(self, pid: str) -> None:
         """The page's links and index line: remembered when its body's inputs are unchanged."""

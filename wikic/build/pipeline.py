@@ -25,7 +25,7 @@ from wikic.build.existing import foreign, intact, kept_for_failed_sources, missi
 from wikic.build.intake import Intake, Read
 from wikic.build.plan import PagePlan, SourceInfo, memo_for
 from wikic.build.publish import append_log, publish
-from wikic.build.replan import plan_kept
+from wikic.build.replan import Keep, plan_kept
 from wikic.build.report import Progress, Report, price_report
 from wikic.build.run import BackendFactory, BuildOptions
 from wikic.build.write import write_actions
@@ -128,6 +128,7 @@ class _Build:
         self.done = 0
         self.total = 0
         self.failed_sources: set[str] = set()
+        self.kept_plan = Keep(b"", True, "")  # what the plan keeps for the next (replan.py)
         remote = is_remote(self.schema.model)
         self.local_only = LocalOnly(self.schema.privacy.local_only if remote else [])
         self.local: tuple[str, str, Runner] | None = None  # privacy.local_model: id, fingerprint, runner
@@ -186,6 +187,10 @@ class _Build:
             set() if self.opts.force else intact(root, files, self.found.stats),
             {s.path: s.pages for s in sources if s.pages},
             self.prose_keys,
+            self.kept_plan.same,
+            self.kept_plan.basis,
+            self.kept_plan.token,
+            "" if self.opts.force else self.state.get_meta(Meta.ASSEMBLED) or "",
         )
         done = assemble(job)
         outputs = done.outputs
@@ -220,14 +225,14 @@ class _Build:
             if memo.merge is not None:
                 self.state.keep("merge", memo.merge.dumps())
             self.state.keep_plan(keep.blob, keep.pages, keep.gone, keep.every)
+        self.kept_plan = keep
         return pages
 
     def _remember(self, done: Assembled, job: Assembly) -> None:
         """What each page was rendered from, where it changed, for the next build's assemble."""
         changed = {s: r for s, r in done.rendered.items() if job.previous.get(s) != r}
         gone = [slug for slug in job.previous if slug not in done.rendered]
-        if changed or gone:
-            self.state.set_assembled(changed, gone)
+        self.state.set_assembled(changed, gone, done.by)
 
     def _write(self, pages: dict[str, PagePlan]) -> dict[str, dict[str, Any]]:
         actions = write_actions(pages, self.schema, self.prompts, self.model_fp)

@@ -16,6 +16,7 @@ wikic, a name now in another cluster, a quarter of the sources) the plan is made
 from __future__ import annotations
 
 import marshal
+import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,7 +40,7 @@ from wikic.build.sourceplan import Claim, Memo, SourceFacts
 from wikic.config import Schema
 from wikic.hashing import fingerprint
 
-VERSION = 2  # bump whenever Kept or a kept page changes shape
+VERSION = 3  # bump whenever Kept or a kept page changes shape
 SHARE = 4  # more than one source in this many changed (and more than FEW): the full plan
 FEW = 16
 
@@ -55,6 +56,7 @@ class Kept:
     by_key: list[tuple[str, str]]  # the clusters' keys, in the order they were made, and their ids
     structural: list[tuple[str, str, dict[str, list[int]]]]  # names from structure: name, kind, lines
     title_keys: dict[str, str]  # topic page id -> the key of the name it is titled by
+    token: str = ""  # this plan's own: what was assembled from it says so (Keep.same)
 
     def dumps(self, settings: str) -> bytes:
         return marshal.dumps([VERSION, settings, *self.__dict__.values()])
@@ -65,7 +67,7 @@ class Kept:
             kept: list[Any] = marshal.loads(blob)
         except (EOFError, ValueError, TypeError):
             return None
-        if not isinstance(kept, list) or kept[:2] != [VERSION, settings] or len(kept) != 9:
+        if not isinstance(kept, list) or kept[:2] != [VERSION, settings] or len(kept) != 10:
             return None
         return cls(*kept[2:])
 
@@ -76,12 +78,18 @@ Rows = Callable[[], Iterable[tuple[str, bytes]]]  # the kept pages, as state.db 
 @dataclass
 class Keep:
     """What to keep of a plan for the next: what it went by, and of its pages (each a row of its
-    own) those new or changed since the last plan kept them (`every`: all of them)."""
+    own) those new or changed since the last plan kept them (`every`: all of them). `same`:
+    the pages planned as the last plan (its `basis` token) planned them, slugs and all, where
+    no page moved to another slug: what assemble made of them then stands where nothing else
+    it reads changed (assemble.py)."""
 
     blob: bytes
     every: bool
+    token: str
     pages: dict[str, bytes] = field(default_factory=dict)
     gone: list[str] = field(default_factory=list)
+    same: set[str] = field(default_factory=set)
+    basis: str = ""
 
 
 def settings_of(schema: Schema) -> str:
@@ -103,20 +111,25 @@ def plan_kept(
     settings = settings_of(schema)
     kept = Kept.loads(blob, settings) if blob else None
     done = patched(sources, schema, sticky, made, kept, rows) if kept is not None else None
-    if done is None:
+    if kept is None or done is None:
         trace = planned(sources, schema, sticky, made)
+        mine = _kept(trace, made, None)
         pages = {pid: marshal.dumps(_flat(page)) for pid, page in trace.pages.items()}
-        return trace.pages, Keep(_kept(trace, made, None).dumps(settings), True, pages)
+        return trace.pages, Keep(mine.dumps(settings), True, mine.token, pages)
     trace, changed, gone = done
+    mine = _kept(trace, made, kept)
     pages = {pid: marshal.dumps(_flat(trace.pages[pid])) for pid in changed}
-    return trace.pages, Keep(_kept(trace, made, kept).dumps(settings), False, pages, gone)
+    moved = any(trace.pages[pid].slug != kept_slug for pid, kept_slug in changed.items() if kept_slug)
+    same = set() if moved else {pid for pid in trace.pages if pid not in changed}
+    return trace.pages, Keep(mine.dumps(settings), False, mine.token, pages, gone, same, kept.token)
 
 
 def patched(
     sources: list[SourceInfo], schema: Schema, sticky: dict[str, str], made: Memo, kept: Kept, rows: Rows
-) -> tuple[Trace, set[str], list[str]] | None:
-    """The last plan (`kept`, its pages `rows`) patched by what changed, with the pages new or
-    changed and those gone; None where it cannot be patched."""
+) -> tuple[Trace, dict[str, str], list[str]] | None:
+    """The last plan (`kept`, its pages `rows`) patched by what changed, with the pages it may
+    have changed (and the slug each had, "" for a new one) and those gone; None where it cannot
+    be patched."""
     facts: dict[str, SourceFacts] = {}
     changed: list[SourceInfo] = []
     for src in sources:
@@ -154,12 +167,12 @@ def patched(
         page.topics = [t for t in page.topics if t in pages]
     run.other_notes(subset, pages, _shown(pages, {src.path for src in subset}))
     made.flush()
-    slugs = {pid: page.slug for pid, page in pages.items()}
     for page in pages.values():
         page.slug = ""
     _assign_slugs(pages, sticky)
-    moved = {pid for pid, page in pages.items() if page.slug != slugs[pid]}
-    return Trace(run, sources, structural, pages), {*own, *new} | moved, [p for p in before if p not in pages]
+    redone = {pid: before.get(pid, "") for pid in [*own, *new]}
+    redone |= {pid: slug for pid, slug in before.items() if pid in pages and pages[pid].slug != slug}
+    return Trace(run, sources, structural, pages), redone, [pid for pid in before if pid not in pages]
 
 
 def _clusters(
@@ -269,20 +282,21 @@ def _pages(
     topics: set[str],
     own: dict[str, PagePlan],
     new: dict[str, PagePlan],
-) -> tuple[dict[str, PagePlan], list[str]]:
+) -> tuple[dict[str, PagePlan], dict[str, str]]:
     """Every page, in the full plan's order (source pages, then topic pages, each by id): those
-    the edit leaves as the last plan made them, and those planned again; and the ids of every
+    the edit leaves as the last plan made them, and those planned again; and the slug of every
     page the last plan kept."""
     pages: dict[str, PagePlan] = {}
-    before = []
+    before: dict[str, str] = {}
     for pid, row in rows():
-        before.append(pid)
+        flat = marshal.loads(row)
+        before[pid] = flat[3]
         if pid.startswith("source:"):
             if pid.removeprefix("source:") in replanned or pid.removeprefix("source:") not in live:
                 continue
         elif pid.removeprefix("topic:") in topics:
             continue
-        pages[pid] = _page(marshal.loads(row))
+        pages[pid] = _page(flat)
     pages |= own | new
     ids = sorted(pages, key=lambda pid: (not pid.startswith("source:"), pid))
     return {pid: pages[pid] for pid in ids}, before
@@ -319,6 +333,7 @@ def _kept(trace: Trace, made: Memo, old: Kept | None) -> Kept:
         list(run.clusters.by_key.items()),
         [(c.name, c.kind, c.lines) for c in trace.structural],
         {pid: key for pid, key in title_keys.items() if key},
+        secrets.token_hex(8),
     )
 
 

@@ -179,8 +179,10 @@ class IncrementalTables(Tables):
         rows = self.db.execute("SELECT slug, body_key, page_key, links, description FROM assembled")
         return {r[0]: Rendered(r[1], r[2], json.loads(r[3]), r[4]) for r in rows}
 
-    def set_assembled(self, changed: dict[str, Rendered], gone: Iterable[str]) -> None:
+    def set_assembled(self, changed: dict[str, Rendered], gone: Iterable[str], by: str) -> None:
+        """What an assembly rendered anew, and what its keys went by (Meta.ASSEMBLED), at once."""
         with self.transaction():
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (Meta.ASSEMBLED.value, by))
             self.db.executemany("DELETE FROM assembled WHERE slug=?", [(slug,) for slug in gone])
             self.db.executemany(
                 "INSERT OR REPLACE INTO assembled VALUES (?, ?, ?, ?, ?)",

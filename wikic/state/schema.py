@@ -19,6 +19,7 @@ class Meta(StrEnum):
     LINT_NAMES = "lint_names"  # the wiki's names as the last full lint read them (JSON)
     SETTLED = "settled"  # what the last finished build read its sources with, and when (JSON)
     ASK_SAVED = "ask_saved_mark"  # the build's "clean" mark as it is with a just-saved answer
+    ASSEMBLED = "assembled"  # what the last assembly's keys went by (build/assemble.py)
 
 
 SCHEMA = """
