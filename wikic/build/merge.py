@@ -47,7 +47,8 @@ class Merge:
         self._count(parts, 1)
         for key, form in zip(unjoin(parts["marks"]), unjoin(parts["forms"]), strict=True):
             self.marks.setdefault(key, {})[path] = form
-            self.remarked.add(key)
+            if self.patched:
+                self.remarked.add(key)
         for kind, lines in LINES.items():
             where = self.where[kind]
             for key, numbers in lines_of(unjoin(parts[kind]), parts[lines], set(where)).items():
@@ -59,7 +60,7 @@ class Merge:
         for key in unjoin(parts["marks"]):
             marked = self.marks[key]
             del marked[path]
-            self.remarked.add(key)
+            self.remarked.add(key)  # only a patch removes
             if not marked:
                 del self.marks[key]
         for kind in LINES:
