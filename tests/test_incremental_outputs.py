@@ -16,6 +16,7 @@ from wikic import snapshot
 from wikic.build.report import Report
 from wikic.build.run import BuildOptions, build
 from wikic.project import Project
+from wikic.prompts import PACKAGE_DIR as PACKAGE_PROMPTS
 
 SOURCES = {
     **NOTES,
@@ -73,6 +74,14 @@ def _hand_page_named_in_text(p: Project) -> None:  # source pages whose text nam
     (p.wiki_dir / "chunks.md").write_text("---\ntitle: Chunks\ntype: concept\n---\n\nPieces.\n")
 
 
+def _write_template(p: Project) -> None:  # the same plan, other prose: a topic page changes
+    (p.root / "prompts").mkdir(exist_ok=True)
+    template = PACKAGE_PROMPTS / "write.user.j2"
+    text = template.read_text(encoding="utf-8").replace("in claims %}", "in claims|reverse %}")
+    assert text != template.read_text(encoding="utf-8")
+    (p.root / "prompts" / "write.user.j2").write_text(text, encoding="utf-8")
+
+
 def _deleted_page(p: Project) -> None:  # its own page and its topic's page go
     (p.sources_dir / "graphs.md").unlink()
 
@@ -95,6 +104,7 @@ EDITS: dict[str, Callable[[Project], None]] = {
     "a hand-made page linking elsewhere": _hand_page_relinked,
     "a hand-made page removed": _hand_page_removed,
     "a hand-made page that source pages' text names": _hand_page_named_in_text,
+    "a project's own write template": _write_template,
     "a deleted page": _deleted_page,
     "a deleted shared source": _deleted_shared_source,
     "deleted sources restored": _restored,

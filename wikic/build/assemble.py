@@ -280,11 +280,13 @@ class _Bodies:
         self.bodies: dict[str, str] = {}
 
     def _same_key(self, page: PagePlan) -> str:
-        """A source page planned as its last assembly's plan planned it: its body key then. Its
-        topics' titles, slugs and notes of it are the same (else the plan made it again: its
-        topics' pages were made again), and so are its lines; a PDF's pages are read anew."""
+        """A page planned as its last assembly's plan planned it (a topic page's text composed
+        as it was, too: the pipeline leaves out those it composed anew): its body key then.
+        A source page's topics' titles, slugs and notes of it are the same (else the plan made
+        it again: its topics' pages were made again), and so are its lines; the slugs of a
+        topic page's sources are (no page moved); a PDF's pages are read anew."""
         prev = self.job.previous.get(page.slug)
-        if prev is None or page.type != "source" or page.sources[0] in self.job.page_starts:
+        if prev is None or any(s in self.job.page_starts for s in page.sources):
             return ""
         return prev.body_key
 

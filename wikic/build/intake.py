@@ -79,8 +79,9 @@ class Intake:
                 continue
             for path in settled:  # its digests (one per part) count as up to date, unread
                 self.report.up_to_date += self.settled.digests[path]
-            kept = [Read(s.path, s.hash, len(s.lines), s.pages) for s in sources]
-            kept += [Read(i.path, settled[i.path], i.count, ()) for i in self.infos if i.settled]
+            with gc_paused():  # a Read per source: full collections over the plan (2.5 s at 100,000)
+                kept = [Read(s.path, s.hash, len(s.lines), s.pages) for s in sources]
+                kept += [Read(i.path, settled[i.path], i.count, ()) for i in self.infos if i.settled]
             self.infos = []  # their lines and digests: not held to the end of the build
             return kept, pages
         return None

@@ -253,6 +253,8 @@ class _Build:
         if not self.opts.dry_run:
             composer.save(pages)
         self.prose_keys = composer.keys  # assemble's key of a topic page reads them, not its notes
+        same = self.kept_plan.same  # a topic page among them whose text is composed as it was too
+        same -= {pid for pid, key in composer.keys.items() if composer.saved.get(pid, ("", ""))[0] != key}
         return texts
 
     def _model(self, local: bool) -> tuple[str, str, Runner]:
