@@ -165,7 +165,9 @@ def patched(
     pages, before = _pages(rows, live, {src.path for src in subset}, topics, own, new)
     for page in own.values():
         page.topics = [t for t in page.topics if t in pages]
-    run.other_notes(subset, pages, _shown(pages, {src.path for src in subset}))
+    mine = {src.path for src in subset}  # their notes are on the pages of the topics they give to
+    shows = {f"topic:{cid}" for path in mine for cid in [*run.gives.get(path, ()), *kept.gives.get(path, ())]}
+    run.other_notes(subset, pages, _shown({pid: pages[pid] for pid in shows if pid in pages} | own, mine))
     made.flush()
     for page in pages.values():
         page.slug = ""
