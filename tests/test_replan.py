@@ -4,6 +4,7 @@ edit after edit, with the sources the build trusts by stat given to it unread.""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -164,3 +165,19 @@ def test_a_plan_patched_edit_after_edit_equals_the_full_plan(seed: int) -> None:
         assert pages == _full(notes, schema), f"step {step}"
         patched_count += was_patched
     assert patched_count >= 8
+
+
+def test_a_kept_plan_not_of_the_planned_rows_is_not_patched() -> None:
+    """Another wikic planning in between changes the rows and leaves the kept plan: the rows'
+    keys tell, and the plan is made in full."""
+    project = _Project(PROSE)
+    project.plan(NOTES)
+    row = project.rows["sources/rag.md"]
+    project.rows["sources/rag.md"] = replace(row, key="planned by another wikic")
+    memo = memo_for(PROSE, project.rows, project.rows.save, project.merge)
+    keys = {path: r.key for path, r in project.rows.items() if r.key}
+    rows = lambda: list(project.pages.items())  # noqa: E731
+    pages, keep = plan_kept(project.infos(NOTES), PROSE, {}, memo, project.kept, rows, lambda: keys)
+    assert keep.every and pages == _full(NOTES, PROSE)
+    memo = memo_for(PROSE, project.rows, None, project.merge)
+    assert not plan_kept(project.infos(NOTES), PROSE, {}, memo, project.kept, rows)[1].every  # unchecked

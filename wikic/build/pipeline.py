@@ -219,7 +219,9 @@ class _Build:
             (None, None) if self.opts.force else (self.state.kept("merge"), self.state.kept("plan"))
         )
         memo = memo_for(self.schema, {} if self.opts.force else self.state.planned(), save, merged)
-        pages, keep = plan_kept(infos, self.schema, self.state.slugs(), memo, kept, self.state.kept_pages)
+        pages, keep = plan_kept(
+            infos, self.schema, self.state.slugs(), memo, kept, self.state.kept_pages, self.state.planned_keys
+        )
         if save is not None:
             self.state.drop_planned(memo.gone(i.path for i in infos))
             if memo.merge is not None:

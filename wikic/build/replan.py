@@ -105,11 +105,16 @@ def plan_kept(
     made: Memo,
     blob: bytes | None,
     rows: Rows,
+    planned_keys: Callable[[], dict[str, str]] | None = None,
 ) -> tuple[dict[str, PagePlan], Keep]:
     """The page set (plan.plan()), patched from the last plan kept (`blob`, its pages `rows`)
-    where it can be, and what to keep of it for the next."""
+    where it can be, and what to keep of it for the next. `planned_keys`: the facts keys the
+    planned rows hold, which must be those the kept plan went by (a plan of another wikic in
+    between, which changes the rows without letting the kept plan go: the full plan)."""
     settings = settings_of(schema)
     kept = Kept.loads(blob, settings) if blob else None
+    if kept is not None and planned_keys is not None and planned_keys() != kept.keys:
+        kept = None
     done = patched(sources, schema, sticky, made, kept, rows) if kept is not None else None
     if kept is None or done is None:
         trace = planned(sources, schema, sticky, made)

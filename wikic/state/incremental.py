@@ -139,6 +139,10 @@ class IncrementalTables(Tables):
             self.db.executemany("INSERT OR REPLACE INTO kept_pages VALUES (?, ?)", pages.items())
             self.db.execute("INSERT OR REPLACE INTO kept VALUES ('plan', ?)", (blob,))
 
+    def planned_keys(self) -> dict[str, str]:
+        """Each planned source's facts key: what a kept plan must have gone by (build/replan.py)."""
+        return dict(self.db.execute("SELECT path, key FROM planned WHERE key != ''").fetchall())
+
     def planned_paths(self) -> set[str]:
         """The sources the planned table has facts of."""
         return {r[0] for r in self.db.execute("SELECT path FROM planned WHERE key != ''")}
