@@ -75,6 +75,13 @@ class SourceCache:
             self._words[cite] = content_words("\n".join(lines))
         return self._words[cite]
 
+    def trim(self, keep: int) -> None:
+        """Only the `keep` sources read last kept: a first lint of 100,000 pages reads them all."""
+        for rel in list(self._texts)[: max(0, len(self._texts) - keep)]:
+            del self._texts[rel]
+        if len(self._words) > keep * 8:
+            self._words.clear()
+
     def _read(self, rel: str) -> SourceText | str:
         if not rel.startswith("sources/") or ".." in rel.split("/") or rel.startswith("/"):
             return "is not a path under sources/"
