@@ -69,7 +69,8 @@ class Linker:
             while i < len(words):
                 hit = None
                 at = words[i].start()
-                tries = min(MAX_NGRAM, len(words) - i) if not same or folded[at : at + 3] in self._heads else 0
+                named = not same or folded[at : at + 3] in self._heads
+                tries = min(MAX_NGRAM, len(words) - i) if named else 0
                 for n in range(tries, 0, -1):
                     start, end = at, words[i + n - 1].end()
                     phrase = text[start:end]
