@@ -175,7 +175,7 @@ def _evidence(text: str) -> _Evidence:
     return _Evidence(content_words(text), words, frozenset(_numbers(text)), negates)
 
 
-@lru_cache(maxsize=16384)  # the same cited lines are looked at for each sentence citing them
+@lru_cache(maxsize=4096)  # the same cited lines are looked at for each sentence citing them
 def _units(evidence: str) -> tuple[tuple[frozenset[str], str], ...]:
     """The evidence's sentences, each with its content words."""
     return tuple((content_words(s), s) for s in sentences(evidence))
@@ -204,7 +204,7 @@ def check(sentence: str, evidence: str, threshold: float = 60, max_novel: int | 
     return verdict
 
 
-@lru_cache(maxsize=32768)  # a build's checks come back in its closing lint: the same sentence, lines
+@lru_cache(maxsize=16384)  # a build's checks come back in its closing lint: the same sentence, lines
 def _judged(sentence: str, evidence: str, threshold: float) -> tuple[Verdict, int]:
     """check() but for `max_novel`: the verdict, and how many of its content words the lines lack."""
     linked = {w.casefold() for m in WIKILINK.finditer(sentence) for w in re.findall(r"\w+", m.group(0))}
