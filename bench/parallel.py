@@ -42,6 +42,14 @@ from wikic.backends.scripted import ScriptedBackend
 from wikic.config import ModelConfig
 
 
+class _Listening(ThreadingHTTPServer):
+    """The listen backlog of a real server: http.server's default (5) drops the SYNs of a
+    64-connection burst beyond it, which Linux sends again only after 1 s, a second that
+    vLLM (uvicorn, backlog 2048) or a provider never adds to a -j 64 build's first wave."""
+
+    request_queue_size = 1024
+
+
 class Server:
     """An OpenAI-compatible /v1/chat/completions that sleeps, then answers as the scripted backend."""
 
@@ -53,7 +61,7 @@ class Server:
         self.in_flight = 0
         self.max_in_flight = 0
         self.spans: list[tuple[float, float]] = []  # (start, end) of each request, perf_counter
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd = _Listening(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

@@ -53,6 +53,12 @@ class Action:
     output: Any = None
     error: str = ""
     usage: dict[str, int] = field(default_factory=dict)
+    made: Request | None = None  # the request made for its key, kept to be sent (resolve's `keep`)
+
+    def take_request(self) -> Request:
+        """The request to send: the one made for its key where it was kept, else made again."""
+        made, self.made = self.made, None
+        return made if made is not None else self.render()
 
 
 def action_key(stage: str, request: Request, model_id: str, extractor: str = "") -> str:
@@ -96,10 +102,12 @@ def resolve(
     model_id: str,
     retry_failed: bool = False,
     known: dict[str, Any] | None = None,
+    keep: bool = False,
 ) -> None:
     """Settle an action from the state alone: up to date, cached, or still to run.
     With `retry_failed`, an answer made without the model (a fallback) is not taken.
-    `known`: outputs already read from the cache by key (State.cached_many)."""
+    `known`: outputs already read from the cache by key (State.cached_many); `keep`: a pending
+    action keeps the request made for its key, to be sent as it is (not made twice)."""
     if record is not None and record.inputs == action.inputs:
         output = known[record.key] if known and record.key in known else state.cached(record.key)
         if output is not None and not (retry_failed and is_fallback(output)):
@@ -114,8 +122,11 @@ def resolve(
     if output is not None and not (retry_failed and is_fallback(output)):
         action.status, action.output = "cached", output
         state.set_action(ActionRecord(action.id, action.stage, action.key, action.inputs))
+    elif keep:
+        action.made = request
 
 
+KEEP_MADE = 4096  # pending actions that keep their request from resolve to run: 100,000 are never held
 GIVE_UP_AFTER = 3  # consecutive actions failed by an unreachable backend: the rest are not tried
 
 
@@ -188,7 +199,7 @@ class Runner:
         try:
             backend: Backend = self.backend() if primed is None else _Primed(primed, self.backend)
             output, usage = complete_json(
-                backend, action.render(), _structural(action.validate), fallback=action.fallback
+                backend, action.take_request(), _structural(action.validate), fallback=action.fallback
             )
         except AuthError as exc:
             self._refused = exc

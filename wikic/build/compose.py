@@ -36,10 +36,21 @@ DUPLICATE = 95  # rapidfuzz token_set_ratio at which two notes say the same thin
 NUMBERS = re.compile(r"\d+")
 
 
-def _names(page: PagePlan) -> list[str]:
-    names = [page.title, *page.aliases]
+def _names(page: PagePlan) -> tuple[str, ...]:
+    return _folded_names(page.title, tuple(page.aliases))
+
+
+@lru_cache(maxsize=4096)  # asked for each of a page's notes
+def _folded_names(title: str, aliases: tuple[str, ...]) -> tuple[str, ...]:
+    names = [title, *aliases]
     stripped = [re.sub(r"^(the|a|an)\s+", "", n, flags=re.I) for n in names]
-    return sorted({n.casefold() for n in names + stripped if n}, key=len, reverse=True)
+    return tuple(sorted({n.casefold() for n in names + stripped if n}, key=len, reverse=True))
+
+
+@lru_cache(maxsize=4096)  # one pattern a page, not one a name for each of its notes
+def _mention(names: tuple[str, ...]) -> re.Pattern[str]:
+    """Any of the names as a whole word."""
+    return re.compile("|".join(rf"\b{re.escape(n)}\b" for n in names))
 
 
 def defines(text: str, page: PagePlan) -> int:
@@ -53,8 +64,8 @@ def defines(text: str, page: PagePlan) -> int:
         if folded.startswith(name):
             rest = words[len(words) - len(folded) + len(name) :].lstrip(" ,")
             return 3 if DEFINING_VERB.match(re.sub(r"^\([^)]*\)\s*", "", rest)) else 2
-    head = folded[:80]
-    return 1 if any(re.search(rf"\b{re.escape(n)}\b", head) for n in _names(page)) else 0
+    names = _names(page)
+    return 1 if names and _mention(names).search(folded[:80]) else 0
 
 
 def _under_own_heading(claim: Claim, page: PagePlan) -> bool:

@@ -38,6 +38,9 @@ class Linker:
                 self.names.setdefault(name.casefold().strip(), e.slug)
         self.titles = {e.slug: e.title for e in entries}
         self._keys = list(self.names)
+        # the first three characters of every name a mention can be (three or more long): most
+        # words start none, and are passed over without trying their six phrases
+        self._heads = {key[:3] for key in self._keys if len(key) >= 3}
 
     def fingerprint(self) -> str:
         """Every name and title: what resolving and autolinking read."""
@@ -56,6 +59,8 @@ class Linker:
         """Link the first mention of each other page's title or alias in plain text."""
         out: list[str] = []
         pos = 0
+        folded = text.casefold()
+        same = len(folded) == len(text)  # each character folds to one: folded[a:b] is text[a:b]'s
         for seg_start, seg_end, is_link in _segments(text):
             if is_link:
                 continue
@@ -63,10 +68,13 @@ class Linker:
             i = 0
             while i < len(words):
                 hit = None
-                for n in range(min(MAX_NGRAM, len(words) - i), 0, -1):
-                    start, end = words[i].start(), words[i + n - 1].end()
+                at = words[i].start()
+                named = not same or folded[at : at + 3] in self._heads
+                tries = min(MAX_NGRAM, len(words) - i) if named else 0
+                for n in range(tries, 0, -1):
+                    start, end = at, words[i + n - 1].end()
                     phrase = text[start:end]
-                    slug = self.names.get(phrase.casefold())
+                    slug = self.names.get(folded[start:end] if same else phrase.casefold())
                     if slug and slug != self_slug and slug not in linked and len(phrase) >= 3:
                         hit = (start, end, slug, n)
                         break

@@ -17,7 +17,7 @@ from typing import Any
 
 from wikic import snapshot
 from wikic.backends import Backend, make_backend, model_id
-from wikic.build.actions import Action, Runner, resolve
+from wikic.build.actions import KEEP_MADE, Action, Runner, resolve
 from wikic.build.assemble import Assembled, Assembly, assemble
 from wikic.build.batches import Batches
 from wikic.build.compose import Composer, compose_pages
@@ -279,8 +279,10 @@ class _Build:
         mid, _, runner = self._model(local)
         same = [r.key for a in actions if (r := self.records.get(a.id)) is not None and r.inputs == a.inputs]
         known = self.state.cached_many(same)
+        kept, retry = 0, self.opts.retry_failed
         for a in actions:
-            resolve(a, self.records.get(a.id), self.state, mid, self.opts.retry_failed, known)
+            resolve(a, self.records.get(a.id), self.state, mid, retry, known, kept < KEEP_MADE)
+            kept += a.made is not None
             if a.status != "up_to_date":
                 self._explain(a.label, a.reason)
         pending = [a for a in actions if a.status == "pending"]
@@ -289,7 +291,7 @@ class _Build:
                 self.report.count(a)
         if self.opts.dry_run:
             for a in pending:
-                request = a.render()
+                request = a.take_request()
                 prompt = len(json.dumps(request.messages)) // 4
                 self.report.would_run.append(
                     {

@@ -60,11 +60,15 @@ class SourceCache:
         self.redactor = redactor  # the build's privacy.redact: pages cite the redacted lines
         self._texts: dict[str, SourceText | str] = {}
         self._words: dict[Citation, frozenset[str]] = {}
+        self._sizes: dict[str, int] = {}  # characters of each source read, in the order read
+        self._held = 0  # their sum
 
     def get(self, rel: str) -> SourceText | str:
         """The source's lines and hash, or why it cannot be read."""
         if rel not in self._texts:
-            self._texts[rel] = self._read(rel)
+            text = self._texts[rel] = self._read(rel)
+            self._sizes[rel] = sum(map(len, text.lines)) if isinstance(text, SourceText) else 0
+            self._held += self._sizes[rel]
         return self._texts[rel]
 
     def cited_words(self, cite: Citation) -> frozenset[str]:
@@ -74,6 +78,17 @@ class SourceCache:
             lines = text.lines[cite.start - 1 : cite.end] if isinstance(text, SourceText) else []
             self._words[cite] = content_words("\n".join(lines))
         return self._words[cite]
+
+    def trim(self, chars: int) -> None:
+        """Only the sources read last kept, `chars` of their text at most: a first lint of
+        100,000 pages reads them all."""
+        for rel in list(self._sizes):
+            if self._held <= chars:
+                break
+            self._held -= self._sizes.pop(rel)
+            del self._texts[rel]
+        if len(self._words) > len(self._texts) * 8:
+            self._words.clear()
 
     def _read(self, rel: str) -> SourceText | str:
         if not rel.startswith("sources/") or ".." in rel.split("/") or rel.startswith("/"):

@@ -175,13 +175,19 @@ def _evidence(text: str) -> _Evidence:
     return _Evidence(content_words(text), words, frozenset(_numbers(text)), negates)
 
 
+@lru_cache(maxsize=4096)  # the same cited lines are looked at for each sentence citing them
+def _units(evidence: str) -> tuple[tuple[frozenset[str], str], ...]:
+    """The evidence's sentences, each with its content words."""
+    return tuple((content_words(s), s) for s in sentences(evidence))
+
+
 def _reversed(text: str, said: set[str], words: frozenset[str], evidence: str, ev: _Evidence) -> bool:
     """A negation one side makes and the other does not, about the same word."""
     if not (ev.negates or said & NEGATION or said & {"rather", "instead"} or "n't" in text):
         return False
     # a negation the lines make counts only in their sentence closest to this one: "written by
     # Evan Martin" is not reversed by "not written by hand" in the next sentence
-    words_of = [(len(words & content_words(s)), s) for s in sentences(evidence)]
+    words_of = [(len(words & held), s) for held, s in _units(evidence)]
     closest = max(words_of, key=lambda ws: ws[0], default=(0, ""))[1]
     flipped = _negated(text) & (said - _negated(evidence)) | _negated(closest) & (said - _negated(text))
     return bool({w for w in flipped if w in ev.words}) or bool(
@@ -192,6 +198,15 @@ def _reversed(text: str, said: set[str], words: frozenset[str], evidence: str, e
 def check(sentence: str, evidence: str, threshold: float = 60, max_novel: int | None = None) -> Verdict:
     """Whether `evidence` (the cited lines' text) supports `sentence` (Markdown allowed);
     with `max_novel`, also at most that many of its content words may be missing from it."""
+    verdict, novel = _judged(sentence, evidence, threshold)
+    if verdict.ok and max_novel is not None and novel > max_novel:
+        return Verdict(False, verdict.score, f"its lines hold only {verdict.score:.0f}% of its words")
+    return verdict
+
+
+@lru_cache(maxsize=16384)  # a build's checks come back in its closing lint: the same sentence, lines
+def _judged(sentence: str, evidence: str, threshold: float) -> tuple[Verdict, int]:
+    """check() but for `max_novel`: the verdict, and how many of its content words the lines lack."""
     linked = {w.casefold() for m in WIKILINK.finditer(sentence) for w in re.findall(r"\w+", m.group(0))}
     text = plain(sentence)
     ev = _evidence(evidence)
@@ -200,20 +215,20 @@ def check(sentence: str, evidence: str, threshold: float = 60, max_novel: int | 
     novel = len(words) - round(score * len(words) / 100)
     missing_numbers = sorted(_numbers(text) - ev.numbers)
     if missing_numbers:
-        return Verdict(False, score, f"says {', '.join(missing_numbers)}, which its lines do not")
+        return Verdict(False, score, f"says {', '.join(missing_numbers)}, which its lines do not"), novel
     names = _names(text, linked)
     missing_names = sorted(n for n in names if content_words(n) - ev.held and n.casefold() not in ev.words)
     if missing_names:
-        return Verdict(False, score, f"names {', '.join(missing_names)}, which its lines do not")
+        return Verdict(False, score, f"names {', '.join(missing_names)}, which its lines do not"), novel
     said = _stems(text)
     if _reversed(text, said, words, evidence, ev):
-        return Verdict(False, score, "says the opposite of its lines (a negation they do not make)")
+        return Verdict(False, score, "says the opposite of its lines (a negation they do not make)"), novel
     for word in said - ev.words:
         if OPPOSITES.get(word, frozenset()) & ev.words:
-            return Verdict(False, score, f'says "{word}" where its lines say the opposite')
-    if score < threshold or (max_novel is not None and novel > max_novel):
-        return Verdict(False, score, f"its lines hold only {score:.0f}% of its words")
-    return Verdict(True, score)
+            return Verdict(False, score, f'says "{word}" where its lines say the opposite'), novel
+    if score < threshold:
+        return Verdict(False, score, f"its lines hold only {score:.0f}% of its words"), novel
+    return Verdict(True, score), novel
 
 
 def best_evidence(sentence: str, texts: Sequence[str], limit: int = MAX_EVIDENCE) -> list[int]:
