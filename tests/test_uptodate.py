@@ -15,13 +15,15 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from projects import make_project, run_build
+from projects import NOTES, make_project, run_build
 
 from wikic.build.run import build
 from wikic.cli.main import cli
 from wikic.lint.runner import build_summary
 from wikic.project import Project
 from wikic.prompts import PACKAGE_DIR as PACKAGE_PROMPTS
+
+NOTES_RAG, NOTES_TOOLS = NOTES["rag.md"], NOTES["tools.md"]
 
 
 def cli_build(project: Project, *args: str, code: int = 0) -> dict[str, Any]:
@@ -187,3 +189,40 @@ def test_a_changed_model_file_makes_the_build_look(tmp_path: Path) -> None:
     (tmp_path / "m.gguf").write_bytes(b"GGUF" + bytes(200))
     assert not cli_build(project)["nothing_to_do"]
     assert cli_build(project)["nothing_to_do"]
+
+
+def test_the_no_op_answer_prints_as_its_report(tmp_path: Path) -> None:
+    """The CLI prints a no-op from `Fresh` (no Report class loaded): the same JSON and summary."""
+    from wikic.build.uptodate import Fresh
+
+    fresh = Fresh(3, 7, 12, {"error": 1, "warning": 2}, "lint: 1 error, 2 warnings", started=0.0)
+    report = fresh.report()
+    assert fresh.to_json() == report.to_json()
+    assert list(fresh.to_json()) == list(report.to_json())  # the same order of keys on screen
+    assert fresh.summary() == report.summary()
+    assert (fresh.ok, fresh.dry_run, fresh.waiting) == (report.ok, report.dry_run, report.waiting)
+    for notes in ("explain", "would_run", "warnings", "conflicts", "errors"):
+        assert list(getattr(fresh, notes)) == getattr(report, notes) == []
+
+
+def test_folders_and_links_below_sources_are_walked(tmp_path: Path) -> None:
+    """The walk lists folders by descriptor: a file in a folder, and where a link points (a
+    new target of the same size and time), are seen as before."""
+    project = make_project(tmp_path, notes={"deep/er/rag.md": NOTES_RAG, "tools.md": NOTES_TOOLS})
+    elsewhere = project.sources_dir / "targets"  # a link out of sources/ is refused
+    elsewhere.mkdir()
+    for name in ("a.md", "b.md"):
+        (elsewhere / name).write_text(f"# Linked {name[0]}\n\nFAISS is fast.\n", encoding="utf-8")
+        os.utime(elsewhere / name, ns=(1_000_000_000, 1_000_000_000))
+    (project.sources_dir / "linked.md").symlink_to(elsewhere / "a.md")
+    assert not cli_build(project)["nothing_to_do"]
+    assert cli_build(project)["nothing_to_do"]
+    (project.sources_dir / "linked.md").unlink()
+    (project.sources_dir / "linked.md").symlink_to(elsewhere / "b.md")
+    assert not cli_build(project)["nothing_to_do"]
+    assert cli_build(project)["nothing_to_do"]
+    _touch(project.sources_dir / "deep" / "er" / "rag.md")
+    assert not cli_build(project)["nothing_to_do"]
+    assert cli_build(project)["nothing_to_do"]
+    (project.sources_dir / "deep" / "new").mkdir()
+    assert not cli_build(project)["nothing_to_do"]  # an empty folder is part of the inputs

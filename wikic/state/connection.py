@@ -57,6 +57,19 @@ def peek_db(path: Path) -> Connection | None:
     return db
 
 
+def peek_meta(path: Path, key: Meta) -> str | None:
+    """One `meta` value, read as `peek_db` opens: None when there is no database, it is of
+    another format, or the value is not set. For the no-op check, which loads no table's module."""
+    db = peek_db(path)
+    if db is None:
+        return None
+    try:
+        row = db.execute("SELECT v FROM meta WHERE k=?", (key.value,)).fetchone()
+    finally:
+        db.close()
+    return None if row is None else str(row[0])
+
+
 class Damaged(Exception):
     """The database file is not a usable SQLite database."""
 
