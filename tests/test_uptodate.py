@@ -226,3 +226,57 @@ def test_folders_and_links_below_sources_are_walked(tmp_path: Path) -> None:
     assert cli_build(project)["nothing_to_do"]
     (project.sources_dir / "deep" / "new").mkdir()
     assert not cli_build(project)["nothing_to_do"]  # an empty folder is part of the inputs
+
+
+def _no_child_left() -> bool:
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="wiki/ is walked in a child on Linux only")
+def test_wiki_walked_in_a_child_gives_the_walks_digest(tmp_path: Path) -> None:
+    from wikic import snapshot
+    from wikic.build.uptodate import WikiDigest
+
+    project = built(tmp_path)
+    aside = WikiDigest(project)
+    assert aside.pid is not None  # forked: this test process runs no other thread
+    assert aside.result() == snapshot.wiki(project).digest()
+    assert _no_child_left()
+    WikiDigest(project).cancel()  # not waited for: stopped and reaped
+    assert _no_child_left()
+    (project.wiki_dir / "sub").mkdir()
+    (project.wiki_dir / "sub" / "gone.md").symlink_to(tmp_path / "nowhere.md")
+    assert WikiDigest(project).result() is None  # an entry that cannot be stat'ed: not known
+
+
+def test_a_build_with_other_threads_walks_wiki_itself(tmp_path: Path) -> None:
+    import threading
+
+    from wikic.build.uptodate import Check, WikiDigest
+
+    project = built(tmp_path)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert WikiDigest(project).pid is None  # never a fork beside another thread
+        assert Check(project).fresh() is not None
+        _touch(_any_page(project))
+        assert Check(project).fresh() is None
+    finally:
+        stop.set()
+        other.join()
+    assert _no_child_left()
+
+
+def test_a_source_change_stops_the_wiki_walk_early(tmp_path: Path) -> None:
+    from wikic.build.uptodate import Check
+
+    project = built(tmp_path)
+    _edit_source(project)
+    assert Check(project).fresh() is None
+    assert _no_child_left()
