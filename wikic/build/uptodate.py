@@ -19,6 +19,7 @@ right after it (wiki/), so that an edit made meanwhile is seen by the next build
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import signal
@@ -130,11 +131,17 @@ class WikiDigest:
             return
         try:
             read, write = os.pipe()
-            pid = os.fork()
         except OSError:
+            return
+        try:
+            pid = os.fork()
+        except OSError:  # no process to spare: walked here
+            os.close(read)
+            os.close(write)
             return
         if pid == 0:  # the child: walk, say the digest, leave without running any cleanup
             try:
+                gc.disable()  # never a finalizer of the parent's garbage (a temp folder's, say)
                 os.close(read)
                 tree = snapshot.wiki(project, keep_stats=False)
                 os.write(write, (tree.digest() if tree.complete else "-").encode())
