@@ -1,5 +1,6 @@
-"""The `wikic` entry point (cli/entry.py): `wikic build` with its own flags runs without
-click and prints what the click command prints; any other command line goes to click."""
+"""The start-up of `wikic`: the entry point (cli/entry.py) runs `wikic build` with its own
+flags without click and prints what the click command prints, any other command line goes
+to click; the config models skip pydantic's plugin lookup and leave its setting as it was."""
 
 from __future__ import annotations
 
@@ -127,3 +128,20 @@ def test_click_still_reports_what_the_quick_path_leaves_to_it(tmp_path: Path) ->
     (tmp_path / "q").mkdir()
     nowhere = wikic("build", "-q", cwd=tmp_path / "q")  # no schema.yaml: the quick path's own error
     assert nowhere.returncode == 2 and "no schema.yaml" in nowhere.stderr
+
+
+@pytest.mark.parametrize("setting", [None, "some-plugin"])
+def test_the_config_models_leave_pydantics_plugin_setting_as_it_was(setting: str | None) -> None:
+    """wikic's models are built with pydantic's plugin lookup off (it reads every installed
+    distribution's entry points); the variable is the user's again once they are built."""
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    if setting is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = setting
+    code = (
+        "import os\n"
+        "from wikic.config import parse_schema\n"
+        "assert parse_schema('title: T\\n').title == 'T'\n"
+        "print(os.environ.get('PYDANTIC_DISABLE_PLUGINS'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == str(setting)
