@@ -76,23 +76,26 @@ def _scan(folder: str, rel: str, tree: Tree, stats: dict[str, Stat] | None) -> N
 def _entries(
     it: Iterable[os.DirEntry[str]], folder: str, rel: str, tree: Tree, stats: dict[str, Stat] | None
 ) -> None:
-    lines = tree.lines
+    lines, prefix = tree.lines, rel + "/"
     for entry in it:  # a hot loop (200,000 entries at 100,000 sources): as little as possible in it
-        name = f"{rel}/{entry.name}"
         try:
             if entry.is_dir(follow_symlinks=False):
+                name = prefix + entry.name
                 lines.append(name + "/")
                 _scan(os.path.join(folder, entry.name), name, tree, stats)
                 continue
             st = entry.stat()
             link = "\t-> " + os.path.realpath(os.path.join(folder, entry.name)) if entry.is_symlink() else ""
         except OSError:  # a link to nothing, or gone since the listing
-            lines.append(f"{name}\tunreadable")
+            lines.append(f"{prefix}{entry.name}\tunreadable")
             tree.complete = False
             continue
+        if stats is None:  # the no-op check: one string per file, nothing else
+            lines.append(f"{prefix}{entry.name}\t{st.st_size}\t{st.st_mtime_ns}{link}")
+            continue
+        name = prefix + entry.name
         lines.append(f"{name}\t{st.st_size}\t{st.st_mtime_ns}{link}")
-        if stats is not None:
-            stats[name] = (st.st_size, st.st_mtime_ns)
+        stats[name] = (st.st_size, st.st_mtime_ns)
 
 
 def restat(before: Tree, touched: Iterable[str], root: Path, dropped: str) -> Tree | None:
