@@ -15,13 +15,15 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from projects import make_project, run_build
+from projects import NOTES, make_project, run_build
 
 from wikic.build.run import build
 from wikic.cli.main import cli
 from wikic.lint.runner import build_summary
 from wikic.project import Project
 from wikic.prompts import PACKAGE_DIR as PACKAGE_PROMPTS
+
+NOTES_RAG, NOTES_TOOLS = NOTES["rag.md"], NOTES["tools.md"]
 
 
 def cli_build(project: Project, *args: str, code: int = 0) -> dict[str, Any]:
@@ -187,3 +189,102 @@ def test_a_changed_model_file_makes_the_build_look(tmp_path: Path) -> None:
     (tmp_path / "m.gguf").write_bytes(b"GGUF" + bytes(200))
     assert not cli_build(project)["nothing_to_do"]
     assert cli_build(project)["nothing_to_do"]
+
+
+def test_the_no_op_answer_prints_as_its_report(tmp_path: Path) -> None:
+    """The CLI prints a no-op from `Fresh` (no Report class loaded): the same JSON and summary."""
+    from wikic.build.uptodate import Fresh
+
+    fresh = Fresh(3, 7, 12, {"error": 1, "warning": 2}, "lint: 1 error, 2 warnings", started=0.0)
+    report = fresh.report()
+    assert fresh.to_json() == report.to_json()
+    assert list(fresh.to_json()) == list(report.to_json())  # the same order of keys on screen
+    assert fresh.summary() == report.summary()
+    assert (fresh.ok, fresh.dry_run, fresh.waiting) == (report.ok, report.dry_run, report.waiting)
+    for notes in ("explain", "would_run", "warnings", "conflicts", "errors"):
+        assert list(getattr(fresh, notes)) == getattr(report, notes) == []
+
+
+def test_folders_and_links_below_sources_are_walked(tmp_path: Path) -> None:
+    """The walk lists folders by descriptor: a file in a folder, and where a link points (a
+    new target of the same size and time), are seen as before."""
+    project = make_project(tmp_path, notes={"deep/er/rag.md": NOTES_RAG, "tools.md": NOTES_TOOLS})
+    elsewhere = project.sources_dir / "targets"  # a link out of sources/ is refused
+    elsewhere.mkdir()
+    for name in ("a.md", "b.md"):
+        (elsewhere / name).write_text(f"# Linked {name[0]}\n\nFAISS is fast.\n", encoding="utf-8")
+        os.utime(elsewhere / name, ns=(1_000_000_000, 1_000_000_000))
+    (project.sources_dir / "linked.md").symlink_to(elsewhere / "a.md")
+    assert not cli_build(project)["nothing_to_do"]
+    assert cli_build(project)["nothing_to_do"]
+    (project.sources_dir / "linked.md").unlink()
+    (project.sources_dir / "linked.md").symlink_to(elsewhere / "b.md")
+    assert not cli_build(project)["nothing_to_do"]
+    assert cli_build(project)["nothing_to_do"]
+    _touch(project.sources_dir / "deep" / "er" / "rag.md")
+    assert not cli_build(project)["nothing_to_do"]
+    assert cli_build(project)["nothing_to_do"]
+    (project.sources_dir / "deep" / "new").mkdir()
+    assert not cli_build(project)["nothing_to_do"]  # an empty folder is part of the inputs
+
+
+def _children() -> set[int]:
+    """This process's children (Linux; none elsewhere): other tests' servers may be among them."""
+    me, found = os.getpid(), set()
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = entry.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[1]) == me:
+            found.add(int(entry.parent.name))
+    return found
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="wiki/ is walked in a child on Linux only")
+def test_wiki_walked_in_a_child_gives_the_walks_digest(tmp_path: Path) -> None:
+    from wikic import snapshot
+    from wikic.build.uptodate import WikiDigest
+
+    project = built(tmp_path)
+    before = _children()
+    aside = WikiDigest(project)
+    assert aside.pid is not None  # forked: this test process runs no other thread
+    assert aside.result() == snapshot.wiki(project).digest()
+    assert _children() <= before
+    WikiDigest(project).cancel()  # not waited for: stopped and reaped
+    assert _children() <= before
+    (project.wiki_dir / "sub").mkdir()
+    (project.wiki_dir / "sub" / "gone.md").symlink_to(tmp_path / "nowhere.md")
+    assert WikiDigest(project).result() is None  # an entry that cannot be stat'ed: not known
+
+
+def test_a_build_with_other_threads_walks_wiki_itself(tmp_path: Path) -> None:
+    import threading
+
+    from wikic.build.uptodate import Check, WikiDigest
+
+    project = built(tmp_path)
+    before = _children()
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert WikiDigest(project).pid is None  # never a fork beside another thread
+        assert Check(project).fresh() is not None
+        _touch(_any_page(project))
+        assert Check(project).fresh() is None
+    finally:
+        stop.set()
+        other.join()
+    assert _children() <= before
+
+
+def test_a_source_change_stops_the_wiki_walk_early(tmp_path: Path) -> None:
+    from wikic.build.uptodate import Check
+
+    project = built(tmp_path)
+    before = _children()
+    _edit_source(project)
+    assert Check(project).fresh() is None
+    assert _children() <= before

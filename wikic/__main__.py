@@ -1,5 +1,5 @@
 """Entry point for `python -m wikic`."""
 
-from wikic.cli.main import main
+from wikic.cli.entry import main
 
 main()

@@ -3,7 +3,6 @@ and `wikic init` creating a new one."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from wikic.errors import ProjectError
@@ -49,9 +48,30 @@ ask:
 """
 
 
-@dataclass(frozen=True)
 class Project:
+    """A project's root folder and the paths in it. A plain class, not a dataclass: the no-op
+    build imports this, and `dataclasses` (with `inspect`) costs it 7 ms."""
+
+    __slots__ = ("root",)
     root: Path
+
+    def __init__(self, root: Path) -> None:
+        object.__setattr__(self, "root", root)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Project is immutable: cannot set {name}")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Project) and other.root == self.root
+
+    def __hash__(self) -> int:
+        return hash(self.root)
+
+    def __repr__(self) -> str:
+        return f"Project(root={self.root!r})"
+
+    def __reduce__(self) -> tuple[type[Project], tuple[Path]]:
+        return (Project, (self.root,))
 
     @property
     def schema_path(self) -> Path:

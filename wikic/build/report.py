@@ -1,15 +1,18 @@
-"""What a build did, as the JSON report of ../shared/DESIGN.md, and ninja-style progress."""
+"""What a build did, as the JSON report of ../shared/DESIGN.md (its progress lines: progress.py)."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
+
+from wikic.build.progress import Progress  # its home; imported from here by most callers
 
 if TYPE_CHECKING:  # not at run time: a no-op build never imports the actions' machinery
     from wikic import snapshot
     from wikic.build.actions import Action
     from wikic.config import Price
+
+__all__ = ["Progress", "Report", "price_report"]
 
 
 @dataclass
@@ -204,36 +207,3 @@ def _dollars(
             return None
         total += b_prompt * price.batch_input + b_completion * price.batch_output
     return total / 1_000_000
-
-
-class Progress:
-    """`[3/12] write concept: Vector databases` on stderr; one updating line on a terminal."""
-
-    def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
-        self.stream = stream or sys.stderr
-        self.quiet = quiet
-        self.tty = self.stream.isatty()
-        self._open = False
-
-    def step(self, done: int, total: int, label: str) -> None:
-        if self.quiet:
-            return
-        line = f"[{done}/{total}] {label}"
-        if self.tty:
-            self.stream.write("\r\x1b[K" + line[:200])
-            self._open = True
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
-
-    def message(self, text: str) -> None:
-        if self.quiet:
-            return
-        self.end_line()
-        self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def end_line(self) -> None:
-        if self._open:
-            self.stream.write("\n")
-            self._open = False

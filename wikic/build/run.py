@@ -8,33 +8,52 @@ Light on purpose: a build with nothing to do imports neither the pipeline nor li
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from wikic.build.report import Progress, Report
-from wikic.build.uptodate import Check
+from wikic.build.progress import Progress
+from wikic.build.uptodate import Check, Fresh
 from wikic.errors import WikicError
 from wikic.lock import ProjectLock
 from wikic.project import Project
 
 if TYPE_CHECKING:
     from wikic.backends import Backend
+    from wikic.build.report import Report
     from wikic.config import Schema
 
 BackendFactory = Callable[["Schema"], "Backend"]
 
 
-@dataclass
 class BuildOptions:
-    explain: bool = False
-    dry_run: bool = False
-    offline: bool = False
-    force: bool = False  # also: check every input instead of trusting the stat checks
-    jobs: int | None = None
-    retry_failed: bool = False  # ask the model again where its last answers stayed unusable
-    wait: bool = True  # for another wikic process to release the project (else fail at once)
-    batch: bool = False  # send the stages' pending actions through the provider's Batch API
-    batch_wait: bool = False  # wait for submitted batches to finish, and go on
+    """How to build. A plain class, not a dataclass: the no-op build must not load `dataclasses`."""
+
+    def __init__(
+        self,
+        explain: bool = False,
+        dry_run: bool = False,
+        offline: bool = False,
+        force: bool = False,  # also: check every input instead of trusting the stat checks
+        jobs: int | None = None,
+        retry_failed: bool = False,  # ask the model again where its last answers stayed unusable
+        wait: bool = True,  # for another wikic process to release the project (else fail at once)
+        batch: bool = False,  # send the stages' pending actions through the provider's Batch API
+        batch_wait: bool = False,  # wait for submitted batches to finish, and go on
+    ) -> None:
+        self.explain = explain
+        self.dry_run = dry_run
+        self.offline = offline
+        self.force = force
+        self.jobs = jobs
+        self.retry_failed = retry_failed
+        self.wait = wait
+        self.batch = batch
+        self.batch_wait = batch_wait
+
+    def __repr__(self) -> str:
+        return f"BuildOptions({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BuildOptions) and vars(other) == vars(self)
 
 
 def build(
@@ -45,6 +64,19 @@ def build(
     on_wait: Callable[[str], None] | None = None,
 ) -> Report:
     """Build the project's wiki; the report carries the lint summary (unless --dry-run)."""
+    done = attempt(project, opts, progress, backend_factory, on_wait)
+    return done.report() if isinstance(done, Fresh) else done
+
+
+def attempt(
+    project: Project,
+    opts: BuildOptions | None = None,
+    progress: Progress | None = None,
+    backend_factory: BackendFactory | None = None,
+    on_wait: Callable[[str], None] | None = None,
+) -> Report | Fresh:
+    """`build`, except that a build with nothing to do answers its recorded figures as they
+    are, for the CLI to print without loading the report's class."""
     opts = opts or BuildOptions()
     progress = progress or Progress(quiet=True)
     with ProjectLock(project.lock_path, wait=opts.wait, on_wait=on_wait or progress.message):

@@ -18,18 +18,25 @@ right after it (wiki/), so that an edit made meanwhile is seen by the next build
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
+import os
+import signal
 import sqlite3
+import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wikic import snapshot
-from wikic.build.report import Report
 from wikic.errors import WikicError
 from wikic.project import Project
-from wikic.state import Meta, State
+from wikic.state.connection import peek_meta
+from wikic.state.schema import Meta
+
+if TYPE_CHECKING:  # not at run time: the no-op path loads neither dataclasses nor the tables
+    from wikic.build.report import Report
 
 
 def _model_file(model: dict[str, Any] | None, root: Path) -> list[Any] | None:
@@ -43,27 +50,133 @@ def _model_file(model: dict[str, Any] | None, root: Path) -> list[Any] | None:
     return [str(path), st.st_size, st.st_mtime_ns]
 
 
-@dataclass
 class Fresh:
-    """What a build with nothing to do reports, as recorded after the last clean build."""
+    """What a build with nothing to do reports, as recorded after the last clean build.
 
-    sources: int
-    pages: int
-    actions: int
-    lint: dict[str, int]
-    lint_line: str  # lint.counts_line(lint), kept so that printing it needs no lint import
-    started: float = 0.0
+    It answers what `wikic build` prints of a report (`to_json`, `summary`, the lists of
+    notes, all empty) without loading `Report`, a dataclass: the CLI prints a no-op from
+    it. `report()` is the same as a `Report`, for Python callers (a test keeps both equal)."""
+
+    ok = True
+    dry_run = False
+    waiting = 0
+    explain: tuple[dict[str, str], ...] = ()
+    would_run: tuple[dict[str, Any], ...] = ()
+    warnings: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
+    errors: tuple[dict[str, str], ...] = ()
+
+    def __init__(
+        self,
+        sources: int,
+        pages: int,
+        actions: int,
+        lint: dict[str, int],
+        lint_line: str,  # lint.counts_line(lint), kept so that printing it needs no lint import
+        started: float = 0.0,
+    ) -> None:
+        self.sources = sources
+        self.pages = pages
+        self.actions = actions
+        self.lint = lint
+        self.lint_line = lint_line
+        self.seconds = time.monotonic() - started
+
+    def to_json(self) -> dict[str, Any]:
+        """`Report.to_json()` of a build that found nothing to do."""
+        return {
+            "sources": self.sources,
+            "pages": self.pages,
+            "actions": {"ran": 0, "cached": 0, "up_to_date": self.actions, "failed": 0},
+            "llm": {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0},
+            "written": [],
+            "removed": [],
+            "conflicts": [],
+            "errors": [],
+            "warnings": [],
+            "seconds": round(self.seconds, 3),
+            "nothing_to_do": True,
+            "lint": self.lint,
+        }
+
+    def summary(self) -> str:
+        """`Report.summary()` of a build that found nothing to do."""
+        return f"wikic: no work to do ({self.pages} pages up to date, {self.seconds:.2f}s)"
 
     def report(self) -> Report:
+        from wikic.build.report import Report
+
         return Report(
             sources=self.sources,
             pages=self.pages,
             up_to_date=self.actions,
             nothing_to_do=True,
-            seconds=time.monotonic() - self.started,
+            seconds=self.seconds,
             lint=self.lint,
             lint_line=self.lint_line,
         )
+
+
+class WikiDigest:
+    """wiki/'s digest by stat (None: some entry could not be stat'ed), walked in a forked
+    child while this process walks the inputs: the two walks are most of a no-op build and
+    each is mostly waiting on stat calls, so on two cores the no-op takes half as long.
+    Forks only where that is safe (Linux, no other thread); else `result()` walks here."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.pid: int | None = None
+        self.pipe: int | None = None
+        if sys.platform != "linux" or _threads() > 1:
+            return
+        try:
+            read, write = os.pipe()
+        except OSError:
+            return
+        try:
+            pid = os.fork()
+        except OSError:  # no process to spare: walked here
+            os.close(read)
+            os.close(write)
+            return
+        if pid == 0:  # the child: walk, say the digest, leave without running any cleanup
+            try:
+                gc.disable()  # never a finalizer of the parent's garbage (a temp folder's, say)
+                os.close(read)
+                tree = snapshot.wiki(project, keep_stats=False)
+                os.write(write, (tree.digest() if tree.complete else "-").encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        self.pid, self.pipe = pid, read
+
+    def result(self) -> str | None:
+        if self.pid is None or self.pipe is None:
+            tree = snapshot.wiki(self.project, keep_stats=False)  # only its digest is compared
+            return tree.digest() if tree.complete else None
+        said = b""
+        while chunk := os.read(self.pipe, 256):
+            said += chunk
+        self.cancel()
+        answer = said.decode("ascii", "replace")
+        return answer if len(answer) == 64 else None  # "-", or nothing: the child failed
+
+    def cancel(self) -> None:
+        """Stop the child (when its answer is not needed) and reap it."""
+        if self.pipe is not None:
+            os.close(self.pipe)
+            self.pipe = None
+        if self.pid is not None:
+            pid, self.pid = self.pid, None
+            with contextlib.suppress(ProcessLookupError):  # gone already once it answered
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+
+
+def _threads() -> int:
+    """Threads in this process that Python knows of (forking beside another is unsafe)."""
+    threading = sys.modules.get("threading")
+    return 1 if threading is None else int(threading.active_count())
 
 
 class Check:
@@ -79,29 +192,30 @@ class Check:
         self.model_file: list[Any] | None = None
         self.model_ok = False
 
-    def fresh(self) -> Report | None:
+    def fresh(self) -> Fresh | None:
         """The recorded figures when nothing changed since the last clean build, else None."""
+        aside = WikiDigest(self.project)  # wiki/ walked beside the inputs where it can be
         try:
             self.inputs = snapshot.inputs(self.project)
-            state = State.peek(self.project.state_path)
-            if state is None or not self.inputs.complete:
+            if not self.inputs.complete:
                 return None
-            with state:
-                saved = json.loads(state.get_meta(Meta.UPTODATE) or "null")
-                if not saved or saved.get("inputs") != self.inputs.digest():
-                    return None
-                self.wiki = snapshot.wiki(self.project)
-                if (
-                    not self.wiki.complete
-                    or saved.get("wiki") != self.wiki.digest()
-                    or saved.get("model_file") != _model_file(saved.get("model"), self.project.root)
-                ):
-                    return None
-                # wiki/ by stat is as it was when the mark was recorded, and record() found every
-                # file wikic wrote as it left it in that very walk: no need to read them all again
-                return Fresh(**saved["figures"], started=self.started).report()
+            saved = json.loads(peek_meta(self.project.state_path, Meta.UPTODATE) or "null")
+            if not saved or saved.get("inputs") != self.inputs.digest():
+                return None
+            wiki = aside.result()
+            if (
+                wiki is None
+                or saved.get("wiki") != wiki
+                or saved.get("model_file") != _model_file(saved.get("model"), self.project.root)
+            ):
+                return None
+            # wiki/ by stat is as it was when the mark was recorded, and record() found every
+            # file wikic wrote as it left it in that very walk: no need to read them all again
+            return Fresh(**saved["figures"], started=self.started)
         except (OSError, sqlite3.Error, ValueError, KeyError, TypeError, WikicError):
             return None  # e.g. the model file is gone: the build says so
+        finally:
+            aside.cancel()
 
     def before_build(self) -> None:
         """Inputs as the build is about to read them (when `fresh()` did not already take them)."""
@@ -143,6 +257,8 @@ class Check:
                 "lint_line": report.lint_line,
             },
         }
+        from wikic.state import State
+
         try:
             state = State.peek(self.project.state_path)
             if state is None:

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 import click
 
+from wikic.cli.building import run_build
 from wikic.cli.common import Ctx, guarded
 
 if TYPE_CHECKING:  # not at run time: each command imports what it runs
-    from wikic.build.report import Report
     from wikic.watch.watcher import Rebuild
 
 
@@ -101,50 +101,21 @@ def build(
     Exit status: 0 built (or waiting on a batch), 1 some action or source failed (the rest is built
     and kept), 2 usage or configuration error."""
 
-    def run() -> int:
-        from wikic.build.report import Progress
-        from wikic.build.run import BuildOptions
-        from wikic.build.run import build as run_build
-
-        progress = Progress(quiet=quiet)
-        opts = BuildOptions(
-            explain=explain,
-            dry_run=dry_run,
-            offline=offline,
-            force=force,
-            jobs=jobs,
-            retry_failed=retry_failed,
-            wait=not no_wait,
-            batch=batch,
-            batch_wait=batch_wait,
-        )
-        report = run_build(obj.project(), opts, progress)
-        progress.end_line()
-        _print_notes(report)
-        if as_json:
-            click.echo(json.dumps(report.to_json(), indent=2))
-        elif not quiet or not report.ok:
-            click.echo(report.summary(), err=True)
-        lint_failed = strict and report.lint is not None and report.lint["error"] > 0
-        if report.lint is not None and (not quiet or lint_failed):
-            click.echo(report.lint_line + (" (--strict: build failed)" if lint_failed else ""), err=True)
-        return 0 if report.ok and not lint_failed else 1
-
-    guarded(as_json, run)
-
-
-def _print_notes(report: Report) -> None:
-    """What a build says besides its summary, on stderr."""
-    for item in report.explain:
-        click.echo(f"explain: {item['action']}: {item['reason']}", err=True)
-    for item in report.would_run if report.dry_run else []:
-        click.echo(f"would run: {item['action']} (~{item['estimated_tokens']} tokens)", err=True)
-    for warning in report.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    for rel in report.conflicts:
-        click.echo(f"conflict: {rel} was edited by hand; kept (use --force to overwrite)", err=True)
-    for err in report.errors:
-        click.echo(f"error: {err['where']}: {err['message']}", err=True)
+    run_build(
+        obj,
+        explain=explain,
+        dry_run=dry_run,
+        offline=offline,
+        force=force,
+        retry_failed=retry_failed,
+        jobs=jobs,
+        batch=batch,
+        batch_wait=batch_wait,
+        as_json=as_json,
+        no_wait=no_wait,
+        quiet=quiet,
+        strict=strict,
+    )
 
 
 @click.command()
@@ -207,7 +178,7 @@ def watch(
     Example: wikic watch --debounce 500 --json > builds.jsonl"""
 
     def run() -> int:
-        from wikic.build.report import Progress
+        from wikic.build.progress import Progress
         from wikic.build.run import BuildOptions
         from wikic.watch.watcher import Watcher, WatchOptions
 

@@ -1,5 +1,5 @@
-"""What every command shares: the -C context, and turning a WikicError into a
-message and an exit code."""
+"""What every command shares: the -C context, printing, and turning a WikicError into a
+message and an exit code. Without click: `wikic build`'s quick path (entry.py) uses it."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import click
 
 from wikic.errors import WikicError
 
@@ -26,10 +24,19 @@ class Ctx:
         return find_project(self.directory or Path.cwd())
 
 
+def echo(text: str, err: bool = False) -> None:
+    """One line on stdout (or stderr), flushed: what click.echo does with plain text."""
+    stream = sys.stderr if err else sys.stdout
+    if stream is None:  # no console (pythonw): nowhere to say it
+        return
+    stream.write(text + "\n")
+    stream.flush()
+
+
 def fail(exc: WikicError, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))
-    click.echo(f"wikic: error: {exc}", err=True)
+        echo(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))
+    echo(f"wikic: error: {exc}", err=True)
     sys.exit(exc.exit_code)
 
 
@@ -39,6 +46,6 @@ def guarded(as_json: bool, fn: Callable[[], int]) -> None:
     except WikicError as exc:
         fail(exc, as_json)
     except KeyboardInterrupt:
-        click.echo("wikic: interrupted; finished work is kept, run the command again to resume", err=True)
+        echo("wikic: interrupted; finished work is kept, run the command again to resume", err=True)
         sys.exit(130)
     sys.exit(code)

@@ -3,14 +3,16 @@ overridable by a file of the same name in the project's own prompts/ folder."""
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
-from typing import Any
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from wikic.backends.base import Message
 from wikic.hashing import FINGERPRINT, digest
 from wikic.prompts import PACKAGE_DIR, PROJECT_DIR
+
+if TYPE_CHECKING:
+    import jinja2
 
 
 class Prompts:
@@ -18,7 +20,15 @@ class Prompts:
 
     def __init__(self, root: Path) -> None:
         self.dirs = [root / PROJECT_DIR, PACKAGE_DIR]
-        self.env = jinja2.Environment(
+        self._hashes: dict[str, str] = {}
+
+    @cached_property
+    def env(self) -> jinja2.Environment:
+        """Made (and jinja2 imported) at the first prompt rendered: a build whose actions are
+        all up to date or cached renders none."""
+        import jinja2
+
+        return jinja2.Environment(
             loader=jinja2.FileSystemLoader([str(d) for d in self.dirs]),
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=False,
@@ -26,12 +36,13 @@ class Prompts:
             lstrip_blocks=True,
             autoescape=False,
         )
-        self._hashes: dict[str, str] = {}
 
     def source_of(self, name: str) -> Path:
         for d in self.dirs:
             if (d / name).is_file():
                 return d / name
+        import jinja2  # the error its callers expect, as the environment raises it
+
         raise jinja2.TemplateNotFound(name)
 
     def stage_hash(self, stage: str) -> str:

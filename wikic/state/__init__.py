@@ -3,13 +3,34 @@ last run of every action, the files wikic wrote, and the incremental stages' cac
 
 Each change is committed at once, so a killed build keeps every finished call. This is the
 only package with SQL, and it imports nothing from wikic but its errors.
+
+Its names are loaded on first use: the no-op build reads one meta row through
+`wikic.state.connection` and must not pay for every table's module (and dataclasses).
 """
 
-from wikic.state.batches import BatchRecord
-from wikic.state.build import ActionRecord, FileRecord
-from wikic.state.incremental import LintRow, Planned, Rendered
-from wikic.state.schema import FORMAT, Meta
-from wikic.state.store import State
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wikic.state.batches import BatchRecord
+    from wikic.state.build import ActionRecord, FileRecord
+    from wikic.state.incremental import LintRow, Planned, Rendered
+    from wikic.state.schema import FORMAT, Meta
+    from wikic.state.store import State
+
+_HOME = {
+    "FORMAT": "schema",
+    "ActionRecord": "build",
+    "BatchRecord": "batches",
+    "FileRecord": "build",
+    "LintRow": "incremental",
+    "Meta": "schema",
+    "Planned": "incremental",
+    "Rendered": "incremental",
+    "State": "store",
+}
 
 __all__ = [
     "FORMAT",
@@ -22,3 +43,12 @@ __all__ = [
     "Rendered",
     "State",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # once: later lookups are plain attribute reads
+    return value

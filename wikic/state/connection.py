@@ -10,11 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from wikic.errors import StateError
+from wikic.state import checked
 from wikic.state.schema import FORMAT, SCHEMA, Meta
 
 
 def open_db(path: Path) -> Connection:
-    """Connect, check and set up the database (WAL, the tables); Damaged when it is not usable."""
+    """Connect, check and set up the database (WAL, the tables); Damaged when it is not usable.
+    The full check is skipped where the file is as a process that checked it left it (checked.py)."""
+    trusted = checked.as_left(path)  # before connecting: WAL mode makes a -wal file at once
     try:
         db = sqlite3.connect(
             path, timeout=30, isolation_level=None, check_same_thread=False, factory=Connection
@@ -25,7 +28,7 @@ def open_db(path: Path) -> Connection:
         found = read_format(db, path)  # before anything is written: a newer format is never touched
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
-        check = db.execute("PRAGMA quick_check").fetchone()
+        check = ("ok",) if trusted else db.execute("PRAGMA quick_check").fetchone()
         if check is None or check[0] != "ok":
             raise Damaged(f"quick_check: {check[0] if check else 'no answer'}")
         db.executescript(SCHEMA)
@@ -57,6 +60,19 @@ def peek_db(path: Path) -> Connection | None:
     return db
 
 
+def peek_meta(path: Path, key: Meta) -> str | None:
+    """One `meta` value, read as `peek_db` opens: None when there is no database, it is of
+    another format, or the value is not set. For the no-op check, which loads no table's module."""
+    db = peek_db(path)
+    if db is None:
+        return None
+    try:
+        row = db.execute("SELECT v FROM meta WHERE k=?", (key.value,)).fetchone()
+    finally:
+        db.close()
+    return None if row is None else str(row[0])
+
+
 class Damaged(Exception):
     """The database file is not a usable SQLite database."""
 
@@ -79,6 +95,7 @@ def _translated(path: Path | None, exc: sqlite3.DatabaseError) -> Exception:
     if path is None or (not name.startswith(FILE_ERRORS) and "malformed" not in str(exc)):
         return exc  # while opening (State.open decides), or an error in wikic's own SQL
     if name.startswith(CORRUPT) or "malformed" in str(exc):
+        checked.forget(path)  # found damaged in use: the next open checks it in full, and repairs
         return StateError(
             f"{path} is damaged ({exc}); run `wikic build`, which moves it aside and "
             "rebuilds (cached model answers in it will be lost)"
@@ -153,6 +170,7 @@ def damaged_or_state_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
     name = getattr(exc, "sqlite_errorname", "") or ""
     text = str(exc)
     if name.startswith(CORRUPT) or "malformed" in text or "not a database" in text:
+        checked.forget(path)
         return Damaged(text)
     return StateError(f"{path}: {text}")
 
@@ -185,6 +203,7 @@ def move_aside(path: Path) -> Path:
     while target.exists():
         n += 1
         target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    checked.forget(path)
     for suffix in ("-wal", "-shm"):  # a WAL left beside a fresh database would be replayed into it
         side = path.with_name(path.name + suffix)
         if side.exists():

@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from wikic.errors import StateError
+from wikic.state import checked
 from wikic.state.batches import BatchTables
 from wikic.state.build import BuildTables
 from wikic.state.connection import Damaged, move_aside, open_db, peek_db
@@ -23,6 +24,7 @@ class State(BuildTables, IncrementalTables, LintTables, BatchTables, ForgetTable
         self.db = db
         self.path = path
         self.warnings: list[str] = []  # what opening it had to do, for the build's report
+        self.checked = False  # opened checked, or found as a checked close left it
 
     @classmethod
     def open(cls, path: Path, recover: bool = False) -> State:
@@ -39,7 +41,7 @@ class State(BuildTables, IncrementalTables, LintTables, BatchTables, ForgetTable
         except OSError as exc:
             raise StateError(f"cannot create {path.parent}: {exc.strerror or exc}") from exc
         try:
-            return cls(open_db(path), path)
+            state = cls(open_db(path), path)
         except Damaged as exc:
             if not recover:
                 raise StateError(
@@ -53,18 +55,26 @@ class State(BuildTables, IncrementalTables, LintTables, BatchTables, ForgetTable
                 "cached model answers are lost, so the model is asked again; pages in wiki/ are kept "
                 "(one that differs from what this build makes is reported as a hand edit)"
             )
-            return state
+        state.checked = True
+        return state
 
     @classmethod
     def peek(cls, path: Path) -> State | None:
         """A cheap open for the no-op check, which must stay fast: no file created, no
         quick_check, no WAL switch. None when there is no database or it is of another format;
         anything the full open would repair or report is left to the build."""
+        trusted = checked.as_left(path)  # then it stays so through this door too: see close()
         db = peek_db(path)
-        return None if db is None else cls(db, path)
+        if db is None:
+            return None
+        state = cls(db, path)
+        state.checked = trusted
+        return state
 
     def close(self) -> None:
         self.db.close()
+        if self.checked:  # closed as checked: the next open need not read every page again
+            checked.record(self.path)
 
     def __enter__(self) -> State:
         return self

@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from functools import cache
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import unquote
-
-from markdown_it import MarkdownIt
 
 from wikic.wiki.page import CITATION, WIKILINK, Citation
 
-_MD = MarkdownIt("commonmark")
-_MD.core.ruler.disable(["inline", "text_join"])
-_MD.block.ruler.disable(["reference"])  # link reference definitions: wikis do not use them
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 HEADING = re.compile(r"(#{1,6}) (.*)")
 # A line the scanner may take as paragraph text: it cannot start any other block.
@@ -48,10 +46,22 @@ def blocks(body: str) -> list[RawBlock]:
     return quick if quick is not None else markdown_blocks(body)
 
 
+@cache
+def _parser() -> MarkdownIt:
+    """The CommonMark parser, made (and markdown_it imported) on the first body that the
+    scanner cannot split: a build whose pages all scan never pays for it."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark")
+    md.core.ruler.disable(["inline", "text_join"])
+    md.block.ruler.disable(["reference"])  # link reference definitions: wikis do not use them
+    return md
+
+
 def markdown_blocks(body: str) -> list[RawBlock]:
     out: list[RawBlock] = []
     nesting = 0
-    tokens = _MD.parse(body)
+    tokens = _parser().parse(body)
     for i, tok in enumerate(tokens):
         if tok.type in NESTING_OPEN:
             nesting += 1
