@@ -5,6 +5,8 @@ every mistake included, goes to the click commands (main.py), which parse it as 
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
 import sys
 from pathlib import Path
@@ -59,6 +61,9 @@ def quick_build(argv: list[str]) -> tuple[Path | None, dict[str, Any]] | None:
 
 
 def main() -> None:
+    # registered first, so run last: the interpreter's final collection walks every object the
+    # command left (0.4-0.6 s after a -j 64 build of 128 sources); the OS frees them at once
+    atexit.register(gc.freeze)
     quick = quick_build(sys.argv[1:])
     if quick is None:
         from wikic.cli.main import cli

@@ -3,8 +3,6 @@ The cli package is the only place that imports click."""
 
 from __future__ import annotations
 
-import atexit
-import gc as collector
 from pathlib import Path
 
 import click
@@ -46,7 +44,7 @@ for command in (init, build, watch, ask, lint, mcp, forget, gc, serve, site, gra
 
 
 def main() -> None:
-    # registered first, so run last: the interpreter's final collection walks every object the
-    # command left (0.4-0.6 s after a -j 64 build of 128 sources); the OS frees them at once
-    atexit.register(collector.freeze)
-    cli(prog_name="wikic")
+    """The program (entry.py: `wikic build` may not come here at all)."""
+    from wikic.cli.entry import main as entry
+
+    entry()
