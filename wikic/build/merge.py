@@ -14,7 +14,7 @@ import marshal
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from wikic.build.candidates import MIN_SOURCES, Candidate, _inside, source_names, unpack
+from wikic.build.candidates import MIN_SOURCES, SECTIONS, Candidate, _inside, source_names, unpack
 from wikic.build.phrases import _cohesive, _longest, distinct_uses, lines_of, source_terms, unjoin
 
 # Bump when the same packed names would merge differently (this module, candidates.py's and
@@ -22,7 +22,7 @@ from wikic.build.phrases import _cohesive, _longest, distinct_uses, lines_of, so
 VERSION = 1
 COUNTED = ("sure", "maybe", "lower", "titles", "names", "used", "phrases")  # sections counted by source
 LINES = {"names": "name_lines", "phrases": "phrase_lines"}  # the picked keys' lines, by kind
-EMPTY = dict.fromkeys(unpack("\n\n" * 10), "")  # a source without names (terms() reads no names)
+EMPTY = dict.fromkeys(SECTIONS, "")  # a source without names (terms() reads no names)
 
 Where = dict[str, list[int]]  # source path -> line numbers, in the sources' order
 
