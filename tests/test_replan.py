@@ -20,7 +20,7 @@ from tests.test_incremental import (
     _Rows,
 )
 from wikic.build.plan import PagePlan, SourceInfo, memo_for, plan
-from wikic.build.replan import Kept, patched, plan_kept, settings_of
+from wikic.build.replan import Kept, Unreadable, patched, plan_kept, settings_of
 from wikic.config import Schema
 
 
@@ -51,7 +51,10 @@ class _Project:
         memo = memo_for(self.schema, _Rows(self.rows), None, self.merge)  # a trial: saves nothing
         kept = Kept.loads(self.kept, settings_of(self.schema)) if self.kept else None
         rows = lambda: list(self.pages.items())  # noqa: E731
-        was_patched = kept is not None and patched(infos, self.schema, {}, memo, kept, rows) is not None
+        try:
+            was_patched = kept is not None and patched(infos, self.schema, {}, memo, kept, rows) is not None
+        except Unreadable:
+            was_patched = False
         memo = memo_for(self.schema, self.rows, self.rows.save, self.merge)
         pages, keep = plan_kept(self.infos(notes), self.schema, {}, memo, self.kept, rows)
         self.kept = keep.blob
@@ -181,3 +184,13 @@ def test_a_kept_plan_not_of_the_planned_rows_is_not_patched() -> None:
     assert keep.every and pages == _full(NOTES, PROSE)
     memo = memo_for(PROSE, project.rows, None, project.merge)
     assert not plan_kept(project.infos(NOTES), PROSE, {}, memo, project.kept, rows)[1].every  # unchecked
+
+
+def test_a_kept_page_that_does_not_read_means_the_full_plan() -> None:
+    project = _Project(PROSE)
+    project.plan(NOTES)
+    project.pages["source:sources/rag.md"] = b"not a page"
+    notes = {**NOTES, "rag.md": NOTES["rag.md"].replace("a few hundred tokens", "some tokens")}
+    pages, was_patched = project.plan(notes)
+    assert not was_patched and pages == _full(notes, PROSE)
+    assert project.plan(notes)[1]  # kept anew: the next edit is patched again

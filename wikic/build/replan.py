@@ -72,6 +72,10 @@ class Kept:
         return cls(*kept[2:])
 
 
+class Unreadable(Exception):
+    """A kept page's row that does not read as one (the plan is made in full instead)."""
+
+
 Rows = Callable[[], Iterable[tuple[str, bytes]]]  # the kept pages, as state.db has them
 
 
@@ -115,7 +119,10 @@ def plan_kept(
     kept = Kept.loads(blob, settings) if blob else None
     if kept is not None and planned_keys is not None and planned_keys() != kept.keys:
         kept = None
-    done = patched(sources, schema, sticky, made, kept, rows) if kept is not None else None
+    try:
+        done = patched(sources, schema, sticky, made, kept, rows) if kept is not None else None
+    except Unreadable:  # a kept page not as a plan wrote it: planned in full, and kept anew
+        done = None
     if kept is None or done is None:
         trace = planned(sources, schema, sticky, made)
         mine = _kept(trace, made, None)
@@ -296,14 +303,17 @@ def _pages(
     pages: dict[str, PagePlan] = {}
     before: dict[str, str] = {}
     for pid, row in rows():
-        flat = marshal.loads(row)
-        before[pid] = flat[3]
         if pid.startswith("source:"):
-            if pid.removeprefix("source:") in replanned or pid.removeprefix("source:") not in live:
-                continue
-        elif pid.removeprefix("topic:") in topics:
-            continue
-        pages[pid] = _page(flat)
+            redone = pid.removeprefix("source:") in replanned or pid.removeprefix("source:") not in live
+        else:
+            redone = pid.removeprefix("topic:") in topics
+        try:
+            flat = marshal.loads(row)
+            before[pid] = flat[3]
+            if not redone:
+                pages[pid] = _page(flat)
+        except (EOFError, ValueError, TypeError, IndexError) as exc:
+            raise Unreadable(pid) from exc
     pages |= own | new
     ids = sorted(pages, key=lambda pid: (not pid.startswith("source:"), pid))
     return {pid: pages[pid] for pid in ids}, before
