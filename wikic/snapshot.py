@@ -17,13 +17,16 @@ from wikic.project import Project
 from wikic.prompts import PACKAGE_DIR, PROJECT_DIR
 
 Stat = tuple[int, int]  # (size, mtime_ns)
+KIND = "kind"  # the field of a walk's line that marks an entry other than a regular file
+_KIND, _FILE = 0o170000, 0o100000  # stat.S_IFMT's mask, S_IFREG: no `stat` import on the no-op path
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
 
 
 class Tree:
-    """One stat walk: every entry as a `name<TAB>size<TAB>mtime_ns[<TAB>-> target]` line
-    (folders end in /), each file's stat by name (unless the walk was asked not to keep
-    them: the no-op check only compares digests), and whether every entry could be stat'ed.
+    """One stat walk: every entry as a `name<TAB>size<TAB>mtime_ns[<TAB>-> target][<TAB>kind
+    TYPE]` line (folders end in /; `kind`: not a regular file, its file type in octal), each
+    file's stat by name (unless the walk was asked not to keep them: the no-op check only
+    compares digests), and whether every entry could be stat'ed.
     A plain class: the no-op build must not import `dataclasses`."""
 
     __slots__ = ("lines", "stats", "complete")
@@ -90,6 +93,8 @@ def _entries(
             lines.append(f"{prefix}{entry.name}\tunreadable")
             tree.complete = False
             continue
+        if st.st_mode & _KIND != _FILE:  # a folder behind a link, a pipe, a device: said so
+            link += f"\t{KIND} {st.st_mode & _KIND:o}"
         if stats is None:  # the no-op check: one string per file, nothing else
             lines.append(f"{prefix}{entry.name}\t{st.st_size}\t{st.st_mtime_ns}{link}")
             continue

@@ -37,7 +37,7 @@ from wikic.privacy import forget
 from wikic.privacy.local import LocalOnly, is_remote
 from wikic.project import Project
 from wikic.prompts.loader import Prompts
-from wikic.sources.scan import SourceFile, list_sources
+from wikic.sources.scan import SourceFile, list_sources, listed
 from wikic.state import ActionRecord, Meta, State
 from wikic.wiki.read import gc_frozen
 
@@ -56,7 +56,8 @@ def build(
     started = time.monotonic()
     report = Report(dry_run=opts.dry_run)
     schema = load_schema(project.schema_path)
-    files, list_errors = list_sources(project.root, schema.sources)
+    walked = listed(project.root, schema.sources, inputs.lines) if inputs is not None else None
+    files, list_errors = walked or list_sources(project.root, schema.sources)
     mid = model_id(schema.model, project.root)
     mark = snapshot.build_inputs(project, mid, inputs)
     found = snapshot.wiki(project)  # wiki/ walked once before: the clean check, intact pages

@@ -7,11 +7,13 @@ import fnmatch
 import os
 import re
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wikic.errors import SourceError
+from wikic.snapshot import KIND
 
 if TYPE_CHECKING:  # not at run time: listing sources needs no pydantic
     from wikic.config import SourcesConfig
@@ -71,9 +73,50 @@ def list_sources(root: Path, cfg: SourcesConfig) -> tuple[list[SourceFile], list
                 else:
                     found.append(file)
     found.sort(key=lambda f: f.path)
+    errors.sort(key=lambda e: e.path)
     return found, errors
 
 
+def listed(
+    root: Path, cfg: SourcesConfig, lines: Iterable[str]
+) -> tuple[list[SourceFile], list[SourceError]] | None:
+    """list_sources() from the lines of a walk of sources/ just taken (snapshot.walk, as the
+    no-op check takes it): the same files and errors, without a second stat of every file.
+    None where the walk could not read some entry: list_sources() says why."""
+    base = root / SOURCES_DIR
+    include, exclude = _pattern(cfg.include), _pattern(cfg.exclude)
+    real_base, head = "", SOURCES_DIR + "/"
+    found: list[SourceFile] = []
+    errors: list[SourceError] = []
+    for line in lines:
+        if line.endswith("\tunreadable"):
+            return None
+        if not line.startswith(head) or line.endswith("/"):  # other inputs, folders, none
+            continue
+        name, size, mtime, *more = line.split("\t")
+        rel = name[len(head) :]
+        if rel.startswith(".") or "/." in rel:  # hidden files and folders, and what they hold
+            continue
+        target = next((m[3:] for m in more if m.startswith("-> ")), None)
+        kind = next((m for m in more if m.startswith(KIND)), None)
+        if target is not None and kind == FOLDER:
+            errors.append(SourceError(name, FOLDER_LINK))
+        elif not rel.endswith("~") and include.match(rel) and not exclude.match(rel):
+            real_base = real_base or os.path.realpath(base)
+            if target is not None and not (target == real_base or target.startswith(real_base + "/")):
+                errors.append(SourceError(name, OUTSIDE))
+            elif kind is not None:
+                errors.append(SourceError(name, NOT_REGULAR))
+            else:
+                found.append(SourceFile(name, f"{base}/{rel}", int(size), int(mtime)))
+    found.sort(key=lambda f: f.path)
+    errors.sort(key=lambda e: e.path)
+    return found, errors
+
+
+FOLDER = f"{KIND} {stat.S_IFDIR:o}"  # a walk's mark of a folder reached through a link
+OUTSIDE = "is a link to a file outside sources/; copy the file in instead"
+NOT_REGULAR = "is not a regular file (a pipe, socket or device); only plain text files are read"
 FOLDER_LINK = (
     "is a link to a folder; sources/ is read without following "
     "folder links, so copy or move the folder in instead"
@@ -84,12 +127,10 @@ def _source_file(entry: os.DirEntry[str], rel: str, real_base: Path) -> SourceFi
     """The file with its stat, or why it cannot be a source."""
     try:
         if entry.is_symlink() and not Path(entry.path).resolve().is_relative_to(real_base):
-            return SourceError(rel, "is a link to a file outside sources/; copy the file in instead")
+            return SourceError(rel, OUTSIDE)
         st = entry.stat()
     except OSError as exc:
         return SourceError(rel, f"cannot read: {exc.strerror or exc}")
     if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block or never end
-        return SourceError(
-            rel, "is not a regular file (a pipe, socket or device); only plain text files are read"
-        )
+        return SourceError(rel, NOT_REGULAR)
     return SourceFile(rel, entry.path, st.st_size, st.st_mtime_ns)

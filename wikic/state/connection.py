@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +77,8 @@ class Damaged(Exception):
     """The database file is not a usable SQLite database."""
 
 
+BATCH = 1024  # rows fetched at once while a cursor is iterated
+
 # Errors of the database file, not of wikic's SQL: reported as StateError, never a traceback.
 FILE_ERRORS = (
     "SQLITE_CORRUPT",
@@ -132,6 +134,12 @@ class Cursor(sqlite3.Cursor):
             return super().__next__()
         except sqlite3.DatabaseError as exc:
             raise self._fail(exc) from exc
+
+    def __iter__(self) -> Iterator[Any]:  # type: ignore[override]  # rows, not the cursor
+        # `for row in cursor` in batches: one Python call per row (__next__) is a tenth of a
+        # second over the 90,000 rows an edit of 10,000 sources reads
+        while rows := self.fetchmany(BATCH):
+            yield from rows
 
 
 class Connection(sqlite3.Connection):
