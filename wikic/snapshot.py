@@ -29,7 +29,7 @@ class Tree:
     compares digests), and whether every entry could be stat'ed.
     A plain class: the no-op build must not import `dataclasses`."""
 
-    __slots__ = ("lines", "stats", "complete")
+    __slots__ = ("lines", "stats", "complete", "_digest")
 
     def __init__(
         self, lines: list[str] | None = None, stats: dict[str, Stat] | None = None, complete: bool = True
@@ -37,9 +37,12 @@ class Tree:
         self.lines = [] if lines is None else lines
         self.stats = {} if stats is None else stats
         self.complete = complete
+        self._digest = (-1, "")  # digest() of the first so many lines: a walk only appends
 
     def digest(self) -> str:
-        return digest(self.lines)
+        if self._digest[0] != len(self.lines):  # a build asks two or three times
+            self._digest = (len(self.lines), digest(self.lines))
+        return self._digest[1]
 
 
 def digest(lines: Iterable[str]) -> str:

@@ -61,7 +61,7 @@ class Settled:
         digest failed, or one without digests or a plan to take."""
         if not self.usable:
             return {}
-        planned = self.state.planned_paths()
+        planned = self.state.planned_keys()
         digested = Counter(rec.subject for rec in records.values() if rec.stage == "digest")
         found: dict[str, str] = {}
         for f in files:

@@ -97,6 +97,8 @@ class PlannedRows(Mapping[str, Planned]):
 class IncrementalTables(Tables):
     """The incremental stages' tables (see the module's docstring)."""
 
+    _planned_keys: dict[str, str] | None = None  # planned_keys(), as last read
+
     def planned(self) -> PlannedRows:
         """source path -> what the last plan made of it (build/sourceplan.py), read as asked."""
         return PlannedRows(self.db)
@@ -105,11 +107,13 @@ class IncrementalTables(Tables):
         """A plan's new "facts", "notes" or "struct" of sources: path -> (key, JSON). The kept
         plan is of the rows as they were: let go with the first change (a plan killed after it
         is planned in full by the next build), kept again by the plan that finishes."""
+        self._planned_keys = None
         with self.transaction():
             self.db.execute("DELETE FROM kept WHERE name = 'plan'")
             self.db.executemany(_SAVE[what], [(path, key, text) for path, (key, text) in made.items()])
 
     def drop_planned(self, paths: Iterable[str]) -> None:
+        self._planned_keys = None
         with self.transaction():
             self.db.execute("DELETE FROM kept WHERE name = 'plan'")
             self.db.executemany("DELETE FROM planned WHERE path=?", [(path,) for path in paths])
@@ -140,12 +144,13 @@ class IncrementalTables(Tables):
             self.db.execute("INSERT OR REPLACE INTO kept VALUES ('plan', ?)", (blob,))
 
     def planned_keys(self) -> dict[str, str]:
-        """Each planned source's facts key: what a kept plan must have gone by (build/replan.py)."""
-        return dict(self.db.execute("SELECT path, key FROM planned WHERE key != ''").fetchall())
-
-    def planned_paths(self) -> set[str]:
-        """The sources the planned table has facts of."""
-        return {r[0] for r in self.db.execute("SELECT path FROM planned WHERE key != ''")}
+        """Each planned source's facts key: what a kept plan must have gone by (build/replan.py),
+        and which sources can be settled (build/settled.py). Read once until the table changes
+        (one build asks twice; not to be changed by the caller)."""
+        if self._planned_keys is None:
+            rows = self.db.execute("SELECT path, key FROM planned WHERE key != ''").fetchall()
+            self._planned_keys = dict(rows)
+        return self._planned_keys
 
     def lint_pages(self) -> dict[str, LintRow]:
         """Each page's cached lint facts and own findings, by path (lint/cache.py)."""
