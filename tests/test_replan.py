@@ -31,8 +31,10 @@ class _Project:
         self.schema, self.rows = schema, _Rows()
         self.merge: bytes | None = None
         self.kept: bytes | None = None
+        self.since: bytes | None = None  # the kept plan's entries changed since `kept`
         self.pages: dict[str, bytes] = {}  # the kept pages' rows
         self.last: dict[str, str] = {}
+        self.bases = 0  # how many times the kept plan was written whole
 
     def infos(self, notes: dict[str, str]) -> list[SourceInfo]:
         """As a build gives them: a source unchanged since the last plan settled (unread)."""
@@ -49,15 +51,16 @@ class _Project:
         """The plan of `notes`, and whether it was patched."""
         infos = self.infos(notes)
         memo = memo_for(self.schema, _Rows(self.rows), None, self.merge)  # a trial: saves nothing
-        kept = Kept.loads(self.kept, settings_of(self.schema)) if self.kept else None
+        kept = Kept.loads(self.kept, settings_of(self.schema), self.since) if self.kept else None
         rows = lambda: list(self.pages.items())  # noqa: E731
         try:
             was_patched = kept is not None and patched(infos, self.schema, {}, memo, kept, rows) is not None
         except Unreadable:
             was_patched = False
         memo = memo_for(self.schema, self.rows, self.rows.save, self.merge)
-        pages, keep = plan_kept(self.infos(notes), self.schema, {}, memo, self.kept, rows)
-        self.kept = keep.blob
+        pages, keep = plan_kept(self.infos(notes), self.schema, {}, memo, self.kept, rows, None, self.since)
+        self.kept, self.since = (self.kept, keep.since) if keep.since is not None else (keep.blob, None)
+        self.bases += keep.since is None
         self.pages = {} if keep.every else {p: r for p, r in self.pages.items() if p not in keep.gone}
         self.pages |= keep.pages
         for path in memo.gone(i.path for i in infos):
@@ -155,7 +158,7 @@ def test_a_plan_patched_edit_after_edit_equals_the_full_plan(seed: int) -> None:
     project = _Project(schema)
     project.plan(notes)
     patched_count = 0
-    for step in range(12):
+    for step in range(30):
         name = rng.choice(sorted(notes))
         kind = rng.random()
         if kind < 0.7:
@@ -166,8 +169,24 @@ def test_a_plan_patched_edit_after_edit_equals_the_full_plan(seed: int) -> None:
             del notes[name]
         pages, was_patched = project.plan(notes)
         assert pages == _full(notes, schema), f"step {step}"
+        assert _kept_as_loaded(project) == _kept_in_full(notes, schema), f"step {step}"
         patched_count += was_patched
-    assert patched_count >= 8
+    assert patched_count >= 20
+    assert 1 < project.bases < 15  # kept whole at times, else only what changed since
+
+
+def _kept_as_loaded(project: _Project) -> list[object]:
+    assert project.kept is not None
+    kept = Kept.loads(project.kept, settings_of(project.schema), project.since)
+    assert kept is not None
+    return [kept.keys, kept.meta, kept.names, kept.gives, kept.by_key, kept.structural, kept.title_keys]
+
+
+def _kept_in_full(notes: dict[str, str], schema: Schema) -> list[object]:
+    """What the full plan of `notes` keeps (every field but its own token)."""
+    project = _Project(schema)
+    project.plan(notes)
+    return _kept_as_loaded(project)
 
 
 def test_a_kept_plan_not_of_the_planned_rows_is_not_patched() -> None:

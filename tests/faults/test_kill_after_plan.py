@@ -13,9 +13,10 @@ from wikic.project import Project
 
 
 def _kept_plan(project: Project) -> bytes:
+    """The kept plan as state.db holds it: its base and what changed since (replan.Kept)."""
     with sqlite3.connect(project.state_path) as db:
-        row = db.execute("SELECT blob FROM kept WHERE name = 'plan'").fetchone()
-    return bytes(row[0]) if row else b""
+        rows = db.execute("SELECT blob FROM kept WHERE name IN ('plan', 'plan+') ORDER BY name").fetchall()
+    return b"".join(bytes(row[0]) for row in rows)
 
 
 def test_the_build_after_one_killed_between_its_plan_and_its_pages_renders_the_edit(tmp_path: Path) -> None:

@@ -40,16 +40,21 @@ from wikic.build.sourceplan import Claim, Memo, SourceFacts
 from wikic.config import Schema
 from wikic.hashing import fingerprint
 
-VERSION = 3  # bump whenever Kept or a kept page changes shape
+VERSION = 4  # bump whenever Kept or a kept page changes shape
 SHARE = 4  # more than one source in this many changed (and more than FEW): the full plan
 FEW = 16
+SINCE = 8  # more than one source in this many changed since the base (and more than FEW): a new base
+
+
+Entry = tuple[str, tuple[str, int, bool, str], list[str], list[str]]  # a source's key, meta, names, gives
 
 
 @dataclass
 class Kept:
-    """A plan and what it went by (the module's docstring)."""
+    """A plan and what it went by (the module's docstring). Kept as a base blob and, beside it,
+    the sources' entries changed since (`since`): an edit writes those, not 10,000 sources'."""
 
-    keys: dict[str, str]  # source path -> its facts' key, in the sources' order
+    keys: dict[str, str]  # source path -> its facts' key
     meta: dict[str, tuple[str, int, bool, str]]  # source path -> title, line count, fallback, title's key
     names: dict[str, list[str]]  # source path -> its digest's topic names, in order
     gives: dict[str, list[str]]  # source path -> the topics it gives names or notes to
@@ -57,19 +62,62 @@ class Kept:
     structural: list[tuple[str, str, dict[str, list[int]]]]  # names from structure: name, kind, lines
     title_keys: dict[str, str]  # topic page id -> the key of the name it is titled by
     token: str = ""  # this plan's own: what was assembled from it says so (Keep.same)
+    since: dict[str, Entry | None] = field(default_factory=dict)  # changed since the base (None: gone)
+    base: str = ""  # the token of the base blob
+
+    def _shared(self) -> list[Any]:
+        return [self.by_key, self.structural, self.title_keys, self.token]
 
     def dumps(self, settings: str) -> bytes:
-        return marshal.dumps([VERSION, settings, *self.__dict__.values()])
+        """The base blob: every source's entry."""
+        return marshal.dumps(
+            [VERSION, settings, self.keys, self.meta, self.names, self.gives, *self._shared()]
+        )
+
+    def dumps_since(self, settings: str) -> bytes:
+        """The blob beside the base: the entries changed since it, and what every source shares."""
+        return marshal.dumps([VERSION, settings, self.base, self.since, *self._shared()])
 
     @classmethod
-    def loads(cls, blob: bytes, settings: str) -> Kept | None:
-        try:
-            kept: list[Any] = marshal.loads(blob)
-        except (EOFError, ValueError, TypeError):
+    def loads(cls, blob: bytes, settings: str, since: bytes | None = None) -> Kept | None:
+        """The base blob, patched by the one beside it (None where either is not as kept)."""
+        parts = _parts(blob, settings, 10)
+        if parts is None:
             return None
-        if not isinstance(kept, list) or kept[:2] != [VERSION, settings] or len(kept) != 10:
+        kept = cls(*parts[2:])
+        kept.base = kept.token
+        if since:
+            more = _parts(since, settings, 8)
+            if more is None or more[2] != kept.base:
+                return None
+            kept.update(more[3])
+            kept.by_key, kept.structural, kept.title_keys, kept.token = more[4:]
+        return kept
+
+    def entry(self, path: str) -> Entry | None:
+        if path not in self.keys:
             return None
-        return cls(*kept[2:])
+        return (self.keys[path], self.meta[path], self.names[path], self.gives[path])
+
+    def update(self, entries: dict[str, Entry | None]) -> None:
+        """These sources' entries changed (None: gone), and remembered as changed since the base."""
+        for path, entry in entries.items():
+            if entry is None:
+                for table in (self.keys, self.meta, self.names, self.gives):
+                    table.pop(path, None)
+            else:
+                self.keys[path], self.meta[path], self.names[path], self.gives[path] = entry
+        self.since |= entries
+
+
+def _parts(blob: bytes, settings: str, length: int) -> list[Any] | None:
+    try:
+        parts: list[Any] = marshal.loads(blob)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(parts, list) or parts[:2] != [VERSION, settings] or len(parts) != length:
+        return None
+    return parts
 
 
 class Unreadable(Exception):
@@ -85,7 +133,8 @@ class Keep:
     own) those new or changed since the last plan kept them (`every`: all of them). `same`:
     the pages planned as the last plan (its `basis` token) planned them, slugs and all, where
     no page moved to another slug: what assemble made of them then stands where nothing else
-    it reads changed (assemble.py)."""
+    it reads changed (assemble.py). `since`: the blob to keep beside the base (Kept), which
+    then stays as it is; None: `blob` is the new base."""
 
     blob: bytes
     every: bool
@@ -94,6 +143,7 @@ class Keep:
     gone: list[str] = field(default_factory=list)
     same: set[str] = field(default_factory=set)
     basis: str = ""
+    since: bytes | None = None
 
 
 def settings_of(schema: Schema) -> str:
@@ -110,13 +160,15 @@ def plan_kept(
     blob: bytes | None,
     rows: Rows,
     planned_keys: Callable[[], dict[str, str]] | None = None,
+    since: bytes | None = None,
 ) -> tuple[dict[str, PagePlan], Keep]:
-    """The page set (plan.plan()), patched from the last plan kept (`blob`, its pages `rows`)
-    where it can be, and what to keep of it for the next. `planned_keys`: the facts keys the
-    planned rows hold, which must be those the kept plan went by (a plan of another wikic in
-    between, which changes the rows without letting the kept plan go: the full plan)."""
+    """The page set (plan.plan()), patched from the last plan kept (`blob`, and `since` beside
+    it; its pages `rows`) where it can be, and what to keep of it for the next. `planned_keys`:
+    the facts keys the planned rows hold, which must be those the kept plan went by (a plan of
+    another wikic in between, which changes the rows without letting the kept plan go: the
+    full plan)."""
     settings = settings_of(schema)
-    kept = Kept.loads(blob, settings) if blob else None
+    kept = Kept.loads(blob, settings, since) if blob else None
     if kept is not None and planned_keys is not None and planned_keys() != kept.keys:
         kept = None
     try:
@@ -125,15 +177,19 @@ def plan_kept(
         done = None
     if kept is None or done is None:
         trace = planned(sources, schema, sticky, made)
-        mine = _kept(trace, made, None)
+        mine = _kept(trace, made)
         pages = {pid: marshal.dumps(_flat(page)) for pid, page in trace.pages.items()}
         return trace.pages, Keep(mine.dumps(settings), True, mine.token, pages)
     trace, changed, gone = done
-    mine = _kept(trace, made, kept)
+    basis = kept.token
+    mine = _kept_since(trace, made, kept)
     pages = {pid: marshal.dumps(_flat(trace.pages[pid])) for pid in changed}
     moved = any(trace.pages[pid].slug != kept_slug for pid, kept_slug in changed.items() if kept_slug)
     same = set() if moved else {pid for pid in trace.pages if pid not in changed}
-    return trace.pages, Keep(mine.dumps(settings), False, mine.token, pages, gone, same, kept.token)
+    keep = Keep(b"", False, mine.token, pages, gone, same, basis, mine.dumps_since(settings))
+    if len(mine.since) > max(FEW, len(sources) // SINCE):
+        keep.blob, keep.since = mine.dumps(settings), None
+    return trace.pages, keep
 
 
 def patched(
@@ -334,25 +390,47 @@ def _page(flat: tuple[Any, ...]) -> PagePlan:
     return page
 
 
-def _kept(trace: Trace, made: Memo, old: Kept | None) -> Kept:
-    """What to keep of this plan: of the sources it planned again, what it found; of the
-    others, what the last plan kept."""
-    run, last = trace.run, old or Kept({}, {}, {}, {}, [], [], {})
+def _kept(trace: Trace, made: Memo) -> Kept:
+    """What to keep of a full plan: what it found of every source."""
+    run = trace.run
     keys = {src.path: made.keys[src.path] for src in trace.sources}
-    names = {p: run.names[p] if p in run.names else last.names[p] for p in keys}
-    gives = {p: sorted(run.gives.get(p, ())) if p in run.names else last.gives.get(p, []) for p in keys}
     topic_ids = [pid for pid in trace.pages if not pid.startswith("source:")]
-    title_keys = {pid: run.title_keys.get(pid) or last.title_keys.get(pid, "") for pid in topic_ids}
-    return Kept(
+    title_keys = {pid: run.title_keys.get(pid, "") for pid in topic_ids}
+    kept = Kept(
         keys,
-        {src.path: (src.title, src.count, src.fallback, _title_key(src, old)) for src in trace.sources},
-        names,
-        gives,
+        {src.path: (src.title, src.count, src.fallback, topic_key(src.title)) for src in trace.sources},
+        {p: run.names[p] for p in keys},
+        {p: sorted(run.gives.get(p, ())) for p in keys},
         list(run.clusters.by_key.items()),
         [(c.name, c.kind, c.lines) for c in trace.structural],
         {pid: key for pid, key in title_keys.items() if key},
         secrets.token_hex(8),
     )
+    kept.base = kept.token
+    return kept
+
+
+def _kept_since(trace: Trace, made: Memo, kept: Kept) -> Kept:
+    """`kept` as _kept() would make it anew, changed in place: the entries of the sources
+    this plan read or planned again, and of those gone (every other source's is as kept)."""
+    run, live = trace.run, {src.path: src for src in trace.sources}
+    entries: dict[str, Entry | None] = {path: None for path in kept.keys.keys() - live.keys()}
+    for path, src in live.items():
+        if src.settled and path in kept.keys and path not in run.names:
+            continue
+        names = run.names[path] if path in run.names else kept.names[path]
+        gives = sorted(run.gives.get(path, ())) if path in run.names else kept.gives.get(path, [])
+        entry = (made.keys[path], (src.title, src.count, src.fallback, _title_key(src, kept)), names, gives)
+        if kept.entry(path) != entry:
+            entries[path] = entry
+    topic_ids = [pid for pid in trace.pages if not pid.startswith("source:")]
+    title_keys = {pid: run.title_keys.get(pid) or kept.title_keys.get(pid, "") for pid in topic_ids}
+    kept.update(entries)
+    kept.by_key = list(run.clusters.by_key.items())
+    kept.structural = [(c.name, c.kind, c.lines) for c in trace.structural]
+    kept.title_keys = {pid: key for pid, key in title_keys.items() if key}
+    kept.token = secrets.token_hex(8)
+    return kept
 
 
 class _Packed(Mapping[str, str]):

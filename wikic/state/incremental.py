@@ -109,13 +109,13 @@ class IncrementalTables(Tables):
         is planned in full by the next build), kept again by the plan that finishes."""
         self._planned_keys = None
         with self.transaction():
-            self.db.execute("DELETE FROM kept WHERE name = 'plan'")
+            self.db.execute("DELETE FROM kept WHERE name IN ('plan', 'plan+')")
             self.db.executemany(_SAVE[what], [(path, key, text) for path, (key, text) in made.items()])
 
     def drop_planned(self, paths: Iterable[str]) -> None:
         self._planned_keys = None
         with self.transaction():
-            self.db.execute("DELETE FROM kept WHERE name = 'plan'")
+            self.db.execute("DELETE FROM kept WHERE name IN ('plan', 'plan+')")
             self.db.executemany("DELETE FROM planned WHERE path=?", [(path,) for path in paths])
             self.db.executemany("DELETE FROM planned_struct WHERE path=?", [(path,) for path in paths])
 
@@ -134,14 +134,27 @@ class IncrementalTables(Tables):
         for pid, page in self.db.execute("SELECT id, page FROM kept_pages"):
             yield pid, bytes(page)
 
-    def keep_plan(self, blob: bytes, pages: dict[str, bytes], gone: Iterable[str], every: bool) -> None:
-        """A plan kept: what it went by, and its pages new or changed (`every`: all of them)."""
+    def keep_plan(
+        self,
+        blob: bytes,
+        pages: dict[str, bytes],
+        gone: Iterable[str],
+        every: bool,
+        since: bytes | None = None,
+    ) -> None:
+        """A plan kept: what it went by, and its pages new or changed (`every`: all of them).
+        `since`: what changed since the base it went by ("plan+", beside "plan", which stays);
+        else `blob` is the new base."""
         with self.transaction():
             if every:
                 self.db.execute("DELETE FROM kept_pages")
             self.db.executemany("DELETE FROM kept_pages WHERE id = ?", [(pid,) for pid in gone])
             self.db.executemany("INSERT OR REPLACE INTO kept_pages VALUES (?, ?)", pages.items())
-            self.db.execute("INSERT OR REPLACE INTO kept VALUES ('plan', ?)", (blob,))
+            if since is None:
+                self.db.execute("INSERT OR REPLACE INTO kept VALUES ('plan', ?)", (blob,))
+                self.db.execute("DELETE FROM kept WHERE name = 'plan+'")
+            else:
+                self.db.execute("INSERT OR REPLACE INTO kept VALUES ('plan+', ?)", (since,))
 
     def planned_keys(self) -> dict[str, str]:
         """Each planned source's facts key: what a kept plan must have gone by (build/replan.py),
