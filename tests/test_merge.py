@@ -66,8 +66,9 @@ def test_a_kept_merge_patched_by_each_edit_finds_what_a_fresh_merge_finds(seed: 
     rng = random.Random(seed)
     sources = {f"s{i:02d}.md": _source(rng) for i in range(12)}
     kept: bytes | None = None
+    since: bytes | None = None  # what changed since `kept`
     last: dict[str, tuple[str, str]] = {}  # what the last plan merged: path -> (key, packed)
-    patched = 0
+    patched = bases = 0
     for _ in range(40):
         edit = rng.random()
         path = rng.choice(sorted(sources))
@@ -83,11 +84,20 @@ def test_a_kept_merge_patched_by_each_edit_finds_what_a_fresh_merge_finds(seed: 
         lines = {p: sources[p] for p in sorted(sources)}
         packed = {p: source_names(text) for p, text in lines.items()}
         keys = {p: text_hash("\n".join(text)) for p, text in lines.items()}
-        merge = merge_for(kept, keys, Packed(packed), last.get)
+        merge = merge_for(kept, keys, Packed(packed), last.get, since)
         patched += merge.patched
         assert _as_found(merge.candidates(lines, Packed(packed), 2)) == _as_found(candidates(lines))
-        kept, last = merge.dumps(), {p: (keys[p], packed[p]) for p in lines}
+        base, since = merge.kept()
+        kept, bases = base or kept, bases + (since is None)
+        assert kept is not None and _state(Merge.loads(kept, since)) == _state(merge)
+        last = {p: (keys[p], packed[p]) for p in lines}
     assert patched >= 30  # the kept merge was patched, not merged again, on most edits
+    assert bases > 1 and 40 - bases >= 5  # kept whole at times, else only what changed since
+
+
+def _state(merge: Merge | None) -> list[object]:
+    assert merge is not None
+    return [merge.keys, merge.counts, merge.marks, merge.where, merge.uses, merge.inside]
 
 
 def test_a_kept_merge_that_is_not_what_the_last_plan_merged_is_merged_again() -> None:

@@ -30,6 +30,7 @@ class _Project:
     def __init__(self, schema: Schema) -> None:
         self.schema, self.rows = schema, _Rows()
         self.merge: bytes | None = None
+        self.merge_since: bytes | None = None
         self.kept: bytes | None = None
         self.since: bytes | None = None  # the kept plan's entries changed since `kept`
         self.pages: dict[str, bytes] = {}  # the kept pages' rows
@@ -50,14 +51,14 @@ class _Project:
     def plan(self, notes: dict[str, str]) -> tuple[dict[str, PagePlan], bool]:
         """The plan of `notes`, and whether it was patched."""
         infos = self.infos(notes)
-        memo = memo_for(self.schema, _Rows(self.rows), None, self.merge)  # a trial: saves nothing
+        memo = memo_for(self.schema, _Rows(self.rows), None, self.merge, self.merge_since)  # a trial
         kept = Kept.loads(self.kept, settings_of(self.schema), self.since) if self.kept else None
         rows = lambda: list(self.pages.items())  # noqa: E731
         try:
             was_patched = kept is not None and patched(infos, self.schema, {}, memo, kept, rows) is not None
         except Unreadable:
             was_patched = False
-        memo = memo_for(self.schema, self.rows, self.rows.save, self.merge)
+        memo = memo_for(self.schema, self.rows, self.rows.save, self.merge, self.merge_since)
         pages, keep = plan_kept(self.infos(notes), self.schema, {}, memo, self.kept, rows, None, self.since)
         self.kept, self.since = (self.kept, keep.since) if keep.since is not None else (keep.blob, None)
         self.bases += keep.since is None
@@ -66,7 +67,8 @@ class _Project:
         for path in memo.gone(i.path for i in infos):
             del self.rows[path]
         assert memo.merge is not None
-        self.merge = memo.merge.dumps()
+        base, self.merge_since = memo.merge.kept()
+        self.merge = base or self.merge
         self.last = {f"sources/{name}": text for name, text in notes.items()}
         return pages, was_patched
 

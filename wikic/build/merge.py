@@ -11,6 +11,7 @@ are kept for as long as the lines they read stay the same.
 from __future__ import annotations
 
 import marshal
+import secrets
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -19,12 +20,17 @@ from wikic.build.phrases import _cohesive, _longest, distinct_uses, lines_of, so
 
 # Bump when the same packed names would merge differently (this module, candidates.py's and
 # phrases.py's decisions): a kept merge of another version is never patched.
-VERSION = 1
+VERSION = 2
+SINCE = 8  # more changed since the base than an eighth of the counted items (and than FEW): a new base
+FEW = 64
 COUNTED = ("sure", "maybe", "lower", "titles", "names", "used", "phrases")  # sections counted by source
 LINES = {"names": "name_lines", "phrases": "phrase_lines"}  # the picked keys' lines, by kind
 EMPTY = dict.fromkeys(SECTIONS, "")  # a source without names (terms() reads no names)
 
 Where = dict[str, list[int]]  # source path -> line numbers, in the sources' order
+At = tuple[
+    str, str, "str | None"
+]  # an entry of the kept merge: (field, key, key within) or (field, key, None)
 
 
 class Merge:
@@ -42,6 +48,9 @@ class Merge:
         self.patched = False  # the last plan's merge patched (merge_for), not merged from nothing
         self.delta: dict[str, dict[str, int]] = {"used": {}, "phrases": {}}  # counts changed by a patch
         self.remarked: set[str] = set()  # keys some source marks or no longer marks, by a patch
+        self.token = ""  # the kept base's (dumps)
+        self.since: dict[At, Any] = {}  # the entries changed since the base, as kept (None: gone)
+        self.touched: set[At] = set()  # the entries a patch may have changed
 
     def add(self, path: str, parts: Mapping[str, str]) -> None:
         self._count(parts, 1)
@@ -49,11 +58,13 @@ class Merge:
             self.marks.setdefault(key, {})[path] = form
             if self.patched:
                 self.remarked.add(key)
+                self.touched.add(("marks", key, None))
         for kind, lines in LINES.items():
             where = self.where[kind]
             for key, numbers in lines_of(unjoin(parts[kind]), parts[lines], set(where)).items():
                 where[key][path] = numbers
                 self.dirty.add((kind, key))
+                self.touched.add(("where", kind, key))
 
     def remove(self, path: str, parts: Mapping[str, str]) -> None:
         self._count(parts, -1)
@@ -61,6 +72,7 @@ class Merge:
             marked = self.marks[key]
             del marked[path]
             self.remarked.add(key)  # only a patch removes
+            self.touched.add(("marks", key, None))
             if not marked:
                 del self.marks[key]
         for kind in LINES:
@@ -68,11 +80,15 @@ class Merge:
             for key in unjoin(parts[kind]):
                 if key in where and where[key].pop(path, None) is not None:
                     self.dirty.add((kind, key))
+                    self.touched.add(("where", kind, key))
 
     def _count(self, parts: Mapping[str, str], step: int) -> None:
         for section in COUNTED:
             counts, delta = self.counts[section], self.delta.get(section) if self.patched else None
-            for item in unjoin(parts[section]):
+            items = unjoin(parts[section])
+            if self.patched:
+                self.touched.update(("counts", section, item) for item in items)
+            for item in items:
                 n = counts.get(item, 0) + step
                 if n:
                     counts[item] = n
@@ -151,6 +167,7 @@ class Merge:
         for key in set(where) - picked:
             del where[key]
             uses.pop(key, None)
+            self.touched.update((("where", kind, key), ("uses", kind, key)))
         missing = picked - set(where)
         if missing:
             for key in missing:
@@ -162,12 +179,14 @@ class Merge:
         for k, key in self.dirty:
             if k == kind and key in where:  # a source added again goes last: back in sources' order
                 where[key] = dict(sorted(where[key].items(), key=lambda kv: rank[kv[0]]))
+                self.touched.add(("where", kind, key))
         return where
 
     def _uses(self, kind: str, key: str, sources: Mapping[str, list[str]]) -> bool:
         uses = self.uses[kind]
         if key not in uses or (kind, key) in self.dirty:
             uses[key] = distinct_uses(key, self.where[kind][key], sources)
+            self.touched.add(("uses", kind, key))
         return uses[key]
 
     def _inside(self, word: Candidate, longer: list[str], sources: Mapping[str, list[str]]) -> bool:
@@ -178,6 +197,7 @@ class Merge:
         if kept is None or kept[0] != holding or ("names", word.name) in self.dirty:
             kept = (holding, any(_inside(word.name, o, word.lines, sources) for o in holding))
             self.inside[word.name] = kept
+            self.touched.add(("inside", word.name, None))
         return kept[1]
 
     def settle(self) -> None:
@@ -185,37 +205,80 @@ class Merge:
         self.dirty.clear()
         self.delta, self.remarked = {"used": {}, "phrases": {}}, set()
         names = self.where["names"]
+        self.touched.update(("inside", w, None) for w in self.inside if w not in names)
         self.inside = {w: v for w, v in self.inside.items() if w in names}
 
     def dumps(self) -> bytes:
-        kept = [VERSION, self.keys, self.counts, self.marks, self.where, self.uses, self.inside]
+        """The whole merge, as a new base."""
+        self.token, self.since, self.touched = secrets.token_hex(8), {}, set()
+        kept = [VERSION, self.token, self.keys, self.counts, self.marks, self.where, self.uses, self.inside]
         return marshal.dumps(kept)
 
+    def _fields(self) -> dict[str, Any]:
+        names = ("keys", "counts", "marks", "where", "uses", "inside")
+        return {name: getattr(self, name) for name in names}
+
+    def kept(self) -> tuple[bytes, bytes | None]:
+        """What to keep: a new base and None, or b"" and what changed since the kept base (its
+        entries that a patch touched, as they are now): an edit then writes those, not a
+        merge of 10,000 sources."""
+        if not self.patched or not self.token:
+            return self.dumps(), None
+        fields = self._fields()
+        for at in self.touched:
+            table = fields[at[0]] if at[2] is None else fields[at[0]].get(at[1], {})
+            self.since[at] = table.get(at[1] if at[2] is None else at[2])
+        self.touched = set()
+        if len(self.since) > max(FEW, sum(map(len, self.counts.values())) // SINCE):
+            return self.dumps(), None
+        return b"", marshal.dumps([VERSION, self.token, self.since])
+
     @classmethod
-    def loads(cls, blob: bytes) -> Merge | None:
-        """A kept merge, or None where it is of another version or unreadable (merge again)."""
-        try:
-            state: list[Any] = marshal.loads(blob)
-        except (EOFError, ValueError, TypeError):
-            return None
-        if not isinstance(state, list) or len(state) != 7 or state[0] != VERSION:
+    def loads(cls, blob: bytes, since: bytes | None = None) -> Merge | None:
+        """A kept merge (the base `blob`, patched by what changed `since`), or None where it is
+        of another version or unreadable (merge again)."""
+        state, more = _parts(blob, 8), _parts(since, 3) if since else None
+        if state is None or (since and (more is None or more[1] != state[1])):
             return None
         merge = cls()
-        _, merge.keys, merge.counts, merge.marks, merge.where, merge.uses, merge.inside = state
+        _, merge.token, merge.keys, merge.counts, merge.marks, merge.where, merge.uses, merge.inside = state
+        merge.since, fields = more[2] if more else {}, merge._fields()
+        for (name, key, within), value in merge.since.items():
+            table: dict[str, Any] = fields[name]
+            if within is not None:
+                table, key = table.setdefault(key, {}), within
+            if value is None:
+                table.pop(key, None)
+            else:
+                table[key] = value
         return merge
+
+
+def _parts(blob: bytes, length: int) -> list[Any] | None:
+    try:
+        parts: list[Any] = marshal.loads(blob)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(parts, list) or len(parts) != length or parts[0] != VERSION:
+        return None
+    return parts
 
 
 Old = Callable[[str], "tuple[str, str] | None"]  # a source path -> its last plan's (key, packed names)
 
 
 def merge_for(
-    kept: bytes | None, keys: dict[str, str], parts: Mapping[str, Mapping[str, str]], old: Old
+    kept: bytes | None,
+    keys: dict[str, str],
+    parts: Mapping[str, Mapping[str, str]],
+    old: Old,
+    since: bytes | None = None,
 ) -> Merge:
     """The merge of `parts` (`keys`: their facts' keys, in the sources' order): the `kept`
-    merge with what changed taken away and added, where it merged the older facts `old`
-    gives; else merged anew (a first build, --force, a plan killed before it kept its merge,
-    more than half of the sources changed)."""
-    merge = Merge.loads(kept) if kept else None
+    merge (and what changed `since`) with what changed taken away and added, where it merged
+    the older facts `old` gives; else merged anew (a first build, --force, a plan killed
+    before it kept its merge, more than half of the sources changed)."""
+    merge = Merge.loads(kept, since) if kept else None
     if merge is None:
         return _fresh(keys, parts)
     merge.patched = True  # from here on, what the patch changes is counted (Merge.delta)
@@ -234,6 +297,7 @@ def merge_for(
     for path in changed:
         merge.add(path, parts[path])
     merge.keys = dict(keys)
+    merge.touched.update(("keys", path, None) for path in [*changed, *gone])
     return merge
 
 

@@ -43,7 +43,7 @@ from wikic.wiki.read import gc_frozen
 
 __all__ = ["BuildOptions", "build"]
 
-KEPT = ("merge", "plan", "plan+")  # what the last plan kept for the next (state.kept)
+KEPT = ("merge", "merge+", "plan", "plan+")  # what the last plan kept for the next (state.kept)
 
 
 def build(
@@ -218,16 +218,16 @@ class _Build:
         """The page set; each source's own part planned again only where it changed (--force:
         every source's, so that a forced build checks what the memo would have given)."""
         save = None if self.opts.dry_run else self.state.save_planned
-        kept = (None, None, None) if self.opts.force else tuple(map(self.state.kept, KEPT))
-        memo = memo_for(self.schema, {} if self.opts.force else self.state.planned(), save, kept[0])
+        kept = (None,) * len(KEPT) if self.opts.force else tuple(map(self.state.kept, KEPT))
+        memo = memo_for(self.schema, {} if self.opts.force else self.state.planned(), save, *kept[:2])
         state = self.state
         pages, keep = plan_kept(
-            infos, self.schema, state.slugs(), memo, kept[1], state.kept_pages, state.planned_keys, kept[2]
+            infos, self.schema, state.slugs(), memo, kept[2], state.kept_pages, state.planned_keys, kept[3]
         )
         if save is not None:
             self.state.drop_planned(memo.gone(i.path for i in infos))
             if memo.merge is not None:
-                self.state.keep("merge", memo.merge.dumps())
+                self.state.keep("merge", *memo.merge.kept())
             self.state.keep_plan(keep.blob, keep.pages, keep.gone, keep.every, keep.since)
         self.kept_plan = keep
         return pages

@@ -254,13 +254,18 @@ class Run:
 
 
 def memo_for(
-    schema: Schema, rows: Mapping[str, Planned], save: Save | None = None, kept: bytes | None = None
+    schema: Schema,
+    rows: Mapping[str, Planned],
+    save: Save | None = None,
+    kept: bytes | None = None,
+    since: bytes | None = None,
 ) -> Memo:
     """What the last plan made of each source (`rows`, from state.db), for plan() to reuse
-    where a source's key is the same, and its merge of names and terms (`kept`); what the plan
-    makes anew goes to `save`."""
+    where a source's key is the same, and its merge of names and terms (`kept`, and what
+    changed `since`: merge.py); what the plan makes anew goes to `save`."""
     pinned = [[t.name, *t.aliases] for t in _Clusters(schema).pinned.values()]
-    return Memo(rows, Settings(write_mode(schema), schema.lint.citation_threshold, pinned), save, kept)
+    settings = Settings(write_mode(schema), schema.lint.citation_threshold, pinned)
+    return Memo(rows, settings, save, kept, since)
 
 
 def plan(

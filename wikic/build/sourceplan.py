@@ -215,9 +215,10 @@ class Memo:
         settings: Settings,
         save: Save | None = None,
         kept: bytes | None = None,
+        since: bytes | None = None,
     ) -> None:
         self.rows = rows
-        self.kept = kept  # the last plan's merge of names and terms (merge.py)
+        self.kept = kept, since  # the last plan's merge of names and terms, and since (merge.py)
         self.merge: Merge | None = None  # this plan's, to keep
         self.before: dict[str, tuple[str, str]] = {}  # a changed source -> its last (key, packed names)
         self.settings = settings
@@ -254,7 +255,8 @@ class Memo:
         """The names and terms of the named sources (`lines`, `packed`: their packed names), from
         the last plan's merge patched where it can be (merge.py)."""
         parts = Packed(packed)
-        self.merge = merge_for(self.kept, {path: self.keys[path] for path in lines}, parts, self._older)
+        keys = {path: self.keys[path] for path in lines}
+        self.merge = merge_for(self.kept[0], keys, parts, self._older, self.kept[1])
         return self.merge.candidates(lines, parts, MIN_SOURCES)
 
     def _older(self, path: str) -> tuple[str, str] | None:

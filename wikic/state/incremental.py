@@ -125,9 +125,15 @@ class IncrementalTables(Tables):
         row = self.db.execute("SELECT blob FROM kept WHERE name = ?", (name,)).fetchone()
         return bytes(row[0]) if row else None
 
-    def keep(self, name: str, blob: bytes) -> None:
+    def keep(self, name: str, blob: bytes, since: bytes | None = None) -> None:
+        """`blob` kept as `name`; or, with `since`, what changed since it (as `name`+), which then
+        stays as it is."""
         with self.transaction():
-            self.db.execute("INSERT OR REPLACE INTO kept VALUES (?, ?)", (name, blob))
+            if since is None:
+                self.db.execute("INSERT OR REPLACE INTO kept VALUES (?, ?)", (name, blob))
+                self.db.execute("DELETE FROM kept WHERE name = ?", (name + "+",))
+            else:
+                self.db.execute("INSERT OR REPLACE INTO kept VALUES (?, ?)", (name + "+", since))
 
     def kept_pages(self) -> Iterator[tuple[str, bytes]]:
         """The pages of the kept plan (build/replan.py), each as it kept it."""
