@@ -49,6 +49,11 @@ _SAVE_FACTS = """INSERT INTO planned VALUES (?, ?, ?, '', '')
     ON CONFLICT(path) DO UPDATE SET key=excluded.key, facts=excluded.facts"""
 _SAVE_NOTES = """INSERT INTO planned VALUES (?, '', '', ?, ?)
     ON CONFLICT(path) DO UPDATE SET notes_key=excluded.notes_key, notes=excluded.notes"""
+# The planned rows changed: the kept plan ("plan", and "plan+" beside it) is not of them until the
+# plan that changed them keeps its own, which lets the mark go (a plan killed in between: none).
+_STALE = "INSERT OR REPLACE INTO kept VALUES ('plan?', x'')"
+_KEPT = """SELECT blob FROM kept WHERE name = ?1
+    AND NOT (?1 IN ('plan', 'plan+') AND EXISTS (SELECT 1 FROM kept WHERE name = 'plan?'))"""
 _SAVE_STRUCT = "INSERT OR REPLACE INTO planned_struct VALUES (?, ?, ?)"
 _SAVE = {"facts": _SAVE_FACTS, "notes": _SAVE_NOTES, "struct": _SAVE_STRUCT}
 
@@ -105,24 +110,24 @@ class IncrementalTables(Tables):
 
     def save_planned(self, what: str, made: dict[str, tuple[str, str]]) -> None:
         """A plan's new "facts", "notes" or "struct" of sources: path -> (key, JSON). The kept
-        plan is of the rows as they were: let go with the first change (a plan killed after it
-        is planned in full by the next build), kept again by the plan that finishes."""
+        plan is of the rows as they were: marked stale with the first change (a plan killed
+        after it is planned in full by the next build), until the plan that finishes keeps its own."""
         self._planned_keys = None
         with self.transaction():
-            self.db.execute("DELETE FROM kept WHERE name IN ('plan', 'plan+')")
+            self.db.execute(_STALE)
             self.db.executemany(_SAVE[what], [(path, key, text) for path, (key, text) in made.items()])
 
     def drop_planned(self, paths: Iterable[str]) -> None:
         self._planned_keys = None
         with self.transaction():
-            self.db.execute("DELETE FROM kept WHERE name IN ('plan', 'plan+')")
+            self.db.execute(_STALE)
             self.db.executemany("DELETE FROM planned WHERE path=?", [(path,) for path in paths])
             self.db.executemany("DELETE FROM planned_struct WHERE path=?", [(path,) for path in paths])
 
     def kept(self, name: str) -> bytes | None:
         """What the last plan kept for the next to patch: its merge of names and terms ("merge",
         build/merge.py) or its pages and what it went by ("plan", build/replan.py)."""
-        row = self.db.execute("SELECT blob FROM kept WHERE name = ?", (name,)).fetchone()
+        row = self.db.execute(_KEPT, (name,)).fetchone()
         return bytes(row[0]) if row else None
 
     def keep(self, name: str, blob: bytes, since: bytes | None = None) -> None:
@@ -161,6 +166,7 @@ class IncrementalTables(Tables):
                 self.db.execute("DELETE FROM kept WHERE name = 'plan+'")
             else:
                 self.db.execute("INSERT OR REPLACE INTO kept VALUES ('plan+', ?)", (since,))
+            self.db.execute("DELETE FROM kept WHERE name = 'plan?'")
 
     def planned_keys(self) -> dict[str, str]:
         """Each planned source's facts key: what a kept plan must have gone by (build/replan.py),

@@ -1,0 +1,65 @@
+"""What a plan keeps for the next (the plan, build/replan.py; the merge of names, build/merge.py)
+is a base and, beside it, what changed since: an edit writes what it changed, not the whole, and
+the next edit patches from both. Planned rows changed by a plan that never kept its own (killed)
+leave a mark under which nothing kept is patched from."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+from tests.projects import NOTES, make_project, wiki_files
+from wikic.build.run import BuildOptions, build
+from wikic.project import Project
+from wikic.state import State
+
+
+def _kept(project: Project) -> dict[str, bytes]:
+    with sqlite3.connect(project.state_path) as db:
+        return {name: bytes(blob) for name, blob in db.execute("SELECT name, blob FROM kept")}
+
+
+def _edit(project: Project, old: str, new: str) -> None:
+    path = project.sources_dir / "rag.md"
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+
+
+def _forced_equal(project: Project, tmp_path: Path) -> bool:
+    forced = Project(shutil.copytree(project.root, tmp_path / "forced"))
+    assert build(forced, BuildOptions(force=True)).ok
+    return wiki_files(project) == wiki_files(forced)
+
+
+def test_an_edit_keeps_what_changed_beside_the_base_and_the_next_patches_from_both(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", NOTES)
+    assert build(project, BuildOptions()).ok
+    first = _kept(project)
+    assert {"plan", "merge"} <= first.keys() and not {"plan+", "merge+", "plan?"} & first.keys()
+    _edit(project, "before the model answers", "before the model writes its answer")
+    assert build(project, BuildOptions()).ok
+    second = _kept(project)
+    assert second["plan"] == first["plan"] and second["merge"] == first["merge"]  # bases left as they were
+    assert {"plan+", "merge+"} <= second.keys() and "plan?" not in second
+    _edit(project, "before the model writes its answer", "before the model answers, as Bazel does")
+    assert build(project, BuildOptions()).ok
+    third = _kept(project)
+    assert third["plan"] == first["plan"] and third["plan+"] != second["plan+"]
+    assert _forced_equal(project, tmp_path)
+
+
+def test_rows_changed_by_a_plan_that_kept_nothing_mean_the_full_plan(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", NOTES)
+    assert build(project, BuildOptions()).ok
+    _edit(project, "before the model answers", "before the model writes its answer")
+    assert build(project, BuildOptions()).ok
+    with State.open(project.state_path) as state:  # as a plan killed after saving its rows leaves it
+        state.save_planned("facts", {})
+        assert state.kept("plan") is None and state.kept("plan+") is None
+        assert state.kept("merge") is not None  # checked against the rows by merge.py itself
+    before = _kept(project)
+    _edit(project, "before the model writes its answer", "before the model answers, as Bazel does")
+    assert build(project, BuildOptions()).ok
+    after = _kept(project)
+    assert after["plan"] != before["plan"] and "plan+" not in after and "plan?" not in after  # in full
+    assert _forced_equal(project, tmp_path)
