@@ -92,7 +92,7 @@ def test_a_kept_merge_patched_by_each_edit_finds_what_a_fresh_merge_finds(seed: 
         assert kept is not None and _state(Merge.loads(kept, since)) == _state(merge)
         last = {p: (keys[p], packed[p]) for p in lines}
     assert patched >= 30  # the kept merge was patched, not merged again, on most edits
-    assert bases > 1 and 40 - bases >= 5  # kept whole at times, else only what changed since
+    assert bases > 1 and 40 - bases >= 3  # kept whole at times, else only what changed since
 
 
 def _state(merge: Merge | None) -> list[object]:

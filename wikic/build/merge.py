@@ -229,8 +229,9 @@ class Merge:
             table = fields[at[0]] if at[2] is None else fields[at[0]].get(at[1], {})
             self.since[at] = table.get(at[1] if at[2] is None else at[2])
         self.touched = set()
-        if len(self.since) > max(FEW, sum(map(len, self.counts.values())) // SINCE):
-            return self.dumps(), None
+        gone = any(at[0] == "keys" and value is None for at, value in self.since.items())
+        if gone or len(self.since) > max(FEW, sum(map(len, self.counts.values())) // SINCE):
+            return self.dumps(), None  # a source deleted: no byte of it left in state.db (forget.py)
         return b"", marshal.dumps([VERSION, self.token, self.since])
 
     @classmethod

@@ -187,7 +187,8 @@ def plan_kept(
     moved = any(trace.pages[pid].slug != kept_slug for pid, kept_slug in changed.items() if kept_slug)
     same = set() if moved else {pid for pid in trace.pages if pid not in changed}
     keep = Keep(b"", False, mine.token, pages, gone, same, basis, mine.dumps_since(settings))
-    if len(mine.since) > max(FEW, len(sources) // SINCE):
+    # a source deleted: no byte of it is left in state.db (privacy/forget.py), so not in the base
+    if len(mine.since) > max(FEW, len(sources) // SINCE) or None in mine.since.values():
         keep.blob, keep.since = mine.dumps(settings), None
     return trace.pages, keep
 
