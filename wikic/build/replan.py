@@ -180,9 +180,9 @@ def plan_kept(
         mine = _kept(trace, made)
         pages = {pid: marshal.dumps(_flat(page)) for pid, page in trace.pages.items()}
         return trace.pages, Keep(mine.dumps(settings), True, mine.token, pages)
-    trace, changed, gone = done
+    trace, changed, gone, read = done
     basis = kept.token
-    mine = _kept_since(trace, made, kept)
+    mine = _kept_since(trace, made, kept, read)
     pages = {pid: marshal.dumps(_flat(trace.pages[pid])) for pid in changed}
     moved = any(trace.pages[pid].slug != kept_slug for pid, kept_slug in changed.items() if kept_slug)
     same = set() if moved else {pid for pid in trace.pages if pid not in changed}
@@ -195,19 +195,20 @@ def plan_kept(
 
 def patched(
     sources: list[SourceInfo], schema: Schema, sticky: dict[str, str], made: Memo, kept: Kept, rows: Rows
-) -> tuple[Trace, dict[str, str], list[str]] | None:
+) -> tuple[Trace, dict[str, str], list[str], dict[str, SourceInfo]] | None:
     """The last plan (`kept`, its pages `rows`) patched by what changed, with the pages it may
-    have changed (and the slug each had, "" for a new one) and those gone; None where it cannot
-    be patched."""
+    have changed (and the slug each had, "" for a new one), those gone, and the sources whose
+    facts it took (read, or planned again); None where it cannot be patched."""
     facts: dict[str, SourceFacts] = {}
     changed: list[SourceInfo] = []
+    unsettled: dict[str, SourceInfo] = {}  # the sources whose facts this plan takes anew
     for src in sources:
         key = kept.keys.get(src.path)
         if src.settled and key is not None:  # as the last plan found it (settled.py)
             made.keys[src.path] = key
             src.title, src.count, src._fallback, _ = kept.meta[src.path]
             continue
-        facts[src.path] = made.facts(src)
+        facts[src.path], unsettled[src.path] = made.facts(src), src
         if made.keys[src.path] != key:
             changed.append(src)
     live = {src.path for src in sources}
@@ -243,7 +244,9 @@ def patched(
     _assign_slugs(pages, sticky)
     redone = {pid: before.get(pid, "") for pid in [*own, *new]}
     redone |= {pid: slug for pid, slug in before.items() if pid in pages and pages[pid].slug != slug}
-    return Trace(run, sources, structural, pages), redone, [pid for pid in before if pid not in pages]
+    gone_pages = [pid for pid in before if pid not in pages]
+    read = unsettled | {src.path: src for src in subset}
+    return Trace(run, sources, structural, pages), redone, gone_pages, read
 
 
 def _clusters(
@@ -411,14 +414,13 @@ def _kept(trace: Trace, made: Memo) -> Kept:
     return kept
 
 
-def _kept_since(trace: Trace, made: Memo, kept: Kept) -> Kept:
+def _kept_since(trace: Trace, made: Memo, kept: Kept, read: dict[str, SourceInfo]) -> Kept:
     """`kept` as _kept() would make it anew, changed in place: the entries of the sources
-    this plan read or planned again, and of those gone (every other source's is as kept)."""
-    run, live = trace.run, {src.path: src for src in trace.sources}
-    entries: dict[str, Entry | None] = {path: None for path in kept.keys.keys() - live.keys()}
-    for path, src in live.items():
-        if src.settled and path in kept.keys and path not in run.names:
-            continue
+    this plan took the facts of (`read`: read, or planned again), and of those gone (every
+    other source's is as kept)."""
+    run, live = trace.run, {src.path for src in trace.sources}
+    entries: dict[str, Entry | None] = {path: None for path in kept.keys.keys() - live}
+    for path, src in read.items():
         names = run.names[path] if path in run.names else kept.names[path]
         gives = sorted(run.gives.get(path, ())) if path in run.names else kept.gives.get(path, [])
         entry = (made.keys[path], (src.title, src.count, src.fallback, _title_key(src, kept)), names, gives)
