@@ -125,7 +125,7 @@ class Merge:
         named: dict[str, Where] = {}
         for phrase, at in _longest(found).items():
             marked = self.marks.get(phrase)  # the form of the first source that marks it
-            form = min(marked.items(), key=lambda kv: rank[kv[0]])[1] if marked else ""
+            form = marked[min(marked, key=rank.__getitem__)] if marked else ""
             named[form or phrase[0].upper() + phrase[1:]] = at
         return named
 

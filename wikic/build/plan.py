@@ -322,7 +322,12 @@ def _shown(pages: dict[str, PagePlan], only: set[str] | None = None) -> dict[str
     given (their pages have no notes yet)."""
     shown: dict[str, dict[int, int]] = defaultdict(dict)
     topics = [p for pid, p in pages.items() if not pid.startswith("source:")]
-    quoted = [(c.source, c.start, c.end, c.text) for p in topics for c in p.claims]
+    quoted = [
+        (c.source, c.start, c.end, c.text)
+        for p in topics
+        for c in p.claims
+        if only is None or c.source in only  # a few sources' notes on topics of thousands
+    ]
     quoted += [
         (p.sources[0], a, b, t)
         for pid, p in pages.items()
@@ -330,8 +335,6 @@ def _shown(pages: dict[str, PagePlan], only: set[str] | None = None) -> dict[str
         for t, r in p.summary_lines
         for a, b in r
     ]
-    if only is not None:
-        quoted = [q for q in quoted if q[0] in only]
     for source, start, end, text in quoted:
         size = len(text) - text.endswith("…") if start == end else 1 << 30
         lines = shown[source]
