@@ -31,12 +31,23 @@ class Linker:
     """Page titles and aliases to slugs: exact (case-insensitive), then fuzzy."""
 
     def __init__(self, entries: list[PageEntry]) -> None:
-        self.names: dict[str, str] = {}
+        names: dict[str, str] = {}
         # Topic pages win over source pages of the same title, then earlier slugs.
         for e in sorted(entries, key=lambda e: (e.type == "source", e.slug)):
             for name in [e.title, *e.aliases]:
-                self.names.setdefault(name.casefold().strip(), e.slug)
-        self.titles = {e.slug: e.title for e in entries}
+                names.setdefault(name.casefold().strip(), e.slug)
+        self._set(names, {e.slug: e.title for e in entries})
+
+    @classmethod
+    def made(cls, names: dict[str, str], titles: dict[str, str]) -> Linker:
+        """The linker whose `names` and `titles` these are (as an earlier one had them)."""
+        linker = cls.__new__(cls)
+        linker._set(names, titles)
+        return linker
+
+    def _set(self, names: dict[str, str], titles: dict[str, str]) -> None:
+        self.names = names
+        self.titles = titles
         self._keys = list(self.names)
         # the first three characters of every name a mention can be (three or more long): most
         # words start none, and are passed over without trying their six phrases

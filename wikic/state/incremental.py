@@ -94,6 +94,27 @@ class PlannedRows(Mapping[str, Planned]):
             self.window.update({r[0]: Planned(r[1], r[2], r[3], r[4], r[5] or "", r[6] or "") for r in rows})
 
 
+@dataclass
+class Links:
+    """What an assembly's pages link to, for the next to find the backlinks an edit changes
+    (build/quick.py): `edges`, slug -> targets, of the pages whose links are new or changed
+    (`every`: all of them, the table written anew); `dropped`, the slugs of pages gone;
+    `names`, the wiki's names as the assembly went by them (kept as 'names'), if changed."""
+
+    every: bool
+    edges: dict[str, list[str]]
+    dropped: list[str]
+    names: bytes | None = None
+
+
+def _by_keys(db: sqlite3.Connection, sql: str, keys: Iterable[str]) -> Iterator[tuple[str, ...]]:
+    """The rows of `sql` (its IN ({}) filled) for these keys, a few hundred at a time."""
+    keys = list(keys)
+    for i in range(0, len(keys), 500):
+        chunk = keys[i : i + 500]
+        yield from db.execute(sql.format(",".join("?" * len(chunk))), chunk)
+
+
 class IncrementalTables(Tables):
     """The incremental stages' tables (see the module's docstring)."""
 
@@ -183,8 +204,25 @@ class IncrementalTables(Tables):
         rows = self.db.execute("SELECT slug, body_key, page_key, links, description FROM assembled")
         return {r[0]: Rendered(r[1], r[2], json.loads(r[3]), r[4]) for r in rows}
 
-    def set_assembled(self, changed: dict[str, Rendered], gone: Iterable[str], by: str) -> None:
-        """What an assembly rendered anew, and what its keys went by (Meta.ASSEMBLED), at once."""
+    def assembled_of(self, slugs: Iterable[str]) -> dict[str, Rendered]:
+        """What the last assembly rendered of these pages only, by slug (build/quick.py)."""
+        sql = "SELECT slug, body_key, page_key, links, description FROM assembled WHERE slug IN ({})"
+        return {r[0]: Rendered(r[1], r[2], json.loads(r[3]), r[4]) for r in _by_keys(self.db, sql, slugs)}
+
+    def linked_from(self, targets: Iterable[str]) -> dict[str, set[str]]:
+        """target slug -> the slugs of the pages whose text links to it, as the last assembly
+        left them (assembled_links: answers and hand-made pages too)."""
+        found: dict[str, set[str]] = {}
+        sql = "SELECT target, slug FROM assembled_links WHERE target IN ({})"
+        for target, slug in _by_keys(self.db, sql, targets):
+            found.setdefault(target, set()).add(slug)
+        return found
+
+    def set_assembled(
+        self, changed: dict[str, Rendered], gone: Iterable[str], by: str, links: Links | None = None
+    ) -> None:
+        """What an assembly rendered anew, and what its keys went by (Meta.ASSEMBLED), at once;
+        with `links`, the pages' links and the names the next assembly may go by (quick.py)."""
         with self.transaction():
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (Meta.ASSEMBLED.value, by))
             self.db.executemany("DELETE FROM assembled WHERE slug=?", [(slug,) for slug in gone])
@@ -192,10 +230,28 @@ class IncrementalTables(Tables):
                 "INSERT OR REPLACE INTO assembled VALUES (?, ?, ?, ?, ?)",
                 [(s, r.body_key, r.page_key, json.dumps(r.links), r.description) for s, r in changed.items()],
             )
+            if links is None:  # what it links to is not known: no assembly goes by it
+                self.db.execute("DELETE FROM kept WHERE name = 'names'")
+                return
+            if links.every:
+                self.db.execute("DELETE FROM assembled_links")
+            drop = [*links.dropped, *links.edges]
+            self.db.executemany("DELETE FROM assembled_links WHERE slug=?", [(slug,) for slug in drop])
+            self.db.executemany(
+                "INSERT INTO assembled_links VALUES (?, ?)",
+                [(slug, target) for slug, targets in links.edges.items() for target in targets],
+            )
+            if links.names is not None:
+                self.db.execute("INSERT OR REPLACE INTO kept VALUES ('names', ?)", (links.names,))
 
     def composed(self) -> dict[str, tuple[str, str]]:
         """page id -> (key of what its text was composed from, the text as JSON) (build/compose.py)."""
         return {r[0]: (r[1], r[2]) for r in self.db.execute("SELECT page_id, key, text FROM composed")}
+
+    def composed_of(self, ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """composed() of these pages only."""
+        sql = "SELECT page_id, key, text FROM composed WHERE page_id IN ({})"
+        return {r[0]: (r[1], r[2]) for r in _by_keys(self.db, sql, ids)}
 
     def set_composed(self, changed: dict[str, tuple[str, str]], gone: Iterable[str]) -> None:
         with self.transaction():
