@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from wikic.build.intake import Read
     from wikic.build.pipeline import _Build
 
+QUICK = "assemble the edit's pages"  # --explain's line where the quick way was taken
 FEW = 64  # pages an edit may change, or one in SHARE of them, for the quick way to be taken
 SHARE = 4
 
@@ -252,6 +253,9 @@ def outputs(build: _Build, sources: list[Read], pages: dict[str, PagePlan], pros
     records = state.files_of([f"wiki/{name}" for name in written])
     publish(root, written, set(), state, build.report, False, records, prune=False)
     state.set_assembled(done.rendered, [], done.by, done.links)
+    others = len(done.outputs) + len(done.unchanged) - len(edit.changed)
+    why = f"{len(edit.changed)} pages the edit planned again, {others} whose backlinks it changed"
+    build._explain(QUICK, why + "; the others as the last build left them")
     return True
 
 
