@@ -183,7 +183,7 @@ def test_after_a_killed_build_its_temporary_files_are_gone_and_the_next_build_do
 
 # Edits whose pages the plan knows, on a wiki as the last build left it: assembled the quick
 # way (build/quick.py), from those pages' rows alone, and still what a full rebuild makes.
-def _mention_of_an_unchanged_page(p: Project) -> None:  # graph-indexes.md, not planned again, gains a backlink
+def _mention_of_an_unchanged_page(p: Project) -> None:  # graph-indexes.md, not planned again: a backlink
     _rewrite(p, "tools.md", "no fact is cut in two", "no fact is cut in two, unlike Graph indexes")
 
 
@@ -202,6 +202,8 @@ QUICK: dict[str, Callable[[Project], None]] = {
     "a page's first sentence": _lead_rewritten,
     "a new mention": _new_mention,
 }
+
+
 def _retitled_source(p: Project) -> None:  # its page keeps its slug, under another title
     _rewrite(p, "tools.md", "# Tools we use", "# Tools we like")
 
