@@ -268,9 +268,9 @@ def _links(job: Assembly, entries: dict[str, PageEntry], linker: Linker) -> Link
     """Every page's links and the names, kept whole for the next assembly (quick.py)."""
     ids = {p.slug: pid for pid, p in job.pages.items()}
     kept = {e.slug: (e.title, e.type, e.aliases, ids.get(e.slug, "")) for e in entries.values()}
-    names = Names(linker.fingerprint(), kept, linker.names)
+    names = Names(linker.fingerprint(), linker.heads, kept, linker.names)
     edges = {e.slug: sorted(e.links - {e.slug}) for e in entries.values() if e.links - {e.slug}}
-    return Links(True, edges, [], names.dumps())
+    return Links(True, edges, [], names.dumps(), kept, dict(linker.names))
 
 
 def went_by(names: str, plan: str, writes: str) -> str:

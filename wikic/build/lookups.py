@@ -5,13 +5,14 @@ them, kept for the next (build/quick.py)."""
 from __future__ import annotations
 
 import marshal
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from wikic.build.plan import Claim, PagePlan
 
-NAMES_VERSION = 1  # of the kept names: bump when what they hold changes
+NAMES_VERSION = 2  # of the kept names: bump when what they hold changes
+V = TypeVar("V")
 
 
 class SourceSlugs(Mapping[str, str]):
@@ -97,28 +98,87 @@ class Cites(Mapping[tuple[str, str], list[list[int]]]):
         raise TypeError("Cites is looked up, never listed")
 
 
+class Rows(Mapping[str, V]):
+    """A table of state.db as a mapping: each key read when first asked for (`fetch` of a few
+    keys), or all of them where it is listed (`every`): an edit asks about a few pages."""
+
+    def __init__(self, fetch: Callable[[list[str]], dict[str, V]], every: Callable[[], dict[str, V]]) -> None:
+        self.fetch, self.every = fetch, every
+        self.found: dict[str, V | None] = {}
+        self.whole: dict[str, V] | None = None
+
+    def __getitem__(self, key: str) -> V:
+        if self.whole is not None:
+            return self.whole[key]
+        if key not in self.found:
+            self.found[key] = self.fetch([key]).get(key)
+        value = self.found[key]
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def load(self, keys: Iterable[str]) -> None:
+        """These keys read at once, as the next asked for."""
+        keys = [k for k in keys if k not in self.found]
+        found = self.fetch(keys)
+        self.found.update({k: found.get(k) for k in keys})
+
+    def __iter__(self) -> Iterator[str]:
+        if self.whole is None:
+            self.whole = self.every()
+        return iter(self.whole)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+Entry = tuple[str, str, list[str], str]  # a page's title, type, aliases and id ("": not the build's)
+
+
 @dataclass
 class Names:
     """The wiki's names as an assembly went by them: `fingerprint` (Linker.fingerprint), each
-    page's entry (slug -> title, type, aliases, and its page id, "" for a page the build does
-    not own), and the linker's names (Linker.names). An edit whose pages keep their entries
-    resolves and links with them, unread from the plan (quick.py)."""
+    page's entry (slug -> Entry), the linker's names (name -> slug) and `heads` (Linker.heads).
+    An edit whose pages keep their entries resolves and links with them (quick.py), read from
+    state.db as they are asked for; only the fingerprint and the heads are kept whole."""
 
     fingerprint: str
-    entries: dict[str, tuple[str, str, list[str], str]]
-    names: dict[str, str]
+    heads: set[str]
+    entries: Mapping[str, Entry]
+    names: Mapping[str, str]
 
     def dumps(self) -> bytes:
-        return marshal.dumps([NAMES_VERSION, self.fingerprint, self.entries, self.names])
+        return marshal.dumps([NAMES_VERSION, self.fingerprint, sorted(self.heads)])
+
+    def titles(self) -> Mapping[str, str]:
+        return _Titles(self.entries)
 
     @classmethod
-    def loads(cls, blob: bytes | None) -> Names | None:
+    def loads(
+        cls, blob: bytes | None, entries: Mapping[str, Entry], names: Mapping[str, str]
+    ) -> Names | None:
         if not blob:
             return None
         try:
             kept: Any = marshal.loads(blob)
         except (EOFError, ValueError, TypeError):
             return None
-        if not isinstance(kept, list) or len(kept) != 4 or kept[0] != NAMES_VERSION:
+        if not isinstance(kept, list) or len(kept) != 3 or kept[0] != NAMES_VERSION:
             return None
-        return cls(kept[1], kept[2], kept[3])
+        return cls(kept[1], set(kept[2]), entries, names)
+
+
+class _Titles(Mapping[str, str]):
+    """slug -> title, from the entries."""
+
+    def __init__(self, entries: Mapping[str, Entry]) -> None:
+        self.entries = entries
+
+    def __getitem__(self, slug: str) -> str:
+        return self.entries[slug][0]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)

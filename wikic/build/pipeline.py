@@ -251,7 +251,7 @@ class _Build:
     def _write(self, pages: dict[str, PagePlan], sources: list[Read]) -> dict[str, dict[str, Any]]:
         """The topic pages' text: their write actions settled, and composed. Where the edit's
         pages are known (quick.py), those alone: the others' are as the last build left them."""
-        self.edit = quick.decide(self, pages, {s.path: s.pages for s in sources if s.pages})
+        self.edit = quick.decide(self, pages, sources)
         subset = pages if self.edit is None else {pid: pages[pid] for pid in self.edit.changed}
         actions = self._actions(subset)
         if self.edit is not None:  # the others' actions are up to date: their plan and settings are

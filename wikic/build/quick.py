@@ -11,7 +11,8 @@ is edited by hand, no answer or hand-made page changed, and every page it wrote 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+import marshal
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,9 +29,10 @@ from wikic.build.assemble import (
     went_by,
 )
 from wikic.build.linker import Linker
-from wikic.build.lookups import Names
+from wikic.build.lookups import Names, Rows
 from wikic.build.plan import PagePlan, write_mode
 from wikic.build.publish import publish
+from wikic.build.replan import Keep
 from wikic.hashing import quick_fingerprint
 from wikic.state import Links, Meta, Rendered, State
 from wikic.wiki.page import seal
@@ -77,7 +79,7 @@ def quick_assemble(
     previous = state.assembled_of(mine)
     if len(previous) != len(mine):
         return None
-    linker = Linker.made(names.names, {slug: e[0] for slug, e in names.entries.items()})
+    linker = Linker.made(names.names, names.titles(), names.heads)
     entries = {
         slug: PageEntry(slug, pages[pid].title, pages[pid].type, pages[pid].aliases)
         for slug, pid in mine.items()
@@ -99,6 +101,8 @@ def quick_assemble(
         return None
     previous.update(more)
     back = _backlinks(state, need, mine, entries)
+    if isinstance(names.entries, Rows):  # the entries asked for below, read at once
+        names.entries.load({*need, *(s for linked in back.values() for s in linked)})
     out: dict[str, str] = {}
     rendered: dict[str, Rendered] = {}
     for slug in sorted(need):
@@ -188,7 +192,7 @@ def writes_key(template: str, model: str) -> str:
     return quick_fingerprint([write.VERSION, compose.VERSION, template, model])
 
 
-def decide(build: _Build, pages: dict[str, PagePlan], starts: dict[str, tuple[int, ...]]) -> Quick | None:
+def decide(build: _Build, pages: dict[str, PagePlan], sources: list[Read]) -> Quick | None:
     """The edit's pages, where the last build left what they are assembled against: the plan
     patched from its own (Keep.same), the same settings, and wiki/ as it left it; else None."""
     opts, keep, state = build.opts, build.kept_plan, build.state
@@ -201,22 +205,60 @@ def decide(build: _Build, pages: dict[str, PagePlan], starts: dict[str, tuple[in
         return None
     if state.kept("page_text") is None or state.get_meta(Meta.WIKI_LEFT) != build.found.digest():
         return None
-    names = Names.loads(state.kept("names"))
+    entries = Rows(state.kept_entries, state.kept_entries)
+    names = Names.loads(state.kept("names"), entries, Rows(state.kept_names, state.kept_names))
     if names is None or names.fingerprint != by[1]:
         return None
-    changed = [pid for pid in pages if pid not in keep.same]
+    starts = {s.path for s in sources if s.pages}
+    as_kept = _as_kept(keep, pages, sources, build.intake.settled.recorded)
+    changed = [pid for pid in pages if pid not in keep.same and pid not in as_kept]
     if starts:  # a PDF's pages are read anew: its pages' keys too (assemble._same_key)
         changed += [pid for pid in keep.same if any(s in starts for s in pages[pid].sources)]
     if len(changed) > max(FEW, len(pages) // SHARE):  # most pages: the full assembly is as cheap
         return None
+    entries.load(pages[pid].slug for pid in changed)
     for pid in changed:
         page, kept = pages[pid], names.entries.get(pages[pid].slug)
         if kept is None or kept[3] != pid or kept[:3] != (page.title, page.type, page.aliases):
             return None  # a page new, moved or renamed: the names changed
     notes = write_mode(build.schema) == "notes"
     mine = set(changed)
-    writes = 0 if notes else sum(1 for pid in keep.same if pid not in mine and _written(pages[pid]))
+    others = (pid for pid in [*keep.same, *as_kept] if pid not in mine)
+    writes = 0 if notes else sum(1 for pid in others if _written(pages[pid]))
     return Quick(names, changed, writes)
+
+
+def _as_kept(
+    keep: Keep, pages: dict[str, PagePlan], sources: list[Read], recorded: Mapping[str, tuple[int, int, str]]
+) -> set[str]:
+    """The pages the plan made again exactly as the last plan kept them (row for row), whose
+    body reads nothing else the edit changed: a topic page's is its row and its text; a source
+    page's also its source's lines (unchanged where its bytes are) and the lines of it among its
+    topics' notes (the pages planned again tell which sources' changed)."""
+    rows = {pid for pid, row in keep.pages.items() if keep.before.get(pid) == row}
+    moved: set[str] = set()  # the sources whose lines among a topic page's notes changed
+    for pid in keep.pages:
+        if pid in rows or pid.startswith("source:") or pid not in keep.before:
+            continue
+        was = _lines_by_source((c[1], c[2], c[3]) for c in marshal.loads(keep.before[pid])[6])
+        now = _lines_by_source((c.source, c.start, c.end) for c in pages[pid].claims)
+        moved |= {src for src in was.keys() | now.keys() if was.get(src) != now.get(src)}
+    read = {s.path: s.hash for s in sources}
+    kept = set()
+    for pid in rows:
+        if pid not in pages:
+            continue
+        src = pages[pid].sources[0] if pid.startswith("source:") else ""
+        if not src or (src not in moved and read.get(src, "") == recorded.get(src, (0, 0, ""))[2]):
+            kept.add(pid)
+    return kept
+
+
+def _lines_by_source(claims: Iterable[tuple[str, int, int]]) -> dict[str, list[tuple[int, int]]]:
+    found: dict[str, list[tuple[int, int]]] = {}
+    for source, start, end in claims:
+        found.setdefault(source, []).append((start, end))
+    return found
 
 
 def _written(page: PagePlan) -> bool:

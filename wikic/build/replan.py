@@ -94,6 +94,7 @@ class Keep:
     gone: list[str] = field(default_factory=list)
     same: set[str] = field(default_factory=set)
     basis: str = ""
+    before: dict[str, bytes] = field(default_factory=dict)  # the rows the last plan kept of `pages`
 
 
 def settings_of(schema: Schema) -> str:
@@ -128,20 +129,21 @@ def plan_kept(
         mine = _kept(trace, made, None)
         pages = {pid: marshal.dumps(_flat(page)) for pid, page in trace.pages.items()}
         return trace.pages, Keep(mine.dumps(settings), True, mine.token, pages)
-    trace, changed, gone = done
+    trace, changed, gone, before = done
     mine = _kept(trace, made, kept)
     pages = {pid: marshal.dumps(_flat(trace.pages[pid])) for pid in changed}
     moved = any(trace.pages[pid].slug != kept_slug for pid, kept_slug in changed.items() if kept_slug)
     same = set() if moved else {pid for pid in trace.pages if pid not in changed}
-    return trace.pages, Keep(mine.dumps(settings), False, mine.token, pages, gone, same, kept.token)
+    keep = Keep(mine.dumps(settings), False, mine.token, pages, gone, same, kept.token, before)
+    return trace.pages, keep
 
 
 def patched(
     sources: list[SourceInfo], schema: Schema, sticky: dict[str, str], made: Memo, kept: Kept, rows: Rows
-) -> tuple[Trace, dict[str, str], list[str]] | None:
+) -> tuple[Trace, dict[str, str], list[str], dict[str, bytes]] | None:
     """The last plan (`kept`, its pages `rows`) patched by what changed, with the pages it may
-    have changed (and the slug each had, "" for a new one) and those gone; None where it cannot
-    be patched."""
+    have changed (and the slug each had, "" for a new one), those gone, and the rows the last
+    plan kept of those planned again; None where it cannot be patched."""
     facts: dict[str, SourceFacts] = {}
     changed: list[SourceInfo] = []
     for src in sources:
@@ -174,7 +176,7 @@ def patched(
     run.from_structure(subset, facts, structural, own)
     run.pinned(subset, facts)
     new = run.topic_pages(_titles(sources, kept), only=topics)
-    pages, before = _pages(rows, live, {src.path for src in subset}, topics, own, new)
+    pages, before, rows_before = _pages(rows, live, {src.path for src in subset}, topics, own, new)
     for page in own.values():
         page.topics = [t for t in page.topics if t in pages]
     mine = {src.path for src in subset}  # their notes are on the pages of the topics they give to
@@ -186,7 +188,8 @@ def patched(
     _assign_slugs(pages, sticky)
     redone = {pid: before.get(pid, "") for pid in [*own, *new]}
     redone |= {pid: slug for pid, slug in before.items() if pid in pages and pages[pid].slug != slug}
-    return Trace(run, sources, structural, pages), redone, [pid for pid in before if pid not in pages]
+    gone = [pid for pid in before if pid not in pages]
+    return Trace(run, sources, structural, pages), redone, gone, rows_before
 
 
 def _clusters(
@@ -296,12 +299,13 @@ def _pages(
     topics: set[str],
     own: dict[str, PagePlan],
     new: dict[str, PagePlan],
-) -> tuple[dict[str, PagePlan], dict[str, str]]:
+) -> tuple[dict[str, PagePlan], dict[str, str], dict[str, bytes]]:
     """Every page, in the full plan's order (source pages, then topic pages, each by id): those
-    the edit leaves as the last plan made them, and those planned again; and the slug of every
-    page the last plan kept."""
+    the edit leaves as the last plan made them, and those planned again; the slug of every
+    page the last plan kept; and its rows of those planned again (build/quick.py compares)."""
     pages: dict[str, PagePlan] = {}
     before: dict[str, str] = {}
+    rows_before: dict[str, bytes] = {}
     for pid, row in rows():
         if pid.startswith("source:"):
             redone = pid.removeprefix("source:") in replanned or pid.removeprefix("source:") not in live
@@ -312,11 +316,13 @@ def _pages(
             before[pid] = flat[3]
             if not redone:
                 pages[pid] = _page(flat)
+            else:
+                rows_before[pid] = row
         except (EOFError, ValueError, TypeError, IndexError) as exc:
             raise Unreadable(pid) from exc
     pages |= own | new
     ids = sorted(pages, key=lambda pid: (not pid.startswith("source:"), pid))
-    return {pid: pages[pid] for pid in ids}, before
+    return {pid: pages[pid] for pid in ids}, before, rows_before
 
 
 def _flat(page: PagePlan) -> tuple[Any, ...]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from wikic.state.connection import Tables
 from wikic.state.schema import Meta
@@ -94,17 +94,23 @@ class PlannedRows(Mapping[str, Planned]):
             self.window.update({r[0]: Planned(r[1], r[2], r[3], r[4], r[5] or "", r[6] or "") for r in rows})
 
 
+Entry = tuple[str, str, list[str], str]  # a page's title, type, aliases and id ("": not the build's)
+
+
 @dataclass
 class Links:
     """What an assembly's pages link to, for the next to find the backlinks an edit changes
     (build/quick.py): `edges`, slug -> targets, of the pages whose links are new or changed
-    (`every`: all of them, the table written anew); `dropped`, the slugs of pages gone;
-    `names`, the wiki's names as the assembly went by them (kept as 'names'), if changed."""
+    (`every`: all of them, the table written anew); `dropped`, the slugs of pages gone. With
+    `names` (what its names went by, kept as 'names'), every page's entry and the linker's
+    names (name -> slug), each table written anew."""
 
     every: bool
     edges: dict[str, list[str]]
     dropped: list[str]
     names: bytes | None = None
+    entries: dict[str, Entry] = field(default_factory=dict)
+    linked_names: dict[str, str] = field(default_factory=dict)
 
 
 def _by_keys(db: sqlite3.Connection, sql: str, keys: Iterable[str]) -> Iterator[tuple[str, ...]]:
@@ -243,6 +249,30 @@ class IncrementalTables(Tables):
             )
             if links.names is not None:
                 self.db.execute("INSERT OR REPLACE INTO kept VALUES ('names', ?)", (links.names,))
+                self.db.execute("DELETE FROM assembled_entries")
+                self.db.execute("DELETE FROM assembled_names")
+                self.db.executemany(
+                    "INSERT INTO assembled_entries VALUES (?, ?, ?, ?, ?)",
+                    [(slug, e[0], e[1], json.dumps(e[2]), e[3]) for slug, e in links.entries.items()],
+                )
+                self.db.executemany("INSERT INTO assembled_names VALUES (?, ?)", links.linked_names.items())
+
+    def kept_entries(self, slugs: Iterable[str] | None = None) -> dict[str, Entry]:
+        """slug -> its entry as the last assembly kept it (set_assembled's `links`): these
+        pages' (None: every page's)."""
+        sql = "SELECT slug, title, type, aliases, page_id FROM assembled_entries"
+        rows = (
+            self.db.execute(sql) if slugs is None else _by_keys(self.db, sql + " WHERE slug IN ({})", slugs)
+        )
+        return {r[0]: (r[1], r[2], json.loads(r[3]), r[4]) for r in rows}
+
+    def kept_names(self, names: Iterable[str] | None = None) -> dict[str, str]:
+        """name -> the slug the last assembly's linker resolved it to: these (None: every name)."""
+        sql = "SELECT name, slug FROM assembled_names"
+        rows = (
+            self.db.execute(sql) if names is None else _by_keys(self.db, sql + " WHERE name IN ({})", names)
+        )
+        return {r[0]: r[1] for r in rows}
 
     def composed(self) -> dict[str, tuple[str, str]]:
         """page id -> (key of what its text was composed from, the text as JSON) (build/compose.py)."""

@@ -52,6 +52,9 @@ CREATE TABLE IF NOT EXISTS assembled (
     slug TEXT PRIMARY KEY, body_key TEXT, page_key TEXT, links TEXT, description TEXT);
 CREATE TABLE IF NOT EXISTS assembled_links (slug TEXT, target TEXT, PRIMARY KEY (target, slug));
 CREATE INDEX IF NOT EXISTS assembled_links_slug ON assembled_links (slug);
+CREATE TABLE IF NOT EXISTS assembled_entries (
+    slug TEXT PRIMARY KEY, title TEXT, type TEXT, aliases TEXT, page_id TEXT);
+CREATE TABLE IF NOT EXISTS assembled_names (name TEXT PRIMARY KEY, slug TEXT);
 CREATE TABLE IF NOT EXISTS composed (page_id TEXT PRIMARY KEY, key TEXT, text TEXT);
 CREATE TABLE IF NOT EXISTS planned (
     path TEXT PRIMARY KEY, key TEXT, facts TEXT, notes_key TEXT, notes TEXT);
