@@ -13,6 +13,7 @@ import pytest
 
 from tests.projects import NOTES, make_project, wiki_files
 from wikic import snapshot
+from wikic.build.quick import QUICK as QUICK_LINE
 from wikic.build.report import Report
 from wikic.build.run import BuildOptions, build
 from wikic.project import Project
@@ -178,3 +179,119 @@ def test_after_a_killed_build_its_temporary_files_are_gone_and_the_next_build_do
     assert not (project.wiki_dir / ".wikic-tmp-left-by-a-kill").exists()
     assert report.wiki is not None and report.wiki.digest() == snapshot.wiki(project).digest()
     assert _build(project).nothing_to_do
+
+
+# Edits whose pages the plan knows, on a wiki as the last build left it: assembled the quick
+# way (build/quick.py), from those pages' rows alone, and still what a full rebuild makes.
+def _mention_of_an_unchanged_page(p: Project) -> None:  # graph-indexes.md, not planned again: a backlink
+    _rewrite(p, "tools.md", "no fact is cut in two", "no fact is cut in two, unlike Graph indexes")
+
+
+def _mention_gone(p: Project) -> None:  # ...and loses it
+    _rewrite(p, "tools.md", ", unlike Graph indexes", "")
+
+
+def _lead_rewritten(p: Project) -> None:  # a page's first sentence: its line in index.md
+    _rewrite(p, "rag.md", "RAG retrieves chunks", "RAG fetches chunks")
+
+
+QUICK: dict[str, Callable[[Project], None]] = {
+    "source text": _edit_text,
+    "a mention of a page the edit leaves as it was": _mention_of_an_unchanged_page,
+    "that mention gone": _mention_gone,
+    "a page's first sentence": _lead_rewritten,
+    "a new mention": _new_mention,
+}
+
+
+def _retitled_source(p: Project) -> None:  # its page keeps its slug, under another title
+    _rewrite(p, "tools.md", "# Tools we use", "# Tools we like")
+
+
+EDITS["a source retitled"] = _retitled_source
+# Edits that change the wiki's names or its settings, or wiki/ itself: the full assembly.
+FULL = [
+    "a source retitled",
+    "a new link target",
+    "a renamed topic",
+    "a hand-made page added",
+    "a project's own write template",
+    "a deleted page",
+    "deleted sources restored",
+]
+
+
+def _quick(report: Report) -> list[str]:
+    return [e["reason"] for e in report.explain if e["action"] == QUICK_LINE]
+
+
+def test_an_edit_whose_pages_are_known_is_assembled_from_them_and_equals_a_forced_rebuild(
+    tmp_path: Path,
+) -> None:
+    project = make_project(tmp_path / "inc", SOURCES)
+    _build(project)
+    for kind, edit in QUICK.items():
+        before = wiki_files(project)
+        edit(project)
+        report = build(project, BuildOptions(explain=True))
+        assert report.ok and _quick(report), kind
+        got = wiki_files(project)
+        assert _without_log(got) == _without_log(_forced_copy(project, tmp_path / "full")), kind
+        changed = {name for name in got if got[name] != before.get(name)} - {"log.md"}
+        assert {rel.removeprefix("wiki/") for rel in report.written} - {"log.md"} == changed, kind
+        # the figures of the pages' text, and of the actions, as a build of every page counts them
+        full = build(Project(tmp_path / "full"), BuildOptions(force=True))
+        assert report.page_text == full.page_text, kind
+        assert report.ran + report.cached + report.up_to_date == full.up_to_date, kind
+        assert report.wiki is not None and report.wiki.digest() == snapshot.wiki(project).digest()
+        assert _build(project).nothing_to_do, kind
+        if kind == "a page's first sentence":
+            assert "index.md" in changed, kind  # its line, patched
+
+
+def test_the_quick_way_changes_the_backlinks_of_a_page_the_edit_leaves_as_it_was(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "inc", SOURCES)
+    _build(project)
+    page = project.wiki_dir / "graph-indexes.md"
+    _mention_of_an_unchanged_page(project)
+    report = build(project, BuildOptions(explain=True))
+    assert _quick(report) and "1 whose backlinks it changed" in _quick(report)[0]
+    assert "## Linked from\n\n- [[chunking|Chunking]]\n" in page.read_text(encoding="utf-8")
+    _mention_gone(project)
+    report = build(project, BuildOptions(explain=True))
+    assert _quick(report) and "## Linked from" not in page.read_text(encoding="utf-8")
+    assert _without_log(wiki_files(project)) == _without_log(_forced_copy(project, tmp_path / "full"))
+
+
+@pytest.mark.parametrize("kind", FULL)
+def test_an_edit_that_changes_names_or_settings_is_assembled_in_full(tmp_path: Path, kind: str) -> None:
+    project = make_project(tmp_path / "inc", SOURCES)
+    _build(project)
+    if kind == "deleted sources restored":
+        _deleted_shared_source(project)
+        _deleted_page(project)
+        _build(project)
+    EDITS[kind](project)
+    report = build(project, BuildOptions(explain=True))
+    assert report.ok and not _quick(report)
+    assert _without_log(wiki_files(project)) == _without_log(_forced_copy(project, tmp_path / "full"))
+
+
+@pytest.mark.parametrize("hand", ["a page edited", "index.md edited", "a page deleted"])
+def test_a_wiki_not_as_the_last_build_left_it_is_assembled_in_full(tmp_path: Path, hand: str) -> None:
+    project = make_project(tmp_path / "inc", SOURCES)
+    _build(project)
+    name = {"a page edited": "faiss.md", "index.md edited": "index.md", "a page deleted": "hnsw.md"}[hand]
+    path = project.wiki_dir / name
+    if hand == "a page deleted":
+        path.unlink()
+    else:
+        path.write_text(path.read_text(encoding="utf-8") + "\nMine.\n", encoding="utf-8")
+    _edit_text(project)
+    report = build(project, BuildOptions(explain=True))
+    assert not _quick(report)
+    want = _forced_copy(project, tmp_path / "full")
+    if hand == "a page deleted":
+        assert report.ok and _without_log(wiki_files(project)) == _without_log(want)
+    else:  # kept as edited, and reported, as by any build
+        assert report.conflicts == [f"wiki/{name}"]

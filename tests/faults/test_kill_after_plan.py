@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 
 from faults.harness import make_project, note, notes, spawn, wait_until, wiki_snapshot, wikic, write_sources
+from wikic.build.quick import QUICK
 from wikic.project import Project
 
 
@@ -31,8 +32,19 @@ def test_the_build_after_one_killed_between_its_plan_and_its_pages_renders_the_e
     assert proc.poll() is None, "the build ended before it was killed"
     proc.kill()
     proc.communicate(timeout=30)
-    assert wikic(project.root, "build", "-q").code == 0
-    forced = Project(shutil.copytree(project.root, tmp_path / "forced"))
+    # the state's pages were assembled from another plan than the one kept: in full (quick.py)
+    after = wikic(project.root, "build", "-q", "--explain")
+    assert after.code == 0 and QUICK not in after.err
+    _equals_a_forced_rebuild(project, tmp_path / "forced")
+    # and the edit after it, on what that build left, is assembled from its own pages alone
+    write_sources(project, {"note03.md": note(3, version=2).replace("in some detail", "in great detail")})
+    then = wikic(project.root, "build", "-q", "--explain")
+    assert then.code == 0 and QUICK in then.err
+    _equals_a_forced_rebuild(project, tmp_path / "forced-then")
+
+
+def _equals_a_forced_rebuild(project: Project, where: Path) -> None:
+    forced = Project(shutil.copytree(project.root, where))
     assert wikic(forced.root, "build", "-q", "--force").code == 0
     without_log = lambda files: {k: v for k, v in files.items() if k != "log.md"}  # noqa: E731
     assert without_log(wiki_snapshot(project)) == without_log(wiki_snapshot(forced))

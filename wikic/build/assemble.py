@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from wikic.build.linker import Linker, resolve_links
 from wikic.build.linker import PageEntry as PageEntry
+from wikic.build.lookups import Cites, Names, SourceSlugs, TopicSlugs
 from wikic.build.plan import PagePlan
 from wikic.hashing import quick_fingerprint
-from wikic.state import Rendered
+from wikic.state import Links, Rendered
 from wikic.wiki.frontmatter import render_front_matter
 from wikic.wiki.page import WIKILINK, Citation, seal, split_page, with_pages
 from wikic.wiki.read import gc_paused, resolve_target
@@ -38,7 +40,7 @@ def _cites(page: PagePlan, notes: list[int]) -> str:
 
 
 def topic_body(
-    page: PagePlan, text: dict[str, Any], linker: Linker, source_slugs: dict[str, str]
+    page: PagePlan, text: dict[str, Any], linker: Linker, source_slugs: Mapping[str, str]
 ) -> tuple[str, set[str]]:
     """The page from its composed text (compose.py): each sentence followed by the citation
     of the lines it draws on; notes beyond write.max_notes listed after it."""
@@ -71,10 +73,10 @@ def topic_body(
 def source_body(
     page: PagePlan,
     n_lines: int,
-    topic_slugs: dict[str, str],
-    pages: dict[str, PagePlan],
+    topic_slugs: Mapping[str, str],
+    pages: Mapping[str, PagePlan],
     linker: Linker,
-    cites: dict[tuple[str, str], list[list[int]]],
+    cites: Mapping[tuple[str, str], list[list[int]]],
 ) -> tuple[str, set[str]]:
     """`cites`: (topic page id, source) -> the source's line ranges among the topic's notes,
     grouped once per build (scanning each topic's notes per source page is quadratic: 100,000
@@ -173,7 +175,7 @@ class Assembly:
     are made of, so that its key here need not read them again."""
 
     pages: dict[str, PagePlan]
-    prose: dict[str, dict[str, Any]]
+    prose: Mapping[str, dict[str, Any]]
     foreign: dict[str, str]
     line_counts: dict[str, int]
     title: str
@@ -191,6 +193,7 @@ class Assembly:
     basis: str = ""
     token: str = ""  # this build's plan's (replan.Keep.token)
     assembled_by: str = ""
+    writes: str = ""  # what else a page's text is made from: template, model (pipeline.py)
 
 
 @dataclass
@@ -202,6 +205,7 @@ class Assembled:
     unchanged: set[str]
     rendered: dict[str, Rendered]
     by: str = ""  # what its keys went by (Assembly.assembled_by, for the next)
+    links: Links | None = None  # what its pages link to, and its names (quick.py)
 
 
 def assemble(job: Assembly) -> Assembled:
@@ -216,7 +220,9 @@ def _assemble(job: Assembly) -> Assembled:
     entries = {p.slug: PageEntry(p.slug, p.title, p.type, p.aliases) for p in job.pages.values()}
     for slug, text in job.foreign.items():
         entries[slug] = foreign_entry(slug, text)
-    bodies = _Bodies(job, entries)
+    linker = Linker(list(entries.values()))
+    bodies = _Bodies(job, entries, linker, linker.fingerprint())
+    bodies.key_all()
     slugs = {slug.casefold(): slug for slug in entries}
     for slug in job.foreign:  # [[HNSW]], [[vector databases]]: to slugs, as lint and the viewer do
         found = (resolve_target(target, slugs, bodies.linker.names) for target in entries[slug].links)
@@ -234,50 +240,66 @@ def _assemble(job: Assembly) -> Assembled:
     for pid, page in job.pages.items():
         mine = entries[page.slug].links
         extra = sorted((e for e in back[page.slug] if e.slug not in mine), key=lambda e: e.slug)
-        # most pages have no backlinks beyond their own links: their body's key is the page's
-        key = (
-            quick_fingerprint([bodies.keys[pid], [[e.slug, e.title] for e in extra]])
-            if extra
-            else bodies.keys[pid]
-        )
+        key = page_key(bodies.keys[pid], [(e.slug, e.title) for e in extra])
         entry = entries[page.slug]
         rendered[page.slug] = Rendered(bodies.keys[pid], key, sorted(entry.links), entry.description)
         prev = job.previous.get(page.slug)
         if prev is not None and prev.page_key == key and page.slug in job.intact:
             unchanged.add(f"{page.slug}.md")
             continue
-        body = bodies.body(pid)
-        out[f"{page.slug}.md"] = seal(front_matter(page) + "\n" + with_backlinks(body, extra))
+        out[f"{page.slug}.md"] = page_text(page, bodies.body(pid), extra)
     out["index.md"] = seal(render_index(job.title, job.scope, list(entries.values()), job.type_order))
-    return Assembled(out, unchanged, rendered, _went_by(bodies.names, job.token))
+    return Assembled(
+        out, unchanged, rendered, went_by(bodies.names, job.token, job.writes), _links(job, entries, linker)
+    )
 
 
-def _went_by(names: str, plan: str) -> str:
-    return f"{VERSION} {names} {plan}"
+def page_key(body_key: str, extra: list[tuple[str, str]]) -> str:
+    """The whole page's key: its body's, and the backlinks it lists beyond its own links (most
+    pages have none: their body's key is the page's)."""
+    return quick_fingerprint([body_key, [list(e) for e in extra]]) if extra else body_key
+
+
+def page_text(page: PagePlan, body: str, extra: list[PageEntry]) -> str:
+    return seal(front_matter(page) + "\n" + with_backlinks(body, extra))
+
+
+def _links(job: Assembly, entries: dict[str, PageEntry], linker: Linker) -> Links:
+    """Every page's links and the names, kept whole for the next assembly (quick.py)."""
+    ids = {p.slug: pid for pid, p in job.pages.items()}
+    kept = {e.slug: (e.title, e.type, e.aliases, ids.get(e.slug, "")) for e in entries.values()}
+    names = Names(linker.fingerprint(), linker.heads, kept, linker.names)
+    edges = {e.slug: sorted(e.links - {e.slug}) for e in entries.values() if e.links - {e.slug}}
+    return Links(True, edges, [], names.dumps(), kept, dict(linker.names))
+
+
+def went_by(names: str, plan: str, writes: str) -> str:
+    """What an assembly's keys went by: this VERSION, the names, the plan and the writes."""
+    return f"{VERSION} {names} {plan} {writes}"
 
 
 class _Bodies:
     """Each page's body with its links resolved, rendered only when its inputs changed
     since the last assembly (or when its backlinks did, which need the whole page again)."""
 
-    def __init__(self, job: Assembly, entries: dict[str, PageEntry]) -> None:
-        self.job, self.entries = job, entries
-        self.linker = Linker(list(entries.values()))
+    def __init__(self, job: Assembly, entries: dict[str, PageEntry], linker: Linker, names: str) -> None:
+        self.job, self.entries, self.linker, self.names = job, entries, linker, names
         pages = job.pages
-        self.source_slugs = {p.sources[0]: p.slug for p in pages.values() if p.type == "source"}
-        self.planned = {**{pid: p for pid, p in job.kept.items() if p.slug in job.foreign}, **pages}
-        self.topic_slugs = {pid: p.slug for pid, p in self.planned.items() if p.type != "source"}
-        self.names = names = self.linker.fingerprint()
-        self.cites: dict[tuple[str, str], list[list[int]]] = defaultdict(list)  # (topic, source) -> lines
-        for pid, page in self.planned.items():
-            if page.type != "source":
-                for c in page.claims:
-                    self.cites[(pid, c.source)].append([c.start, c.end])
-        went = bool(job.basis) and job.assembled_by == _went_by(names, job.basis) and not job.kept
+        self.source_slugs = SourceSlugs(pages)
+        kept = {pid: p for pid, p in job.kept.items() if p.slug in job.foreign}
+        self.planned = {**kept, **pages} if kept else pages
+        self.topic_slugs = TopicSlugs(self.planned)
+        self.cites = Cites(self.planned)  # (topic, source) -> lines
+        self.keys: dict[str, str] = {}
+        self.bodies: dict[str, str] = {}
+
+    def key_all(self) -> None:
+        """Every page's body key: the one its last assembly had, where it went by this plan."""
+        job, pages, names = self.job, self.job.pages, self.names
+        went = bool(job.basis) and job.assembled_by == went_by(names, job.basis, job.writes) and not job.kept
         same = job.same if went else set()
         self.keys = {pid: self._same_key(page) if pid in same else "" for pid, page in pages.items()}
         self.keys = {pid: key or self._key(pid, pages[pid], names) for pid, key in self.keys.items()}
-        self.bodies: dict[str, str] = {}
 
     def _same_key(self, page: PagePlan) -> str:
         """A page planned as its last assembly's plan planned it (a topic page's text composed
@@ -332,7 +354,7 @@ class _Bodies:
         topics = []
         for tid in page.topics:
             topic = self.planned.get(tid)
-            if topic is not None and tid in self.topic_slugs:
+            if topic is not None and topic.type != "source":
                 cites = self.cites.get((tid, page.sources[0]), [])
                 topics.append([self.topic_slugs[tid], topic.title, cites])
         lines = self.job.line_counts.get(page.sources[0], 1)

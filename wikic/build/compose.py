@@ -207,11 +207,13 @@ def compose_pages(
 class Composer:
     """compose (compose.py) remembered by what it reads, so that an edit composes only the
     pages whose notes or prose changed (--force composes every page again). `keys`: each
-    page's key, which assemble takes for all that the page's notes and text are made of."""
+    page's key, which assemble takes for all that the page's notes and text are made of.
+    `only`: the pages an edit changed (build/quick.py), whose rows alone are read; the
+    others are as the last build composed them, and so are their figures."""
 
-    def __init__(self, state: State, force: bool) -> None:
-        self.state = state
-        self.saved = {} if force else state.composed()
+    def __init__(self, state: State, force: bool, only: list[str] | None = None) -> None:
+        self.state, self.only = state, only
+        self.saved = {} if force else state.composed() if only is None else state.composed_of(only)
         self.changed: dict[str, tuple[str, str]] = {}
         self.keys: dict[str, str] = {}
 
@@ -239,7 +241,30 @@ class Composer:
         self.changed[page.id] = (key, json.dumps(text, ensure_ascii=False))
         return text
 
-    def save(self, pages: dict[str, PagePlan]) -> None:
-        gone = [pid for pid in self.saved if pid not in pages]
+    def save(self, composed: dict[str, Any], figures: dict[str, Any]) -> dict[str, Any]:
+        """The rows of the pages composed, none of those that were not (a row is a page the
+        figures count); and the build's figures (compose_pages), kept for the next: with
+        `only`, the last build's, less what the changed pages counted then, plus now."""
+        gone = [pid for pid in self.saved if pid not in composed]
+        if self.only is not None:
+            figures = _figures(
+                self.state.kept("page_text"), [json.loads(t) for _, t in self.saved.values()], figures
+            )
         if self.changed or gone:
             self.state.set_composed(self.changed, gone)
+        self.state.keep("page_text", json.dumps(figures).encode())
+        return figures
+
+
+def _figures(kept: bytes | None, before: list[dict[str, Any]], now: dict[str, Any]) -> dict[str, Any]:
+    """The last build's figures (compose_pages), less what `before` counted, plus `now`."""
+    last = json.loads(kept or b"{}")
+    notes = dict(last.get("notes", {"kept": 0, "total": 0}))
+    modes: Counter[str] = Counter(last.get("pages_by_mode", {}))
+    for text in before:
+        notes["kept"] -= text["kept"]
+        notes["total"] -= text["total"]
+        modes["fallback" if text["fallback"] else text["mode"]] -= 1
+    notes = {k: notes[k] + now["notes"][k] for k in ("kept", "total")}
+    modes.update(now["pages_by_mode"])
+    return {"notes": notes, "pages_by_mode": dict(sorted((m, n) for m, n in modes.items() if n > 0))}

@@ -4,6 +4,7 @@ titles and aliases (exact, then fuzzy), and linking the first mention of each in
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
@@ -31,16 +32,30 @@ class Linker:
     """Page titles and aliases to slugs: exact (case-insensitive), then fuzzy."""
 
     def __init__(self, entries: list[PageEntry]) -> None:
-        self.names: dict[str, str] = {}
+        names: dict[str, str] = {}
         # Topic pages win over source pages of the same title, then earlier slugs.
         for e in sorted(entries, key=lambda e: (e.type == "source", e.slug)):
             for name in [e.title, *e.aliases]:
-                self.names.setdefault(name.casefold().strip(), e.slug)
-        self.titles = {e.slug: e.title for e in entries}
-        self._keys = list(self.names)
+                names.setdefault(name.casefold().strip(), e.slug)
+        self._set(names, {e.slug: e.title for e in entries})
+
+    @classmethod
+    def made(cls, names: Mapping[str, str], titles: Mapping[str, str], heads: set[str]) -> Linker:
+        """The linker whose `names`, `titles` and `heads` these are (as an earlier one had
+        them: build/quick.py reads them from state.db as they are asked for)."""
+        linker = cls.__new__(cls)
+        linker._set(names, titles, heads)
+        return linker
+
+    def _set(
+        self, names: Mapping[str, str], titles: Mapping[str, str], heads: set[str] | None = None
+    ) -> None:
+        self.names = names
+        self.titles = titles
+        self._keys: list[str] | None = None  # every name, for fuzzy matches: listed when first needed
         # the first three characters of every name a mention can be (three or more long): most
         # words start none, and are passed over without trying their six phrases
-        self._heads = {key[:3] for key in self._keys if len(key) >= 3}
+        self.heads = heads if heads is not None else {key[:3] for key in names if len(key) >= 3}
 
     def fingerprint(self) -> str:
         """Every name and title: what resolving and autolinking read."""
@@ -52,6 +67,8 @@ class Linker:
             return self.names[key]
         if key in (slug.casefold() for slug in self.titles):
             return key
+        if self._keys is None:
+            self._keys = list(self.names)
         match = process.extractOne(key, self._keys, scorer=fuzz.ratio, score_cutoff=90)
         return self.names[match[0]] if match else None
 
@@ -69,7 +86,7 @@ class Linker:
             while i < len(words):
                 hit = None
                 at = words[i].start()
-                named = not same or folded[at : at + 3] in self._heads
+                named = not same or folded[at : at + 3] in self.heads
                 tries = min(MAX_NGRAM, len(words) - i) if named else 0
                 for n in range(tries, 0, -1):
                     start, end = at, words[i + n - 1].end()

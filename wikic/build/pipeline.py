@@ -17,6 +17,7 @@ from typing import Any
 
 from wikic import snapshot
 from wikic.backends import Backend, make_backend, model_id
+from wikic.build import quick
 from wikic.build.actions import KEEP_MADE, Action, Runner, resolve
 from wikic.build.assemble import Assembled, Assembly, assemble
 from wikic.build.batches import Batches
@@ -108,6 +109,10 @@ class _Setup:
 class _Build:
     """One full (incremental) pass; holds what the stages share."""
 
+    edit: quick.Quick | None = None  # the pages an edit changed, where known (quick.py)
+    written: dict[str, Action]  # the write actions settled (_write)
+    prose_keys: dict[str, str]
+
     def __init__(self, setup: _Setup, state: State, report: Report, backend: Callable[[], Backend]) -> None:
         self.project, self.schema, self.opts = setup.project, setup.schema, setup.opts
         self.progress, self.report, self.state = setup.progress, report, state
@@ -153,7 +158,7 @@ class _Build:
             return self._stopped()
         sources, pages = planned
         with gc_frozen():  # the plan lives to the end: later collections need not scan it
-            prose = self._write(pages)
+            prose = self._write(pages, sources)
             if report.waiting:
                 return self._stopped()
             if self.opts.dry_run:
@@ -166,13 +171,19 @@ class _Build:
     ) -> None:
         """Assemble and publish the pages, append to log.md, and record the build in the state."""
         root, report = self.project.root, self.report
+        self.recorded = self.intake.settled.recorded  # as the last build read them (_save compares)
+        if self.edit is not None and quick.outputs(self, sources, pages, prose):
+            report.pages = len(pages)
+            self.logged = append_log(root, self.state, report)
+            return self._save(sources, pages, mark)
+        if self.edit is not None:  # assembled in full after all: every page's text is needed
+            prose, self.edit = quick.prose_of_all(self, pages), None
         frozen = kept_for_failed_sources(root, self.state, self.failed_sources)
         files = self.state.files()  # what wikic wrote: read once, for foreign, intact and publish
         made = {pid: p for pid, p in pages.items() if p.type == "source" or pid in prose}
         available = {pid: p for pid, p in made.items() if f"wiki/{p.slug}.md" not in frozen}
         keep = {f"wiki/{p.slug}.md" for pid, p in pages.items() if pid not in available} | frozen
         kept = {pid: p for pid, p in pages.items() if pid not in available}
-        self.recorded = self.intake.settled.recorded  # as the last build read them (_save compares)
         forgotten = sorted(set(self.recorded) - {s.path for s in sources} - self.failed_sources)
         if forgotten:  # before the index is made: it lists answers, which may go with them
             gone = {Path(rel).stem for rel in set(files) - keep}
@@ -194,6 +205,7 @@ class _Build:
             self.kept_plan.basis,
             self.kept_plan.token,
             "" if self.opts.force else self.state.get_meta(Meta.ASSEMBLED) or "",
+            self._writes(),
         )
         done = assemble(job)
         outputs = done.outputs
@@ -236,10 +248,16 @@ class _Build:
         """What each page was rendered from, where it changed, for the next build's assemble."""
         changed = {s: r for s, r in done.rendered.items() if job.previous.get(s) != r}
         gone = [slug for slug in job.previous if slug not in done.rendered]
-        self.state.set_assembled(changed, gone, done.by)
+        self.state.set_assembled(changed, gone, done.by, done.links)
 
-    def _write(self, pages: dict[str, PagePlan]) -> dict[str, dict[str, Any]]:
-        actions = write_actions(pages, self.schema, self.prompts, self.model_fp)
+    def _write(self, pages: dict[str, PagePlan], sources: list[Read]) -> dict[str, dict[str, Any]]:
+        """The topic pages' text: their write actions settled, and composed. Where the edit's
+        pages are known (quick.py), those alone: the others' are as the last build left them."""
+        self.edit = quick.decide(self, pages, sources)
+        subset = pages if self.edit is None else {pid: pages[pid] for pid in self.edit.changed}
+        actions = self._actions(subset)
+        if self.edit is not None:  # the others' actions are up to date: their plan and settings are
+            self.report.up_to_date += self.edit.writes
         covers = self.local_only.covers_any  # without globs, no page's notes are looked at
         local = {pid for pid, p in pages.items() if self.local_only and covers(c.source for c in p.claims)}
         if local and self.schema.privacy.local_model is None:  # never to the remote model: notes
@@ -249,17 +267,29 @@ class _Build:
             actions |= write_actions({pid: pages[pid] for pid in local}, self.schema, self.prompts, fp)
         self._settle([a for pid, a in actions.items() if pid not in local])
         self._settle([a for pid, a in actions.items() if pid in local], local=True)
+        self.written = actions
+        return self._compose(subset, actions, None if self.edit is None else self.edit.changed)
+
+    def _actions(self, pages: dict[str, PagePlan]) -> dict[str, Action]:
+        return write_actions(pages, self.schema, self.prompts, self.model_fp)
+
+    def _compose(
+        self, pages: dict[str, PagePlan], actions: dict[str, Action], only: list[str] | None
+    ) -> dict[str, dict[str, Any]]:
         written = {pid: a.output for pid, a in actions.items() if a.output is not None}
-        composer = Composer(self.state, self.opts.force)
-        texts, self.report.page_text = compose_pages(
+        composer = Composer(self.state, self.opts.force, only)
+        texts, page_text = compose_pages(
             pages, written, set(actions), self.schema.lint.citation_threshold, composer
         )
-        if not self.opts.dry_run:
-            composer.save(pages)
+        self.report.page_text = page_text if self.opts.dry_run else composer.save(texts, page_text)
         self.prose_keys = composer.keys  # assemble's key of a topic page reads them, not its notes
         same = self.kept_plan.same  # a topic page among them whose text is composed as it was too
         same -= {pid for pid, key in composer.keys.items() if composer.saved.get(pid, ("", ""))[0] != key}
         return texts
+
+    def _writes(self) -> str:
+        """What a topic page's text is made from besides its plan (schema.yaml is the plan's)."""
+        return quick.writes_key(self.prompts.stage_hash("write"), self.model_fp)
 
     def _model(self, local: bool) -> tuple[str, str, Runner]:
         """The model an action goes to: schema's, or privacy.local_model for local-only text."""
@@ -339,11 +369,12 @@ class _Build:
                 st = self.stats[src.path]
                 if self.recorded.get(src.path) != (st.size, st.mtime_ns, src.hash):
                     state.set_source(src.path, st.size, st.mtime_ns, src.hash)
-            for rec in self.records.values():
+            # an edit's pages known (quick.py): no page and no source went, no page moved
+            for rec in self.records.values() if self.edit is None else ():
                 if _gone(rec, live, pages):
                     state.remove_action(rec.id)
-        slugs = {pid: p.slug for pid, p in pages.items()}
-        if state.slugs() != slugs:  # 10,000 rows read, rather than all written again
+        slugs = {pid: p.slug for pid, p in pages.items()} if self.edit is None else {}
+        if slugs and state.slugs() != slugs:  # 10,000 rows read, rather than all written again
             state.set_slugs(slugs)
         if report.ok and not report.conflicts:
             # wiki/ as the build left it (the no-op mark's too): the walk before, what it touched stat'ed
@@ -351,10 +382,12 @@ class _Build:
             found = snapshot.restat(self.found, touched, self.project.root, TMP_MARK)
             report.wiki = found or snapshot.wiki(self.project)
             state.set_meta(Meta.CLEAN, snapshot.clean_mark(self.project, mark, report.wiki))
+            state.set_meta(Meta.WIKI_LEFT, report.wiki.digest())  # an edit's outputs go by it (quick.py)
             state.set_meta(Meta.PAGES, str(report.pages))
             state.set_meta(Meta.ACTIONS, str(report.ran + report.cached + report.up_to_date))
         else:
             state.set_meta(Meta.CLEAN, "")
+            state.delete_meta(Meta.WIKI_LEFT)
         self.intake.settled.record(self.failed_sources)
 
 

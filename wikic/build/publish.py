@@ -32,12 +32,15 @@ def publish(
     report: Report,
     force: bool = False,
     records: dict[str, FileRecord] | None = None,
+    prune: bool = True,
 ) -> None:
-    """Write what changed, remove pages no longer planned (except `keep`), record it all.
+    """Write what changed, remove pages no longer planned (except `keep`; none without `prune`:
+    an edit's outputs, no page gone), record it all.
 
     Only plain page names directly in wiki/ are written or removed: a name that
     would reach elsewhere (from a tampered state.db, say) is an error, never a write.
-    `records`: state.files(), where the caller has just read them.
+    `records`: state.files() (of `outputs` at least, without `prune`), where the caller has
+    just read them.
     """
     job = _Publish(root, state, report, force, records)
     batch: list[tuple[Path, bytes]] = []
@@ -47,7 +50,8 @@ def publish(
             job.write(batch)
             batch = []
     job.write(batch)
-    job.remove_unplanned(outputs, keep)
+    if prune:
+        job.remove_unplanned(outputs, keep)
 
 
 class _Publish:

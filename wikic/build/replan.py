@@ -144,6 +144,7 @@ class Keep:
     same: set[str] = field(default_factory=set)
     basis: str = ""
     since: bytes | None = None
+    before: dict[str, bytes] = field(default_factory=dict)  # the rows the last plan kept of `pages`
 
 
 def settings_of(schema: Schema) -> str:
@@ -180,13 +181,13 @@ def plan_kept(
         mine = _kept(trace, made)
         pages = {pid: marshal.dumps(_flat(page)) for pid, page in trace.pages.items()}
         return trace.pages, Keep(mine.dumps(settings), True, mine.token, pages)
-    trace, changed, gone, read = done
+    trace, changed, gone, read, rows_before = done
     basis = kept.token
     mine = _kept_since(trace, made, kept, read)
     pages = {pid: marshal.dumps(_flat(trace.pages[pid])) for pid in changed}
     moved = any(trace.pages[pid].slug != kept_slug for pid, kept_slug in changed.items() if kept_slug)
     same = set() if moved else {pid for pid in trace.pages if pid not in changed}
-    keep = Keep(b"", False, mine.token, pages, gone, same, basis, mine.dumps_since(settings))
+    keep = Keep(b"", False, mine.token, pages, gone, same, basis, mine.dumps_since(settings), rows_before)
     # a source deleted: no byte of it is left in state.db (privacy/forget.py), so not in the base
     if len(mine.since) > max(FEW, len(sources) // SINCE) or None in mine.since.values():
         keep.blob, keep.since = mine.dumps(settings), None
@@ -195,10 +196,11 @@ def plan_kept(
 
 def patched(
     sources: list[SourceInfo], schema: Schema, sticky: dict[str, str], made: Memo, kept: Kept, rows: Rows
-) -> tuple[Trace, dict[str, str], list[str], dict[str, SourceInfo]] | None:
+) -> tuple[Trace, dict[str, str], list[str], dict[str, SourceInfo], dict[str, bytes]] | None:
     """The last plan (`kept`, its pages `rows`) patched by what changed, with the pages it may
-    have changed (and the slug each had, "" for a new one), those gone, and the sources whose
-    facts it took (read, or planned again); None where it cannot be patched."""
+    have changed (and the slug each had, "" for a new one), those gone, the sources whose
+    facts it took (read, or planned again), and the rows the last plan kept of the pages
+    planned again; None where it cannot be patched."""
     facts: dict[str, SourceFacts] = {}
     changed: list[SourceInfo] = []
     unsettled: dict[str, SourceInfo] = {}  # the sources whose facts this plan takes anew
@@ -232,7 +234,7 @@ def patched(
     run.from_structure(subset, facts, structural, own)
     run.pinned(subset, facts)
     new = run.topic_pages(_titles(sources, kept), only=topics)
-    pages, before = _pages(rows, live, {src.path for src in subset}, topics, own, new)
+    pages, before, rows_before = _pages(rows, live, {src.path for src in subset}, topics, own, new)
     for page in own.values():
         page.topics = [t for t in page.topics if t in pages]
     mine = {src.path for src in subset}  # their notes are on the pages of the topics they give to
@@ -246,7 +248,7 @@ def patched(
     redone |= {pid: slug for pid, slug in before.items() if pid in pages and pages[pid].slug != slug}
     gone_pages = [pid for pid in before if pid not in pages]
     read = unsettled | {src.path: src for src in subset}
-    return Trace(run, sources, structural, pages), redone, gone_pages, read
+    return Trace(run, sources, structural, pages), redone, gone_pages, read, rows_before
 
 
 def _clusters(
@@ -356,12 +358,13 @@ def _pages(
     topics: set[str],
     own: dict[str, PagePlan],
     new: dict[str, PagePlan],
-) -> tuple[dict[str, PagePlan], dict[str, str]]:
+) -> tuple[dict[str, PagePlan], dict[str, str], dict[str, bytes]]:
     """Every page, in the full plan's order (source pages, then topic pages, each by id): those
-    the edit leaves as the last plan made them, and those planned again; and the slug of every
-    page the last plan kept."""
+    the edit leaves as the last plan made them, and those planned again; the slug of every
+    page the last plan kept; and its rows of those planned again (build/quick.py compares)."""
     pages: dict[str, PagePlan] = {}
     before: dict[str, str] = {}
+    rows_before: dict[str, bytes] = {}
     for pid, row in rows():
         if pid.startswith("source:"):
             redone = pid.removeprefix("source:") in replanned or pid.removeprefix("source:") not in live
@@ -372,11 +375,13 @@ def _pages(
             before[pid] = flat[3]
             if not redone:
                 pages[pid] = _page(flat)
+            else:
+                rows_before[pid] = row
         except (EOFError, ValueError, TypeError, IndexError) as exc:
             raise Unreadable(pid) from exc
     pages |= own | new
     ids = sorted(pages, key=lambda pid: (not pid.startswith("source:"), pid))
-    return {pid: pages[pid] for pid in ids}, before
+    return {pid: pages[pid] for pid in ids}, before, rows_before
 
 
 def _flat(page: PagePlan) -> tuple[Any, ...]:

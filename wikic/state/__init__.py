@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from wikic.state.batches import BatchRecord
     from wikic.state.build import ActionRecord, FileRecord
-    from wikic.state.incremental import LintRow, Planned, Rendered
+    from wikic.state.incremental import Links, LintRow, Planned, Rendered
     from wikic.state.schema import FORMAT, Meta
     from wikic.state.store import State
 
@@ -25,6 +25,7 @@ _HOME = {
     "ActionRecord": "build",
     "BatchRecord": "batches",
     "FileRecord": "build",
+    "Links": "incremental",
     "LintRow": "incremental",
     "Meta": "schema",
     "Planned": "incremental",
@@ -37,6 +38,7 @@ __all__ = [
     "ActionRecord",
     "BatchRecord",
     "FileRecord",
+    "Links",
     "LintRow",
     "Meta",
     "Planned",

@@ -125,6 +125,15 @@ class BuildTables(Tables):
         rows = self.db.execute("SELECT path, hash, size, mtime_ns FROM files")
         return {r[0]: FileRecord(r[0], r[1], r[2], r[3]) for r in rows}
 
+    def files_of(self, rels: list[str]) -> dict[str, FileRecord]:
+        """files() of these paths only."""
+        found: dict[str, FileRecord] = {}
+        for i in range(0, len(rels), 500):
+            chunk = rels[i : i + 500]
+            sql = f"SELECT path, hash, size, mtime_ns FROM files WHERE path IN ({','.join('?' * len(chunk))})"
+            found.update({r[0]: FileRecord(r[0], r[1], r[2], r[3]) for r in self.db.execute(sql, chunk)})
+        return found
+
     def file_hashes(self) -> dict[str, str]:
         """Path -> hash of each file wikic wrote (10,000 rows: no records made)."""
         return dict(self.db.execute("SELECT path, hash FROM files").fetchall())

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from wikic.state.connection import Tables
 from wikic.state.schema import Meta
@@ -97,6 +97,33 @@ class PlannedRows(Mapping[str, Planned]):
             chunk = paths[i : i + 500]
             rows = self.db.execute(sql.format(",".join("?" * len(chunk))), chunk)
             self.window.update({r[0]: Planned(r[1], r[2], r[3], r[4], r[5] or "", r[6] or "") for r in rows})
+
+
+Entry = tuple[str, str, list[str], str]  # a page's title, type, aliases and id ("": not the build's)
+
+
+@dataclass
+class Links:
+    """What an assembly's pages link to, for the next to find the backlinks an edit changes
+    (build/quick.py): `edges`, slug -> targets, of the pages whose links are new or changed
+    (`every`: all of them, the table written anew); `dropped`, the slugs of pages gone. With
+    `names` (what its names went by, kept as 'names'), every page's entry and the linker's
+    names (name -> slug), each table written anew."""
+
+    every: bool
+    edges: dict[str, list[str]]
+    dropped: list[str]
+    names: bytes | None = None
+    entries: dict[str, Entry] = field(default_factory=dict)
+    linked_names: dict[str, str] = field(default_factory=dict)
+
+
+def _by_keys(db: sqlite3.Connection, sql: str, keys: Iterable[str]) -> Iterator[tuple[str, ...]]:
+    """The rows of `sql` (its IN ({}) filled) for these keys, a few hundred at a time."""
+    keys = list(keys)
+    for i in range(0, len(keys), 500):
+        chunk = keys[i : i + 500]
+        yield from db.execute(sql.format(",".join("?" * len(chunk))), chunk)
 
 
 class IncrementalTables(Tables):
@@ -213,8 +240,25 @@ class IncrementalTables(Tables):
         rows = self.db.execute("SELECT slug, body_key, page_key, links, description FROM assembled")
         return {r[0]: Rendered(r[1], r[2], json.loads(r[3]), r[4]) for r in rows}
 
-    def set_assembled(self, changed: dict[str, Rendered], gone: Iterable[str], by: str) -> None:
-        """What an assembly rendered anew, and what its keys went by (Meta.ASSEMBLED), at once."""
+    def assembled_of(self, slugs: Iterable[str]) -> dict[str, Rendered]:
+        """What the last assembly rendered of these pages only, by slug (build/quick.py)."""
+        sql = "SELECT slug, body_key, page_key, links, description FROM assembled WHERE slug IN ({})"
+        return {r[0]: Rendered(r[1], r[2], json.loads(r[3]), r[4]) for r in _by_keys(self.db, sql, slugs)}
+
+    def linked_from(self, targets: Iterable[str]) -> dict[str, set[str]]:
+        """target slug -> the slugs of the pages whose text links to it, as the last assembly
+        left them (assembled_links: answers and hand-made pages too)."""
+        found: dict[str, set[str]] = {}
+        sql = "SELECT target, slug FROM assembled_links WHERE target IN ({})"
+        for target, slug in _by_keys(self.db, sql, targets):
+            found.setdefault(target, set()).add(slug)
+        return found
+
+    def set_assembled(
+        self, changed: dict[str, Rendered], gone: Iterable[str], by: str, links: Links | None = None
+    ) -> None:
+        """What an assembly rendered anew, and what its keys went by (Meta.ASSEMBLED), at once;
+        with `links`, the pages' links and the names the next assembly may go by (quick.py)."""
         with self.transaction():
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (Meta.ASSEMBLED.value, by))
             self.db.executemany("DELETE FROM assembled WHERE slug=?", [(slug,) for slug in gone])
@@ -222,10 +266,52 @@ class IncrementalTables(Tables):
                 "INSERT OR REPLACE INTO assembled VALUES (?, ?, ?, ?, ?)",
                 [(s, r.body_key, r.page_key, json.dumps(r.links), r.description) for s, r in changed.items()],
             )
+            if links is None:  # what it links to is not known: no assembly goes by it
+                self.db.execute("DELETE FROM kept WHERE name = 'names'")
+                return
+            if links.every:
+                self.db.execute("DELETE FROM assembled_links")
+            drop = [*links.dropped, *links.edges]
+            self.db.executemany("DELETE FROM assembled_links WHERE slug=?", [(slug,) for slug in drop])
+            self.db.executemany(
+                "INSERT INTO assembled_links VALUES (?, ?)",
+                [(slug, target) for slug, targets in links.edges.items() for target in targets],
+            )
+            if links.names is not None:
+                self.db.execute("INSERT OR REPLACE INTO kept VALUES ('names', ?)", (links.names,))
+                self.db.execute("DELETE FROM assembled_entries")
+                self.db.execute("DELETE FROM assembled_names")
+                self.db.executemany(
+                    "INSERT INTO assembled_entries VALUES (?, ?, ?, ?, ?)",
+                    [(slug, e[0], e[1], json.dumps(e[2]), e[3]) for slug, e in links.entries.items()],
+                )
+                self.db.executemany("INSERT INTO assembled_names VALUES (?, ?)", links.linked_names.items())
+
+    def kept_entries(self, slugs: Iterable[str] | None = None) -> dict[str, Entry]:
+        """slug -> its entry as the last assembly kept it (set_assembled's `links`): these
+        pages' (None: every page's)."""
+        sql = "SELECT slug, title, type, aliases, page_id FROM assembled_entries"
+        rows = (
+            self.db.execute(sql) if slugs is None else _by_keys(self.db, sql + " WHERE slug IN ({})", slugs)
+        )
+        return {r[0]: (r[1], r[2], json.loads(r[3]), r[4]) for r in rows}
+
+    def kept_names(self, names: Iterable[str] | None = None) -> dict[str, str]:
+        """name -> the slug the last assembly's linker resolved it to: these (None: every name)."""
+        sql = "SELECT name, slug FROM assembled_names"
+        rows = (
+            self.db.execute(sql) if names is None else _by_keys(self.db, sql + " WHERE name IN ({})", names)
+        )
+        return {r[0]: r[1] for r in rows}
 
     def composed(self) -> dict[str, tuple[str, str]]:
         """page id -> (key of what its text was composed from, the text as JSON) (build/compose.py)."""
         return {r[0]: (r[1], r[2]) for r in self.db.execute("SELECT page_id, key, text FROM composed")}
+
+    def composed_of(self, ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """composed() of these pages only."""
+        sql = "SELECT page_id, key, text FROM composed WHERE page_id IN ({})"
+        return {r[0]: (r[1], r[2]) for r in _by_keys(self.db, sql, ids)}
 
     def set_composed(self, changed: dict[str, tuple[str, str]], gone: Iterable[str]) -> None:
         with self.transaction():

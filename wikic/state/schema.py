@@ -20,6 +20,7 @@ class Meta(StrEnum):
     SETTLED = "settled"  # what the last finished build read its sources with, and when (JSON)
     ASK_SAVED = "ask_saved_mark"  # the build's "clean" mark as it is with a just-saved answer
     ASSEMBLED = "assembled"  # what the last assembly's keys went by (build/assemble.py)
+    WIKI_LEFT = "wiki_left"  # wiki/'s digest as the last clean build left it (build/quick.py)
 
 
 SCHEMA = """
@@ -49,6 +50,11 @@ CREATE TABLE IF NOT EXISTS lint_sources (
     read_hash TEXT);
 CREATE TABLE IF NOT EXISTS assembled (
     slug TEXT PRIMARY KEY, body_key TEXT, page_key TEXT, links TEXT, description TEXT);
+CREATE TABLE IF NOT EXISTS assembled_links (slug TEXT, target TEXT, PRIMARY KEY (target, slug));
+CREATE INDEX IF NOT EXISTS assembled_links_slug ON assembled_links (slug);
+CREATE TABLE IF NOT EXISTS assembled_entries (
+    slug TEXT PRIMARY KEY, title TEXT, type TEXT, aliases TEXT, page_id TEXT);
+CREATE TABLE IF NOT EXISTS assembled_names (name TEXT PRIMARY KEY, slug TEXT);
 CREATE TABLE IF NOT EXISTS composed (page_id TEXT PRIMARY KEY, key TEXT, text TEXT);
 CREATE TABLE IF NOT EXISTS planned (
     path TEXT PRIMARY KEY, key TEXT, facts TEXT, notes_key TEXT, notes TEXT);

@@ -1,0 +1,314 @@
+"""The output side of an edit whose changed pages are known (replan.Keep.same: the others):
+those pages assembled, and the pages whose backlinks they change, from the state's rows of
+them alone; index.md patched where their lines changed. None wherever that is not known to
+make what a full assembly makes (a name changed, a row missing, a line not found): the
+build then assembles in full (assemble.py).
+
+It goes by what the last build left: the names it went by and every page's links
+(state.assembled_links), with wiki/ as that build left it (Meta.WIKI_LEFT), so that no page
+is edited by hand, no answer or hand-made page changed, and every page it wrote is intact."""
+
+from __future__ import annotations
+
+import json
+import marshal
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from wikic.build import compose, write
+from wikic.build.actions import resolve
+from wikic.build.assemble import (
+    VERSION,
+    Assembled,
+    Assembly,
+    PageEntry,
+    _Bodies,
+    page_key,
+    page_text,
+    went_by,
+)
+from wikic.build.linker import Linker
+from wikic.build.lookups import Names, Rows
+from wikic.build.plan import PagePlan, write_mode
+from wikic.build.publish import publish
+from wikic.build.replan import Keep
+from wikic.hashing import quick_fingerprint
+from wikic.state import Links, Meta, Rendered, State
+from wikic.wiki.page import seal
+
+if TYPE_CHECKING:
+    from wikic.build.intake import Read
+    from wikic.build.pipeline import _Build
+
+QUICK = "assemble the edit's pages"  # --explain's line where the quick way was taken
+FEW = 64  # pages an edit may change, or one in SHARE of them, for the quick way to be taken
+SHARE = 4
+
+
+class Prose(Mapping[str, dict[str, Any]]):
+    """Each topic page's composed text: this build's, else as the last build composed it
+    (a page the edit leaves as it was, whose backlinks changed)."""
+
+    def __init__(self, composed: dict[str, dict[str, Any]], state: State) -> None:
+        self.composed, self.state = composed, state
+
+    def __getitem__(self, pid: str) -> dict[str, Any]:
+        if pid not in self.composed:
+            row = self.state.composed_of([pid]).get(pid)
+            if row is None:
+                raise KeyError(pid)
+            self.composed[pid] = json.loads(row[1])
+        return self.composed[pid]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.composed)
+
+    def __len__(self) -> int:
+        return len(self.composed)
+
+
+def quick_assemble(
+    job: Assembly, changed: list[str], names: Names, state: State, index: str | None
+) -> tuple[Assembled, str | None] | None:
+    """The pages `changed` (ids) and those whose backlinks they change, assembled; and index.md
+    as it is to be (None: as it is). `names`: as the last assembly kept them; `index`: index.md
+    as it left it. None where the full assembly must be made (the module's docstring)."""
+    pages = job.pages
+    mine = {pages[pid].slug: pid for pid in changed}  # their entries are as kept (decide())
+    previous = state.assembled_of(mine)
+    if len(previous) != len(mine):
+        return None
+    linker = Linker.made(names.names, names.titles(), names.heads)
+    entries = {
+        slug: PageEntry(slug, pages[pid].title, pages[pid].type, pages[pid].aliases)
+        for slug, pid in mine.items()
+    }
+    job.previous = previous
+    bodies = _Bodies(job, entries, linker, names.fingerprint)
+    for pid in mine.values():
+        bodies.keys[pid] = bodies._key(pid, pages[pid], names.fingerprint)
+        bodies.settle(pid)
+    moved: dict[str, list[str]] = {}  # slug -> its links, where they changed
+    need = set(mine)
+    for slug in mine:
+        links, before = entries[slug].links, set(previous[slug].links)
+        if links != before:
+            moved[slug] = sorted(links - {slug})
+            need |= {t for t in links ^ before if t != slug and names.entries.get(t, ("", "", [], ""))[3]}
+    more = state.assembled_of(need - set(mine))
+    if len(more) != len(need) - len(mine):
+        return None
+    previous.update(more)
+    back = _backlinks(state, need, mine, entries)
+    if isinstance(names.entries, Rows):  # the entries asked for below, read at once
+        names.entries.load({*need, *(s for linked in back.values() for s in linked)})
+    out: dict[str, str] = {}
+    rendered: dict[str, Rendered] = {}
+    for slug in sorted(need):
+        pid = mine.get(slug) or names.entries[slug][3]
+        page, prev = pages.get(pid), previous[slug]
+        if page is None or page.slug != slug:
+            return None
+        links = entries[slug].links if slug in mine else set(prev.links)
+        body_key = bodies.keys[pid] if slug in mine else prev.body_key
+        extra = [PageEntry(s, names.entries[s][0], "") for s in sorted(back.get(slug, ())) if s not in links]
+        key = page_key(body_key, [(e.slug, e.title) for e in extra])
+        description = entries[slug].description if slug in mine else prev.description
+        row = Rendered(body_key, key, sorted(links), description)
+        if row != prev:
+            rendered[slug] = row
+        if key != prev.page_key:
+            if slug not in mine:
+                bodies.entries[slug] = _entry(page)
+            out[f"{slug}.md"] = page_text(page, bodies.body(pid), extra)
+    new_index = _patched_index(index, names, previous, rendered)
+    if new_index is False:
+        return None
+    unchanged = {f"{slug}.md" for slug in need} - set(out)
+    by = went_by(names.fingerprint, job.token, job.writes)
+    done = Assembled(out, unchanged, rendered, by, Links(False, moved, []))
+    return done, new_index if isinstance(new_index, str) else None
+
+
+def _entry(page: PagePlan) -> PageEntry:
+    return PageEntry(page.slug, page.title, page.type, page.aliases)
+
+
+def _backlinks(
+    state: State, need: set[str], mine: dict[str, str], entries: dict[str, PageEntry]
+) -> dict[str, set[str]]:
+    """target slug -> the pages linking to it, for the pages in `need`: as the last assembly
+    left them, with the changed pages' links as they are now."""
+    back = state.linked_from(need)
+    for links in back.values():
+        links -= set(mine)
+    for slug in mine:
+        for target in entries[slug].links:
+            if target in need and target != slug:
+                back.setdefault(target, set()).add(slug)
+    return back
+
+
+def _patched_index(
+    index: str | None, names: Names, previous: dict[str, Rendered], rendered: dict[str, Rendered]
+) -> str | bool | None:
+    """index.md with the lines of the pages whose description changed made again (a page's
+    line stays where it was: its title, type and slug did not change); None: unchanged;
+    False: a line not found once, the index made in full."""
+    lines = {
+        slug: (previous[slug].description, now.description)
+        for slug, now in rendered.items()
+        if now.description != previous[slug].description
+    }
+    if not lines:
+        return None
+    at = -1 if index is None else index.rfind("\n<!-- wikic:")
+    if index is None or at < 0 or seal(index[:at]) != index:
+        return False
+    index = index[:at]
+    for slug, (old, new) in sorted(lines.items()):
+        title = names.entries[slug][0]
+        was = f"\n- [[{slug}|{title}]]{f' — {old}' if old else ''}\n"
+        if index.count(was) != 1:
+            return False
+        index = index.replace(was, f"\n- [[{slug}|{title}]]{f' — {new}' if new else ''}\n")
+    return seal(index)
+
+
+@dataclass
+class Quick:
+    """An edit whose pages are known: `names` as the last assembly kept them, the pages it
+    changed (ids), and how many write actions the others have (each up to date)."""
+
+    names: Names
+    changed: list[str]
+    writes: int
+
+
+def writes_key(template: str, model: str) -> str:
+    """What a topic page's text is made from besides its plan: the write template, the model,
+    and how wikic writes and composes."""
+    return quick_fingerprint([write.VERSION, compose.VERSION, template, model])
+
+
+def decide(build: _Build, pages: dict[str, PagePlan], sources: list[Read]) -> Quick | None:
+    """The edit's pages, where the last build left what they are assembled against: the plan
+    patched from its own (Keep.same), the same settings, and wiki/ as it left it; else None."""
+    opts, keep, state = build.opts, build.kept_plan, build.state
+    if opts.force or opts.retry_failed or opts.dry_run or keep.every or keep.gone or not keep.basis:
+        return None
+    if build.failed_sources or build.local_only:
+        return None
+    by = (state.get_meta(Meta.ASSEMBLED) or "").split(" ")
+    if len(by) != 4 or by[0] != str(VERSION) or by[2] != keep.basis or by[3] != build._writes():
+        return None
+    if state.kept("page_text") is None or state.get_meta(Meta.WIKI_LEFT) != build.found.digest():
+        return None
+    entries = Rows(state.kept_entries, state.kept_entries)
+    names = Names.loads(state.kept("names"), entries, Rows(state.kept_names, state.kept_names))
+    if names is None or names.fingerprint != by[1]:
+        return None
+    starts = {s.path for s in sources if s.pages}
+    as_kept = _as_kept(keep, pages, sources, build.intake.settled.recorded)
+    changed = [pid for pid in pages if pid not in keep.same and pid not in as_kept]
+    if starts:  # a PDF's pages are read anew: its pages' keys too (assemble._same_key)
+        changed += [pid for pid in keep.same if any(s in starts for s in pages[pid].sources)]
+    if len(changed) > max(FEW, len(pages) // SHARE):  # most pages: the full assembly is as cheap
+        return None
+    entries.load(pages[pid].slug for pid in changed)
+    for pid in changed:
+        page, kept = pages[pid], names.entries.get(pages[pid].slug)
+        if kept is None or kept[3] != pid or kept[:3] != (page.title, page.type, page.aliases):
+            return None  # a page new, moved or renamed: the names changed
+    notes = write_mode(build.schema) == "notes"
+    mine = set(changed)
+    others = (pid for pid in [*keep.same, *as_kept] if pid not in mine)
+    writes = 0 if notes else sum(1 for pid in others if _written(pages[pid]))
+    return Quick(names, changed, writes)
+
+
+def _as_kept(
+    keep: Keep, pages: dict[str, PagePlan], sources: list[Read], recorded: Mapping[str, tuple[int, int, str]]
+) -> set[str]:
+    """The pages the plan made again exactly as the last plan kept them (row for row), whose
+    body reads nothing else the edit changed: a topic page's is its row and its text; a source
+    page's also its source's lines (unchanged where its bytes are) and the lines of it among its
+    topics' notes (the pages planned again tell which sources' changed)."""
+    rows = {pid for pid, row in keep.pages.items() if keep.before.get(pid) == row}
+    moved: set[str] = set()  # the sources whose lines among a topic page's notes changed
+    for pid in keep.pages:
+        if pid in rows or pid.startswith("source:") or pid not in keep.before:
+            continue
+        was = _lines_by_source((c[1], c[2], c[3]) for c in marshal.loads(keep.before[pid])[6])
+        now = _lines_by_source((c.source, c.start, c.end) for c in pages[pid].claims)
+        moved |= {src for src in was.keys() | now.keys() if was.get(src) != now.get(src)}
+    read = {s.path: s.hash for s in sources}
+    kept = set()
+    for pid in rows:
+        if pid not in pages:
+            continue
+        src = pages[pid].sources[0] if pid.startswith("source:") else ""
+        if not src or (src not in moved and read.get(src, "") == recorded.get(src, (0, 0, ""))[2]):
+            kept.add(pid)
+    return kept
+
+
+def _lines_by_source(claims: Iterable[tuple[str, int, int]]) -> dict[str, list[tuple[int, int]]]:
+    found: dict[str, list[tuple[int, int]]] = {}
+    for source, start, end in claims:
+        found.setdefault(source, []).append((start, end))
+    return found
+
+
+def _written(page: PagePlan) -> bool:
+    return page.type != "source" and bool(page.claims)
+
+
+def outputs(build: _Build, sources: list[Read], pages: dict[str, PagePlan], prose: dict[str, Any]) -> bool:
+    """The edit's pages assembled and published, and the state told (pipeline._outputs, the
+    quick way); False where the full assembly must be made, with nothing written yet."""
+    edit, root, state, schema = build.edit, build.project.root, build.state, build.schema
+    assert edit is not None
+    job = Assembly(
+        pages,
+        Prose(prose, state),
+        {},
+        {s.path: s.lines for s in sources},
+        schema.title,
+        schema.scope,
+        [],
+        page_starts={s.path: s.pages for s in sources if s.pages},
+        prose_keys=build.prose_keys,
+        token=build.kept_plan.token,
+        writes=build._writes(),
+    )
+    try:
+        index: str | None = (root / "wiki" / "index.md").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        index = None
+    got = quick_assemble(job, edit.changed, edit.names, state, index)
+    if got is None:
+        return False
+    done, new_index = got
+    written = dict(done.outputs) | ({"index.md": new_index} if new_index is not None else {})
+    records = state.files_of([f"wiki/{name}" for name in written])
+    publish(root, written, set(), state, build.report, False, records, prune=False)
+    state.set_assembled(done.rendered, [], done.by, done.links)
+    others = len(done.outputs) + len(done.unchanged) - len(edit.changed)
+    why = f"{len(edit.changed)} pages the edit planned again, {others} whose backlinks it changed"
+    build._explain(QUICK, why + "; the others as the last build left them")
+    return True
+
+
+def prose_of_all(build: _Build, pages: dict[str, PagePlan]) -> dict[str, dict[str, Any]]:
+    """Every topic page's text, where the quick way was given up after the edit's pages were
+    composed: the others' write actions taken from the state (up to date, counted already)."""
+    assert build.edit is not None
+    mine = set(build.edit.changed)
+    others = build._actions({pid: p for pid, p in pages.items() if pid not in mine})
+    records = [r for a in others.values() if (r := build.records.get(a.id)) is not None]
+    known = build.state.cached_many([r.key for r in records])
+    for a in others.values():
+        resolve(a, build.records.get(a.id), build.state, build.mid, False, known)
+    return build._compose(pages, others | build.written, None)
