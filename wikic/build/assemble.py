@@ -174,14 +174,14 @@ class Assembly:
     `prose_keys`: each topic page's Composer key (compose.py), over all its text and notes
     are made of, so that its key here need not read them again."""
 
-    pages: dict[str, PagePlan]
+    pages: Mapping[str, PagePlan]
     prose: Mapping[str, dict[str, Any]]
     foreign: dict[str, str]
     line_counts: dict[str, int]
     title: str
     scope: str
     type_order: list[str]
-    kept: dict[str, PagePlan] = field(default_factory=dict)
+    kept: Mapping[str, PagePlan] = field(default_factory=dict)
     previous: dict[str, Rendered] = field(default_factory=dict)
     intact: set[str] = field(default_factory=set)
     page_starts: dict[str, tuple[int, ...]] = field(default_factory=dict)  # a PDF's pages, by source

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -183,7 +183,7 @@ Compose = Callable[[PagePlan, dict[str, Any] | None, float], dict[str, Any]]
 
 
 def compose_pages(
-    pages: dict[str, PagePlan],
+    pages: Mapping[str, PagePlan],
     written: dict[str, Any],
     asked: set[str],
     threshold: float,

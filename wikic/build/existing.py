@@ -5,6 +5,7 @@ pages as it last wrote them (by stat)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from wikic.build.plan import PagePlan
@@ -16,7 +17,7 @@ Records = dict[str, FileRecord]  # state.files(): what wikic wrote, with its sta
 
 
 def foreign(
-    root: Path, records: Records, pages: dict[str, PagePlan], keep: set[str], seen: dict[str, Stat]
+    root: Path, records: Records, pages: Mapping[str, PagePlan], keep: set[str], seen: dict[str, Stat]
 ) -> dict[str, str]:
     """Pages in wiki/ the build does not own: answers filed by `ask --save`, hand-made pages;
     and its own pages kept as they are (their source failed this time): still indexed.

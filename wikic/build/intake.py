@@ -6,7 +6,7 @@ kept: 100,000 texts are not held to the end.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from wikic.backends import model_id
@@ -54,8 +54,8 @@ class Intake:
         self.infos: list[SourceInfo] = []
 
     def read_and_plan(
-        self, files: list[SourceFile], plan: Callable[[list[SourceInfo]], dict[str, PagePlan]]
-    ) -> tuple[list[Read], dict[str, PagePlan]] | None:
+        self, files: list[SourceFile], plan: Callable[[list[SourceInfo]], Mapping[str, PagePlan]]
+    ) -> tuple[list[Read], Mapping[str, PagePlan]] | None:
         """The sources read, digested and planned (None while a stage waits on a batch).
         Settled ones are not read unless the plan asks for their lines, and one found changed
         then is read, digested and planned like the others."""

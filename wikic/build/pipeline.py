@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -167,7 +167,7 @@ class _Build:
             self._outputs(sources, pages, prose, mark)
 
     def _outputs(
-        self, sources: list[Read], pages: dict[str, PagePlan], prose: dict[str, dict[str, Any]], mark: str
+        self, sources: list[Read], pages: Mapping[str, PagePlan], prose: dict[str, dict[str, Any]], mark: str
     ) -> None:
         """Assemble and publish the pages, append to log.md, and record the build in the state."""
         root, report = self.project.root, self.report
@@ -226,7 +226,7 @@ class _Build:
         if forgotten and not forget.purge(self.project, self.state, forgotten)["compacted"]:
             report.warnings.append(forget.NOT_COMPACTED)
 
-    def _plan(self, infos: list[SourceInfo]) -> dict[str, PagePlan]:
+    def _plan(self, infos: list[SourceInfo]) -> Mapping[str, PagePlan]:
         """The page set; each source's own part planned again only where it changed (--force:
         every source's, so that a forced build checks what the memo would have given)."""
         save = None if self.opts.dry_run else self.state.save_planned
@@ -250,7 +250,7 @@ class _Build:
         gone = [slug for slug in job.previous if slug not in done.rendered]
         self.state.set_assembled(changed, gone, done.by, done.links)
 
-    def _write(self, pages: dict[str, PagePlan], sources: list[Read]) -> dict[str, dict[str, Any]]:
+    def _write(self, pages: Mapping[str, PagePlan], sources: list[Read]) -> dict[str, dict[str, Any]]:
         """The topic pages' text: their write actions settled, and composed. Where the edit's
         pages are known (quick.py), those alone: the others' are as the last build left them."""
         self.edit = quick.decide(self, pages, sources)
@@ -259,7 +259,11 @@ class _Build:
         if self.edit is not None:  # the others' actions are up to date: their plan and settings are
             self.report.up_to_date += self.edit.writes
         covers = self.local_only.covers_any  # without globs, no page's notes are looked at
-        local = {pid for pid, p in pages.items() if self.local_only and covers(c.source for c in p.claims)}
+        local = (
+            {pid for pid, p in pages.items() if covers(c.source for c in p.claims)}
+            if self.local_only
+            else set()
+        )
         if local and self.schema.privacy.local_model is None:  # never to the remote model: notes
             actions = {pid: a for pid, a in actions.items() if pid not in local}
         elif local:  # their notes are local-only lines: written by privacy.local_model
@@ -270,11 +274,11 @@ class _Build:
         self.written = actions
         return self._compose(subset, actions, None if self.edit is None else self.edit.changed)
 
-    def _actions(self, pages: dict[str, PagePlan]) -> dict[str, Action]:
+    def _actions(self, pages: Mapping[str, PagePlan]) -> dict[str, Action]:
         return write_actions(pages, self.schema, self.prompts, self.model_fp)
 
     def _compose(
-        self, pages: dict[str, PagePlan], actions: dict[str, Action], only: list[str] | None
+        self, pages: Mapping[str, PagePlan], actions: dict[str, Action], only: list[str] | None
     ) -> dict[str, dict[str, Any]]:
         written = {pid: a.output for pid, a in actions.items() if a.output is not None}
         composer = Composer(self.state, self.opts.force, only)
@@ -359,7 +363,7 @@ class _Build:
         if self.opts.explain or self.opts.dry_run:
             self.report.explain.append({"action": action, "reason": reason})
 
-    def _save(self, sources: list[Read], pages: dict[str, PagePlan], mark: str) -> None:
+    def _save(self, sources: list[Read], pages: Mapping[str, PagePlan], mark: str) -> None:
         state, report = self.state, self.report
         live = {s.path for s in sources} | self.failed_sources
         with state.transaction():
@@ -391,7 +395,7 @@ class _Build:
         self.intake.settled.record(self.failed_sources)
 
 
-def _gone(record: ActionRecord, sources: set[str], pages: dict[str, PagePlan]) -> bool:
+def _gone(record: ActionRecord, sources: set[str], pages: Mapping[str, PagePlan]) -> bool:
     """An action whose source (digest) or page (write) is no longer part of the wiki."""
     if record.stage == "digest":
         return record.subject not in sources

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -245,7 +245,7 @@ class Run:
         return pages
 
     def other_notes(
-        self, sources: list[SourceInfo], pages: dict[str, PagePlan], shown: dict[str, dict[int, int]]
+        self, sources: list[SourceInfo], pages: Mapping[str, PagePlan], shown: dict[str, dict[int, int]]
     ) -> None:
         """Each source page's notes of the lines no other page shows."""
         for src in sources:
@@ -273,7 +273,9 @@ def plan(
 ) -> dict[str, PagePlan]:
     """The page set, keyed by page id, with slugs kept from earlier builds where possible;
     with `memo` (memo_for), each source's own part is planned again only where it changed."""
-    return planned(sources, schema, sticky, memo).pages
+    pages = planned(sources, schema, sticky, memo).pages
+    assert isinstance(pages, dict)  # planned in full
+    return pages
 
 
 @dataclass
@@ -283,7 +285,7 @@ class Trace:
     run: Run
     sources: list[SourceInfo]
     structural: list[Candidate]
-    pages: dict[str, PagePlan]
+    pages: Mapping[str, PagePlan]  # a dict, or replan.Pages
 
 
 def planned(
@@ -362,17 +364,28 @@ class _Lines(Mapping[str, list[str]]):
 
 def _assign_slugs(pages: dict[str, PagePlan], sticky: dict[str, str]) -> None:
     """Slugs from titles; topic pages first, so a source titled like a topic gets `-source`."""
+    for pid, slug in slugs_for(pages, sticky, lambda pid: pages[pid]).items():
+        pages[pid].slug = slug
+
+
+def slugs_for(ids: Iterable[str], sticky: dict[str, str], page: Callable[[str], PagePlan]) -> dict[str, str]:
+    """Each page's slug: its sticky one where no page before it (by id) took it, else one from
+    its title (`page`: asked only of those), topic pages first, so that a source titled like a
+    topic gets `-source`."""
     taken: set[str] = set()
-    for pid in sorted(pages):
+    slugs: dict[str, str] = {}
+    ordered = sorted(ids)
+    for pid in ordered:
         slug = sticky.get(pid)
         if slug and slug not in taken:
-            pages[pid].slug = slug
+            slugs[pid] = slug
             taken.add(slug)
-    for pid in sorted(pages, key=lambda pid: (pid.startswith("source:"), pid)):
-        page = pages[pid]
-        if not page.slug:
-            wanted = slugify(page.title)
-            if page.type == "source" and wanted in taken:
-                wanted = slugify(f"{page.title} source")
-            page.slug = unique_slug(wanted, taken)
-            taken.add(page.slug)
+    for pid in sorted(ordered, key=lambda pid: (pid.startswith("source:"), pid)):
+        if pid not in slugs:
+            plan = page(pid)
+            wanted = slugify(plan.title)
+            if plan.type == "source" and wanted in taken:
+                wanted = slugify(f"{plan.title} source")
+            slugs[pid] = unique_slug(wanted, taken)
+            taken.add(slugs[pid])
+    return slugs

@@ -11,7 +11,6 @@ is edited by hand, no answer or hand-made page changed, and every page it wrote 
 from __future__ import annotations
 
 import json
-import marshal
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,7 +31,7 @@ from wikic.build.linker import Linker
 from wikic.build.lookups import Names, Rows
 from wikic.build.plan import PagePlan, write_mode
 from wikic.build.publish import publish
-from wikic.build.replan import Keep
+from wikic.build.replan import Keep, Pages, claims_of
 from wikic.hashing import quick_fingerprint
 from wikic.state import Links, Meta, Rendered, State
 from wikic.wiki.page import seal
@@ -192,7 +191,7 @@ def writes_key(template: str, model: str) -> str:
     return quick_fingerprint([write.VERSION, compose.VERSION, template, model])
 
 
-def decide(build: _Build, pages: dict[str, PagePlan], sources: list[Read]) -> Quick | None:
+def decide(build: _Build, pages: Mapping[str, PagePlan], sources: list[Read]) -> Quick | None:
     """The edit's pages, where the last build left what they are assembled against: the plan
     patched from its own (Keep.same), the same settings, and wiki/ as it left it; else None."""
     opts, keep, state = build.opts, build.kept_plan, build.state
@@ -224,12 +223,16 @@ def decide(build: _Build, pages: dict[str, PagePlan], sources: list[Read]) -> Qu
     notes = write_mode(build.schema) == "notes"
     mine = set(changed)
     others = (pid for pid in [*keep.same, *as_kept] if pid not in mine)
-    writes = 0 if notes else sum(1 for pid in others if _written(pages[pid]))
+    written = pages.written if isinstance(pages, Pages) else lambda pid: _written(pages[pid])  # undecoded
+    writes = 0 if notes else sum(1 for pid in others if written(pid))
     return Quick(names, changed, writes)
 
 
 def _as_kept(
-    keep: Keep, pages: dict[str, PagePlan], sources: list[Read], recorded: Mapping[str, tuple[int, int, str]]
+    keep: Keep,
+    pages: Mapping[str, PagePlan],
+    sources: list[Read],
+    recorded: Mapping[str, tuple[int, int, str]],
 ) -> set[str]:
     """The pages the plan made again exactly as the last plan kept them (row for row), whose
     body reads nothing else the edit changed: a topic page's is its row and its text; a source
@@ -240,7 +243,7 @@ def _as_kept(
     for pid in keep.pages:
         if pid in rows or pid.startswith("source:") or pid not in keep.before:
             continue
-        was = _lines_by_source((c[1], c[2], c[3]) for c in marshal.loads(keep.before[pid])[6])
+        was = _lines_by_source((c[1], c[2], c[3]) for c in claims_of(keep.before[pid]))
         now = _lines_by_source((c.source, c.start, c.end) for c in pages[pid].claims)
         moved |= {src for src in was.keys() | now.keys() if was.get(src) != now.get(src)}
     read = {s.path: s.hash for s in sources}
@@ -265,7 +268,7 @@ def _written(page: PagePlan) -> bool:
     return page.type != "source" and bool(page.claims)
 
 
-def outputs(build: _Build, sources: list[Read], pages: dict[str, PagePlan], prose: dict[str, Any]) -> bool:
+def outputs(build: _Build, sources: list[Read], pages: Mapping[str, PagePlan], prose: dict[str, Any]) -> bool:
     """The edit's pages assembled and published, and the state told (pipeline._outputs, the
     quick way); False where the full assembly must be made, with nothing written yet."""
     edit, root, state, schema = build.edit, build.project.root, build.state, build.schema
@@ -301,7 +304,7 @@ def outputs(build: _Build, sources: list[Read], pages: dict[str, PagePlan], pros
     return True
 
 
-def prose_of_all(build: _Build, pages: dict[str, PagePlan]) -> dict[str, dict[str, Any]]:
+def prose_of_all(build: _Build, pages: Mapping[str, PagePlan]) -> dict[str, dict[str, Any]]:
     """Every topic page's text, where the quick way was given up after the edit's pages were
     composed: the others' write actions taken from the state (up to date, counted already)."""
     assert build.edit is not None

@@ -29,18 +29,19 @@ from wikic.build.plan import (
     Run,
     SourceInfo,
     Trace,
-    _assign_slugs,
     _Clusters,
     _Lines,
     _shown,
     planned,
+    slugs_for,
     topic_key,
 )
 from wikic.build.sourceplan import Claim, Memo, SourceFacts
 from wikic.config import Schema
+from wikic.errors import StateError
 from wikic.hashing import fingerprint
 
-VERSION = 4  # bump whenever Kept or a kept page changes shape
+VERSION = 5  # bump whenever Kept or a kept page changes shape
 SHARE = 4  # more than one source in this many changed (and more than FEW): the full plan
 FEW = 16
 SINCE = 8  # more than one source in this many changed since the base (and more than FEW): a new base
@@ -162,7 +163,7 @@ def plan_kept(
     rows: Rows,
     planned_keys: Callable[[], dict[str, str]] | None = None,
     since: bytes | None = None,
-) -> tuple[dict[str, PagePlan], Keep]:
+) -> tuple[Mapping[str, PagePlan], Keep]:
     """The page set (plan.plan()), patched from the last plan kept (`blob`, and `since` beside
     it; its pages `rows`) where it can be, and what to keep of it for the next. `planned_keys`:
     the facts keys the planned rows hold, which must be those the kept plan went by (a plan of
@@ -179,12 +180,12 @@ def plan_kept(
     if kept is None or done is None:
         trace = planned(sources, schema, sticky, made)
         mine = _kept(trace, made)
-        pages = {pid: marshal.dumps(_flat(page)) for pid, page in trace.pages.items()}
+        pages = {pid: row_of(page) for pid, page in trace.pages.items()}
         return trace.pages, Keep(mine.dumps(settings), True, mine.token, pages)
     trace, changed, gone, read, rows_before = done
     basis = kept.token
     mine = _kept_since(trace, made, kept, read)
-    pages = {pid: marshal.dumps(_flat(trace.pages[pid])) for pid in changed}
+    pages = {pid: row_of(trace.pages[pid]) for pid in changed}
     moved = any(trace.pages[pid].slug != kept_slug for pid, kept_slug in changed.items() if kept_slug)
     same = set() if moved else {pid for pid in trace.pages if pid not in changed}
     keep = Keep(b"", False, mine.token, pages, gone, same, basis, mine.dumps_since(settings), rows_before)
@@ -241,11 +242,13 @@ def patched(
     shows = {f"topic:{cid}" for path in mine for cid in [*run.gives.get(path, ()), *kept.gives.get(path, ())]}
     run.other_notes(subset, pages, _shown({pid: pages[pid] for pid in shows if pid in pages} | own, mine))
     made.flush()
-    for page in pages.values():
-        page.slug = ""
-    _assign_slugs(pages, sticky)
+    pages.slugs = slugs_for(
+        pages, sticky, pages.__getitem__
+    )  # the pages kept undecoded, as far as they can be
+    for pid, page in pages.decoded.items():
+        page.slug = pages.slugs[pid]
     redone = {pid: before.get(pid, "") for pid in [*own, *new]}
-    redone |= {pid: slug for pid, slug in before.items() if pid in pages and pages[pid].slug != slug}
+    redone |= {pid: slug for pid, slug in before.items() if pid in pages and pages.slugs[pid] != slug}
     gone_pages = [pid for pid in before if pid not in pages]
     read = unsettled | {src.path: src for src in subset}
     return Trace(run, sources, structural, pages), redone, gone_pages, read, rows_before
@@ -358,11 +361,12 @@ def _pages(
     topics: set[str],
     own: dict[str, PagePlan],
     new: dict[str, PagePlan],
-) -> tuple[dict[str, PagePlan], dict[str, str], dict[str, bytes]]:
+) -> tuple[Pages, dict[str, str], dict[str, bytes]]:
     """Every page, in the full plan's order (source pages, then topic pages, each by id): those
-    the edit leaves as the last plan made them, and those planned again; the slug of every
-    page the last plan kept; and its rows of those planned again (build/quick.py compares)."""
-    pages: dict[str, PagePlan] = {}
+    the edit leaves as the last plan made them (decoded when asked for), and those planned
+    again; the slug of every page the last plan kept; and its rows of those planned again
+    (build/quick.py compares)."""
+    kept: dict[str, bytes] = {}
     before: dict[str, str] = {}
     rows_before: dict[str, bytes] = {}
     for pid, row in rows():
@@ -370,18 +374,80 @@ def _pages(
             redone = pid.removeprefix("source:") in replanned or pid.removeprefix("source:") not in live
         else:
             redone = pid.removeprefix("topic:") in topics
-        try:
-            flat = marshal.loads(row)
-            before[pid] = flat[3]
-            if not redone:
-                pages[pid] = _page(flat)
-            else:
-                rows_before[pid] = row
-        except (EOFError, ValueError, TypeError, IndexError) as exc:
-            raise Unreadable(pid) from exc
-    pages |= own | new
-    ids = sorted(pages, key=lambda pid: (not pid.startswith("source:"), pid))
-    return {pid: pages[pid] for pid in ids}, before, rows_before
+        cut = row.find(b"\n")
+        head = row[:cut].split(b"\t") if cut > 0 else []
+        if len(head) != 3:  # not as a plan of this version writes a page (row_of)
+            raise Unreadable(pid)
+        before[pid] = head[0].decode()
+        if redone:
+            rows_before[pid] = row
+        else:
+            kept[pid] = row
+    ids = sorted(kept.keys() | own.keys() | new.keys(), key=lambda pid: (not pid.startswith("source:"), pid))
+    return Pages(ids, own | new, kept), before, rows_before
+
+
+class Pages(Mapping[str, PagePlan]):
+    """A patched plan's pages: those planned again as made, each other one decoded from the
+    row the last plan kept when first asked for (an edit among 10,000 pages asks for few).
+    `slugs`: every page's slug (a decoded page takes its own)."""
+
+    def __init__(self, ids: list[str], made: dict[str, PagePlan], rows: dict[str, bytes]) -> None:
+        self.ids, self.decoded, self.rows = ids, made, rows
+        self.slugs: dict[str, str] = {}
+
+    def __getitem__(self, pid: str) -> PagePlan:
+        page = self.decoded.get(pid)
+        if page is None:
+            row = self.rows[pid]
+            try:
+                page = _page(marshal.loads(row[row.index(b"\n") + 1 :]))
+            except (EOFError, ValueError, TypeError, IndexError) as exc:
+                raise StateError(
+                    f"a page kept in state.db does not read ({pid}); run `wikic build --force`"
+                ) from exc
+            page.slug = self.slugs.get(pid, page.slug)
+            self.decoded[pid] = page
+        return page
+
+    def __contains__(self, pid: object) -> bool:
+        return pid in self.decoded or pid in self.rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def kind(self, pid: str) -> str:
+        """A page's type, without decoding it."""
+        page = self.decoded.get(pid)
+        if page is not None:
+            return page.type
+        row = self.rows[pid]
+        return row[: row.find(b"\n")].split(b"\t")[1].decode()
+
+    def written(self, pid: str) -> bool:
+        """Whether a page is a topic page with notes (a write action's), without decoding it."""
+        page = self.decoded.get(pid)
+        if page is not None:
+            return page.type != "source" and bool(page.claims)
+        row = self.rows[pid]
+        head = row[: row.find(b"\n")].split(b"\t")
+        return head[1] != b"source" and head[2] == b"1"
+
+
+def row_of(page: PagePlan) -> bytes:
+    """A page as a plan keeps it: `slug<TAB>type<TAB>1 if it has notes`, a newline, and the
+    page (read without decoding the page: its slug, type, and whether a write action is its)."""
+    head = f"{page.slug}\t{page.type}\t{int(bool(page.claims))}\n".encode()
+    return head + marshal.dumps(_flat(page))
+
+
+def claims_of(row: bytes) -> list[tuple[str, str, int, int, str]]:
+    """The notes of a page as a plan kept it (row_of)."""
+    claims: list[tuple[str, str, int, int, str]] = marshal.loads(row[row.index(b"\n") + 1 :])[6]
+    return claims
 
 
 def _flat(page: PagePlan) -> tuple[Any, ...]:

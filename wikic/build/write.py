@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -136,7 +137,7 @@ def validator(claims: list[str], title: str = "", threshold: int = 0) -> Any:
 
 
 def write_actions(
-    pages: dict[str, PagePlan], schema: Schema, prompts: Prompts, model_fp: str
+    pages: Mapping[str, PagePlan], schema: Schema, prompts: Prompts, model_fp: str
 ) -> dict[str, Action]:
     """The model actions of this build's topic pages: none in notes mode."""
     if write_mode(schema) == "notes":
