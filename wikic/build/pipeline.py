@@ -120,7 +120,7 @@ class _Build:
         self.mid = setup.mid
         self.found = setup.wiki  # wiki/ as walked before the build
         self.model_fp = fingerprint([self.mid, self.schema.model.params()])
-        self.records = state.actions()
+        self.records = state.action_records()
         jobs = self.opts.jobs or self.schema.model.jobs
         self.runner = Runner(state, backend, jobs=jobs, offline=self.opts.offline, on_done=self._done)
         self.batches = Batches(

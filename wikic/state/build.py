@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -21,12 +22,21 @@ class ActionRecord:
 
     __slots__ = ("id", "stage", "key", "_inputs")
 
-    def __init__(self, id: str, stage: str, key: str, inputs: dict[str, str] | str) -> None:  # noqa: A002
+    def __init__(
+        self,
+        id: str,  # noqa: A002
+        stage: str,
+        key: str,
+        inputs: dict[str, str] | str | sqlite3.Connection,
+    ) -> None:
         self.id, self.stage, self.key = id, stage, key
-        self._inputs = inputs  # or its JSON, as stored
+        self._inputs = inputs  # or its JSON, as stored, or the database to read it from
 
     @property
     def inputs(self) -> dict[str, str]:
+        if isinstance(self._inputs, sqlite3.Connection):  # read when asked: few records are
+            row = self._inputs.execute("SELECT inputs FROM actions WHERE id=?", (self.id,)).fetchone()
+            self._inputs = row[0] if row else "{}"
         if isinstance(self._inputs, str):
             self._inputs = json.loads(self._inputs)
         assert isinstance(self._inputs, dict)
@@ -110,6 +120,13 @@ class BuildTables(Tables):
         else:
             rows = self.db.execute("SELECT id, stage, key, inputs FROM actions WHERE stage=?", (stage,))
         return {r[0]: ActionRecord(r[0], r[1], r[2], r[3]) for r in rows}
+
+    def action_records(self) -> dict[str, ActionRecord]:
+        """actions(), each record's inputs read when asked for, while the state is open (from an
+        index: a build at 100,000 sources reads every record, and asks the inputs of few)."""
+        db = self.db
+        rows = db.execute("SELECT id, stage, key FROM actions INDEXED BY actions_keys")
+        return {r[0]: ActionRecord(r[0], r[1], r[2], db) for r in rows}
 
     def set_action(self, rec: ActionRecord) -> None:
         self.db.execute(
