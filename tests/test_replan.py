@@ -20,7 +20,7 @@ from tests.test_incremental import (
     _Rows,
 )
 from wikic.build.plan import PagePlan, SourceInfo, memo_for, plan
-from wikic.build.replan import Kept, Unreadable, patched, plan_kept, settings_of
+from wikic.build.replan import Kept, RowsOf, Unreadable, patched, plan_kept, settings_of
 from wikic.config import Schema
 
 
@@ -53,7 +53,7 @@ class _Project:
         infos = self.infos(notes)
         memo = memo_for(self.schema, _Rows(self.rows), None, self.merge, self.merge_since)  # a trial
         kept = Kept.loads(self.kept, settings_of(self.schema), self.since) if self.kept else None
-        rows = lambda: list(self.pages.items())  # noqa: E731
+        rows = RowsOf(self.pages)
         try:
             was_patched = kept is not None and patched(infos, self.schema, {}, memo, kept, rows) is not None
         except Unreadable:
@@ -200,7 +200,7 @@ def test_a_kept_plan_not_of_the_planned_rows_is_not_patched() -> None:
     project.rows["sources/rag.md"] = replace(row, key="planned by another wikic")
     memo = memo_for(PROSE, project.rows, project.rows.save, project.merge)
     keys = {path: r.key for path, r in project.rows.items() if r.key}
-    rows = lambda: list(project.pages.items())  # noqa: E731
+    rows = RowsOf(project.pages)
     pages, keep = plan_kept(project.infos(NOTES), PROSE, {}, memo, project.kept, rows, lambda: keys)
     assert keep.every and pages == _full(NOTES, PROSE)
     memo = memo_for(PROSE, project.rows, None, project.merge)

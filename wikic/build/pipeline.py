@@ -234,7 +234,7 @@ class _Build:
         memo = memo_for(self.schema, {} if self.opts.force else self.state.planned(), save, *kept[:2])
         state = self.state
         pages, keep = plan_kept(
-            infos, self.schema, state.slugs(), memo, kept[2], state.kept_pages, state.planned_keys, kept[3]
+            infos, self.schema, state.slugs(), memo, kept[2], state, state.planned_keys, kept[3]
         )
         if save is not None:
             self.state.drop_planned(memo.gone(i.path for i in infos))

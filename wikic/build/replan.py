@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import marshal
 import secrets
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, ValuesView
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from wikic import __version__
 from wikic.build import merge, sourceplan
@@ -41,7 +41,7 @@ from wikic.config import Schema
 from wikic.errors import StateError
 from wikic.hashing import fingerprint
 
-VERSION = 5  # bump whenever Kept or a kept page changes shape
+VERSION = 6  # bump whenever Kept or a kept page changes shape
 SHARE = 4  # more than one source in this many changed (and more than FEW): the full plan
 FEW = 16
 SINCE = 8  # more than one source in this many changed since the base (and more than FEW): a new base
@@ -125,7 +125,27 @@ class Unreadable(Exception):
     """A kept page's row that does not read as one (the plan is made in full instead)."""
 
 
-Rows = Callable[[], Iterable[tuple[str, bytes]]]  # the kept pages, as state.db has them
+class Rows(Protocol):
+    """The kept plan's pages as state.db has them: each one's head (its slug, type, whether it
+    has notes: row_of) without the rows, and the rows of those asked for."""
+
+    def kept_heads(self) -> Iterable[tuple[str, str]]: ...
+
+    def kept_rows(self, ids: Iterable[str]) -> dict[str, bytes]: ...
+
+
+class RowsOf:
+    """Rows from the rows themselves (a plan kept in memory: tests, --dry-run)."""
+
+    def __init__(self, rows: dict[str, bytes]) -> None:
+        self.rows = rows
+
+    def kept_heads(self) -> Iterator[tuple[str, str]]:
+        for pid, row in self.rows.items():
+            yield pid, row[: row.find(b"\n")].decode("utf-8", "replace") if b"\n" in row else ""
+
+    def kept_rows(self, ids: Iterable[str]) -> dict[str, bytes]:
+        return {pid: self.rows[pid] for pid in ids if pid in self.rows}
 
 
 @dataclass
@@ -240,6 +260,7 @@ def patched(
         page.topics = [t for t in page.topics if t in pages]
     mine = {src.path for src in subset}  # their notes are on the pages of the topics they give to
     shows = {f"topic:{cid}" for path in mine for cid in [*run.gives.get(path, ()), *kept.gives.get(path, ())]}
+    pages.load(shows)
     run.other_notes(subset, pages, _shown({pid: pages[pid] for pid in shows if pid in pages} | own, mine))
     made.flush()
     pages.slugs = slugs_for(
@@ -363,55 +384,69 @@ def _pages(
     new: dict[str, PagePlan],
 ) -> tuple[Pages, dict[str, str], dict[str, bytes]]:
     """Every page, in the full plan's order (source pages, then topic pages, each by id): those
-    the edit leaves as the last plan made them (decoded when asked for), and those planned
-    again; the slug of every page the last plan kept; and its rows of those planned again
-    (build/quick.py compares)."""
-    kept: dict[str, bytes] = {}
+    the edit leaves as the last plan made them (read and decoded when asked for), and those
+    planned again; the slug of every page the last plan kept; and its rows of those planned
+    again (build/quick.py compares)."""
+    heads: dict[str, tuple[str, str, str]] = {}
     before: dict[str, str] = {}
-    rows_before: dict[str, bytes] = {}
-    for pid, row in rows():
-        if pid.startswith("source:"):
-            redone = pid.removeprefix("source:") in replanned or pid.removeprefix("source:") not in live
-        else:
-            redone = pid.removeprefix("topic:") in topics
-        cut = row.find(b"\n")
-        head = row[:cut].split(b"\t") if cut > 0 else []
-        if len(head) != 3:  # not as a plan of this version writes a page (row_of)
+    redone: list[str] = []
+    for pid, head in rows.kept_heads():
+        fields = head.split("\t")
+        if len(fields) != 3:  # not as a plan of this version writes a page (row_of)
             raise Unreadable(pid)
-        before[pid] = head[0].decode()
-        if redone:
-            rows_before[pid] = row
+        before[pid] = fields[0]
+        if pid.startswith("source:"):
+            again = pid.removeprefix("source:") in replanned or pid.removeprefix("source:") not in live
         else:
-            kept[pid] = row
-    ids = sorted(kept.keys() | own.keys() | new.keys(), key=lambda pid: (not pid.startswith("source:"), pid))
-    return Pages(ids, own | new, kept), before, rows_before
+            again = pid.removeprefix("topic:") in topics
+        if again:
+            redone.append(pid)
+        else:
+            heads[pid] = (fields[0], fields[1], fields[2])
+    rows_before = rows.kept_rows(redone)
+    if len(rows_before) != len(redone):
+        raise Unreadable(next(pid for pid in redone if pid not in rows_before))
+    ids = sorted(heads.keys() | own.keys() | new.keys(), key=lambda pid: (not pid.startswith("source:"), pid))
+    return Pages(ids, own | new, heads, rows), before, rows_before
 
 
 class Pages(Mapping[str, PagePlan]):
-    """A patched plan's pages: those planned again as made, each other one decoded from the
-    row the last plan kept when first asked for (an edit among 10,000 pages asks for few).
-    `slugs`: every page's slug (a decoded page takes its own)."""
+    """A patched plan's pages: those planned again as made, each other one read and decoded
+    from the row the last plan kept when first asked for (an edit among 10,000 pages asks for
+    few). `slugs`: every page's slug (a decoded page takes its own)."""
 
-    def __init__(self, ids: list[str], made: dict[str, PagePlan], rows: dict[str, bytes]) -> None:
-        self.ids, self.decoded, self.rows = ids, made, rows
+    def __init__(
+        self, ids: list[str], made: dict[str, PagePlan], heads: dict[str, tuple[str, str, str]], rows: Rows
+    ) -> None:
+        self.ids, self.decoded, self.heads, self.rows = ids, made, heads, rows
         self.slugs: dict[str, str] = {}
 
     def __getitem__(self, pid: str) -> PagePlan:
         page = self.decoded.get(pid)
         if page is None:
-            row = self.rows[pid]
+            if pid not in self.heads:
+                raise KeyError(pid)
+            self.load([pid])
+            page = self.decoded[pid]
+        return page
+
+    def load(self, ids: Iterable[str]) -> None:
+        """These pages read at once (those not read yet)."""
+        wanted = [pid for pid in ids if pid not in self.decoded and pid in self.heads]
+        rows = self.rows.kept_rows(wanted) if wanted else {}
+        for pid in wanted:
             try:
+                row = rows[pid]
                 page = _page(marshal.loads(row[row.index(b"\n") + 1 :]))
-            except (EOFError, ValueError, TypeError, IndexError) as exc:
+            except (KeyError, EOFError, ValueError, TypeError, IndexError) as exc:
                 raise StateError(
                     f"a page kept in state.db does not read ({pid}); run `wikic build --force`"
                 ) from exc
             page.slug = self.slugs.get(pid, page.slug)
             self.decoded[pid] = page
-        return page
 
     def __contains__(self, pid: object) -> bool:
-        return pid in self.decoded or pid in self.rows
+        return pid in self.decoded or pid in self.heads
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.ids)
@@ -419,22 +454,21 @@ class Pages(Mapping[str, PagePlan]):
     def __len__(self) -> int:
         return len(self.ids)
 
-    def kind(self, pid: str) -> str:
-        """A page's type, without decoding it."""
-        page = self.decoded.get(pid)
-        if page is not None:
-            return page.type
-        row = self.rows[pid]
-        return row[: row.find(b"\n")].split(b"\t")[1].decode()
+    def values(self) -> ValuesView[PagePlan]:
+        self.load(self.ids)  # every page: read at once, not one query each
+        return super().values()
+
+    def items(self) -> ItemsView[str, PagePlan]:
+        self.load(self.ids)
+        return super().items()
 
     def written(self, pid: str) -> bool:
-        """Whether a page is a topic page with notes (a write action's), without decoding it."""
+        """Whether a page is a topic page with notes (a write action's), without reading it."""
         page = self.decoded.get(pid)
         if page is not None:
             return page.type != "source" and bool(page.claims)
-        row = self.rows[pid]
-        head = row[: row.find(b"\n")].split(b"\t")
-        return head[1] != b"source" and head[2] == b"1"
+        head = self.heads[pid]
+        return head[1] != "source" and head[2] == "1"
 
 
 def row_of(page: PagePlan) -> bytes:

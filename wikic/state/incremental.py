@@ -167,10 +167,19 @@ class IncrementalTables(Tables):
             else:
                 self.db.execute("INSERT OR REPLACE INTO kept VALUES (?, ?)", (name + "+", since))
 
-    def kept_pages(self) -> Iterator[tuple[str, bytes]]:
-        """The pages of the kept plan (build/replan.py), each as it kept it."""
-        for pid, page in self.db.execute("SELECT id, page FROM kept_pages"):
-            yield pid, bytes(page)
+    def kept_heads(self) -> Iterator[tuple[str, str]]:
+        """Each page of the kept plan (build/replan.py) by the head of its row (its slug, type,
+        whether it has notes), read without the rows."""
+        yield from self.db.execute("SELECT id, head FROM kept_heads")
+
+    def kept_rows(self, ids: Iterable[str]) -> dict[str, bytes]:
+        """These pages of the kept plan, each as it kept it (those it has)."""
+        wanted, found = list(ids), dict[str, bytes]()
+        for i in range(0, len(wanted), 500):
+            part = wanted[i : i + 500]
+            sql = f"SELECT id, page FROM kept_pages WHERE id IN ({','.join('?' * len(part))})"
+            found.update((pid, bytes(page)) for pid, page in self.db.execute(sql, part))
+        return found
 
     def keep_plan(
         self,
@@ -186,8 +195,12 @@ class IncrementalTables(Tables):
         with self.transaction():
             if every:
                 self.db.execute("DELETE FROM kept_pages")
+                self.db.execute("DELETE FROM kept_heads")
             self.db.executemany("DELETE FROM kept_pages WHERE id = ?", [(pid,) for pid in gone])
+            self.db.executemany("DELETE FROM kept_heads WHERE id = ?", [(pid,) for pid in gone])
             self.db.executemany("INSERT OR REPLACE INTO kept_pages VALUES (?, ?)", pages.items())
+            heads = [(pid, row[: row.find(b"\n")].decode()) for pid, row in pages.items()]
+            self.db.executemany("INSERT OR REPLACE INTO kept_heads VALUES (?, ?)", heads)
             if since is None:
                 self.db.execute("INSERT OR REPLACE INTO kept VALUES ('plan', ?)", (blob,))
                 self.db.execute("DELETE FROM kept WHERE name = 'plan+'")

@@ -63,6 +63,7 @@ CREATE INDEX IF NOT EXISTS planned_keys ON planned (path, key) WHERE key != '';
 CREATE TABLE IF NOT EXISTS planned_struct (path TEXT PRIMARY KEY, key TEXT, notes TEXT);
 CREATE TABLE IF NOT EXISTS kept (name TEXT PRIMARY KEY, blob BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS kept_pages (id TEXT PRIMARY KEY, page BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS kept_heads (id TEXT PRIMARY KEY, head TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS batches (
     token TEXT PRIMARY KEY, stage TEXT, file_id TEXT, batch_id TEXT, created REAL);
 CREATE TABLE IF NOT EXISTS batch_items (token TEXT, key TEXT, PRIMARY KEY (token, key));
