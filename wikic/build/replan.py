@@ -191,6 +191,7 @@ def plan_kept(
     full plan)."""
     settings = settings_of(schema)
     kept = Kept.loads(blob, settings, since) if blob else None
+    blob = since = None  # 50 MB at 100,000 sources: let go once loaded
     if kept is not None and planned_keys is not None and planned_keys() != kept.keys:
         kept = None
     try:
