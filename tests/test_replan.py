@@ -19,8 +19,9 @@ from tests.test_incremental import (
     _replace,
     _Rows,
 )
+from wikic.build.keptplan import Kept, RowsOf, Unreadable
 from wikic.build.plan import PagePlan, SourceInfo, memo_for, plan
-from wikic.build.replan import Kept, RowsOf, Unreadable, patched, plan_kept, settings_of
+from wikic.build.replan import patched, plan_kept, settings_of
 from wikic.config import Schema
 
 

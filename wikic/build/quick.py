@@ -27,11 +27,12 @@ from wikic.build.assemble import (
     page_text,
     went_by,
 )
+from wikic.build.keptplan import Pages, claims_of
 from wikic.build.linker import Linker
 from wikic.build.lookups import Names, Rows
 from wikic.build.plan import PagePlan, write_mode
 from wikic.build.publish import publish
-from wikic.build.replan import Keep, Pages, claims_of
+from wikic.build.replan import Keep
 from wikic.hashing import quick_fingerprint
 from wikic.state import Links, Meta, Rendered, State
 from wikic.wiki.page import seal

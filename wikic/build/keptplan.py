@@ -1,0 +1,244 @@
+"""What a plan keeps for the next to patch (replan.py): what it went by (Kept: a base blob and,
+beside it, what changed since), and its pages, each as a row that starts with its head (its
+slug, type, and whether it has notes) so that a patched plan reads the heads of every page and
+the rows of only those it asks for (Pages).
+"""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from wikic.build.plan import PagePlan
+from wikic.build.sourceplan import Claim
+from wikic.errors import StateError
+
+VERSION = 6  # bump whenever Kept or a kept page changes shape
+SINCE = 8  # more than one source in this many changed since the base (and more than replan.FEW): a new base
+
+
+Entry = tuple[str, tuple[str, int, bool, str], list[str], list[str]]  # a source's key, meta, names, gives
+
+
+@dataclass
+class Kept:
+    """A plan and what it went by (replan.py). Kept as a base blob and, beside it,
+    the sources' entries changed since (`since`): an edit writes those, not 10,000 sources'."""
+
+    keys: dict[str, str]  # source path -> its facts' key
+    meta: dict[str, tuple[str, int, bool, str]]  # source path -> title, line count, fallback, title's key
+    names: dict[str, list[str]]  # source path -> its digest's topic names, in order
+    gives: dict[str, list[str]]  # source path -> the topics it gives names or notes to
+    by_key: list[tuple[str, str]]  # the clusters' keys, in the order they were made, and their ids
+    structural: list[tuple[str, str, dict[str, list[int]]]]  # names from structure: name, kind, lines
+    title_keys: dict[str, str]  # topic page id -> the key of the name it is titled by
+    token: str = ""  # this plan's own: what was assembled from it says so (Keep.same)
+    since: dict[str, Entry | None] = field(default_factory=dict)  # changed since the base (None: gone)
+    base: str = ""  # the token of the base blob
+
+    def _shared(self) -> list[Any]:
+        return [self.by_key, self.structural, self.title_keys, self.token]
+
+    def dumps(self, settings: str) -> bytes:
+        """The base blob: every source's entry."""
+        return marshal.dumps(
+            [VERSION, settings, self.keys, self.meta, self.names, self.gives, *self._shared()]
+        )
+
+    def dumps_since(self, settings: str) -> bytes:
+        """The blob beside the base: the entries changed since it, and what every source shares."""
+        return marshal.dumps([VERSION, settings, self.base, self.since, *self._shared()])
+
+    @classmethod
+    def loads(cls, blob: bytes, settings: str, since: bytes | None = None) -> Kept | None:
+        """The base blob, patched by the one beside it (None where either is not as kept)."""
+        parts = _parts(blob, settings, 10)
+        if parts is None:
+            return None
+        kept = cls(*parts[2:])
+        kept.base = kept.token
+        if since:
+            more = _parts(since, settings, 8)
+            if more is None or more[2] != kept.base:
+                return None
+            kept.update(more[3])
+            kept.by_key, kept.structural, kept.title_keys, kept.token = more[4:]
+        return kept
+
+    def entry(self, path: str) -> Entry | None:
+        if path not in self.keys:
+            return None
+        return (self.keys[path], self.meta[path], self.names[path], self.gives[path])
+
+    def update(self, entries: dict[str, Entry | None]) -> None:
+        """These sources' entries changed (None: gone), and remembered as changed since the base."""
+        for path, entry in entries.items():
+            if entry is None:
+                for table in (self.keys, self.meta, self.names, self.gives):
+                    table.pop(path, None)
+            else:
+                self.keys[path], self.meta[path], self.names[path], self.gives[path] = entry
+        self.since |= entries
+
+
+def _parts(blob: bytes, settings: str, length: int) -> list[Any] | None:
+    try:
+        parts: list[Any] = marshal.loads(blob)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(parts, list) or parts[:2] != [VERSION, settings] or len(parts) != length:
+        return None
+    return parts
+
+
+class Unreadable(Exception):
+    """A kept page's row that does not read as one (the plan is made in full instead)."""
+
+
+class Rows(Protocol):
+    """The kept plan's pages as state.db has them: each one's head (its slug, type, whether it
+    has notes: row_of) without the rows, and the rows of those asked for."""
+
+    def kept_heads(self) -> Iterable[tuple[str, str]]: ...
+
+    def kept_rows(self, ids: Iterable[str]) -> dict[str, bytes]: ...
+
+
+class RowsOf:
+    """Rows from the rows themselves (a plan kept in memory: tests, --dry-run)."""
+
+    def __init__(self, rows: dict[str, bytes]) -> None:
+        self.rows = rows
+
+    def kept_heads(self) -> Iterator[tuple[str, str]]:
+        for pid, row in self.rows.items():
+            yield pid, row[: row.find(b"\n")].decode("utf-8", "replace") if b"\n" in row else ""
+
+    def kept_rows(self, ids: Iterable[str]) -> dict[str, bytes]:
+        return {pid: self.rows[pid] for pid in ids if pid in self.rows}
+
+
+def pages_of(
+    rows: Rows,
+    live: set[str],
+    replanned: set[str],
+    topics: set[str],
+    own: dict[str, PagePlan],
+    new: dict[str, PagePlan],
+) -> tuple[Pages, dict[str, str], dict[str, bytes]]:
+    """Every page, in the full plan's order (source pages, then topic pages, each by id): those
+    the edit leaves as the last plan made them (read and decoded when asked for), and those
+    planned again; the slug of every page the last plan kept; and its rows of those planned
+    again (build/quick.py compares)."""
+    heads: dict[str, tuple[str, str, str]] = {}
+    before: dict[str, str] = {}
+    redone: list[str] = []
+    for pid, head in rows.kept_heads():
+        fields = head.split("\t")
+        if len(fields) != 3:  # not as a plan of this version writes a page (row_of)
+            raise Unreadable(pid)
+        before[pid] = fields[0]
+        if pid.startswith("source:"):
+            again = pid.removeprefix("source:") in replanned or pid.removeprefix("source:") not in live
+        else:
+            again = pid.removeprefix("topic:") in topics
+        if again:
+            redone.append(pid)
+        else:
+            heads[pid] = (fields[0], fields[1], fields[2])
+    rows_before = rows.kept_rows(redone)
+    if len(rows_before) != len(redone):
+        raise Unreadable(next(pid for pid in redone if pid not in rows_before))
+    ids = sorted(heads.keys() | own.keys() | new.keys(), key=lambda pid: (not pid.startswith("source:"), pid))
+    return Pages(ids, own | new, heads, rows), before, rows_before
+
+
+class Pages(Mapping[str, PagePlan]):
+    """A patched plan's pages: those planned again as made, each other one read and decoded
+    from the row the last plan kept when first asked for (an edit among 10,000 pages asks for
+    few). `slugs`: every page's slug (a decoded page takes its own)."""
+
+    def __init__(
+        self, ids: list[str], made: dict[str, PagePlan], heads: dict[str, tuple[str, str, str]], rows: Rows
+    ) -> None:
+        self.ids, self.decoded, self.heads, self.rows = ids, made, heads, rows
+        self.slugs: dict[str, str] = {}
+
+    def __getitem__(self, pid: str) -> PagePlan:
+        page = self.decoded.get(pid)
+        if page is None:
+            if pid not in self.heads:
+                raise KeyError(pid)
+            self.load([pid])
+            page = self.decoded[pid]
+        return page
+
+    def load(self, ids: Iterable[str]) -> None:
+        """These pages read at once (those not read yet)."""
+        wanted = [pid for pid in ids if pid not in self.decoded and pid in self.heads]
+        rows = self.rows.kept_rows(wanted) if wanted else {}
+        for pid in wanted:
+            try:
+                row = rows[pid]
+                page = _page(marshal.loads(row[row.index(b"\n") + 1 :]))
+            except (KeyError, EOFError, ValueError, TypeError, IndexError) as exc:
+                raise StateError(
+                    f"a page kept in state.db does not read ({pid}); run `wikic build --force`"
+                ) from exc
+            page.slug = self.slugs.get(pid, page.slug)
+            self.decoded[pid] = page
+
+    def __contains__(self, pid: object) -> bool:
+        return pid in self.decoded or pid in self.heads
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def values(self) -> ValuesView[PagePlan]:
+        self.load(self.ids)  # every page: read at once, not one query each
+        return super().values()
+
+    def items(self) -> ItemsView[str, PagePlan]:
+        self.load(self.ids)
+        return super().items()
+
+    def written(self, pid: str) -> bool:
+        """Whether a page is a topic page with notes (a write action's), without reading it."""
+        page = self.decoded.get(pid)
+        if page is not None:
+            return page.type != "source" and bool(page.claims)
+        head = self.heads[pid]
+        return head[1] != "source" and head[2] == "1"
+
+
+def row_of(page: PagePlan) -> bytes:
+    """A page as a plan keeps it: `slug<TAB>type<TAB>1 if it has notes`, a newline, and the
+    page (read without decoding the page: its slug, type, and whether a write action is its)."""
+    head = f"{page.slug}\t{page.type}\t{int(bool(page.claims))}\n".encode()
+    return head + marshal.dumps(_flat(page))
+
+
+def claims_of(row: bytes) -> list[tuple[str, str, int, int, str]]:
+    """The notes of a page as a plan kept it (row_of)."""
+    claims: list[tuple[str, str, int, int, str]] = marshal.loads(row[row.index(b"\n") + 1 :])[6]
+    return claims
+
+
+def _flat(page: PagePlan) -> tuple[Any, ...]:
+    claims = [tuple(c) for c in page.claims]
+    head = (page.id, page.title, page.type, page.slug, page.aliases, page.sources, claims)
+    return (*head, page.summary, page.topics, page.in_text, page.summary_lines)
+
+
+def _page(flat: tuple[Any, ...]) -> PagePlan:
+    pid, title, kind, slug, aliases, sources, claims, summary, topics, in_text, said = flat
+    notes = list(map(Claim._make, claims))  # a third of Claim(*c)'s time: 60,000 at 10,000 sources
+    page = PagePlan(pid, title, kind, slug, aliases, sources, notes, summary, topics)
+    page.in_text = in_text
+    page.summary_lines = said
+    return page
