@@ -146,10 +146,9 @@ class Seen:
         return digest(text, FINGERPRINT)
 
 
-def see(
-    project: Project, schema: Schema, levels: dict[str, str], state: State, wiki_stats: PageStats | None
-) -> Seen:
-    settings = fingerprint(
+def settings_of(schema: Schema, levels: dict[str, str]) -> str:
+    """What every page's own findings depend on besides its bytes and sources."""
+    return fingerprint(
         [
             VERSION,
             sorted(r for r in levels if r in OWN),
@@ -158,6 +157,12 @@ def see(
             schema.privacy.model_dump(mode="json")["redact"],  # bad-citation reads redacted lines
         ]
     )
+
+
+def see(
+    project: Project, schema: Schema, levels: dict[str, str], state: State, wiki_stats: PageStats | None
+) -> Seen:
+    settings = settings_of(schema, levels)
     taken = wiki_stats or PageStats.take(project.wiki_dir)
     listing: list[tuple[str, Stat]] = []
     index: Stat | None = None
@@ -188,7 +193,12 @@ def see(
 def read(seen: Seen, rel: str, st: Stat) -> Entry:
     """The page read and parsed, its facts made, marked for its own rules."""
     page = read_page(seen.project.root / rel, rel)
-    facts = facts_of(page)
+    return entry_of(seen, page, facts_of(page), st)
+
+
+def entry_of(seen: Seen, page: Page, facts: Facts | None, st: Stat) -> Entry:
+    """A page read and parsed (`facts`: facts_of(page)), marked for its own rules."""
+    rel = page.rel
     deps = facts["deps"] if facts else []
     stat = seen.trusted(st)
     text = json.dumps(facts, ensure_ascii=False) if facts else ""

@@ -49,6 +49,42 @@ class LintTables(Tables):
         rows = self.db.execute("SELECT rel, findings FROM lint_pages WHERE findings != '[]'").fetchall()
         return {r[0]: r[1] for r in rows}
 
+    def lint_records_of(self, rels: Iterable[str]) -> dict[str, Record]:
+        """These pages' records in the last stored lint (those it has), by path."""
+        sql = "SELECT rel, size, mtime_ns, across, hash, cached, orphanable FROM lint_records WHERE rel=?"
+        rows = [r for rel in rels for r in self.db.execute(sql, (rel,))]
+        return {r[0]: (r[1], r[2], r[3], r[4], bool(r[5]), bool(r[6])) for r in rows}
+
+    def lint_sources_of(self, rels: Iterable[str]) -> dict[str, SourceRecord]:
+        """What these sources were at the last stored lint (those it has), by path."""
+        sql = "SELECT rel, size, mtime_ns, read_size, read_mtime_ns, read_hash FROM lint_sources WHERE rel=?"
+        rows = [r for rel in rels for r in self.db.execute(sql, (rel,))]
+        return {r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in rows}
+
+    def lint_own_of(self, rels: Iterable[str]) -> dict[str, str]:
+        """path -> own findings (JSON) of these cached pages (those that have a row)."""
+        sql = "SELECT rel, findings FROM lint_pages WHERE rel=?"
+        return {r[0]: r[1] for rel in rels for r in self.db.execute(sql, (rel,))}
+
+    def lint_always(self) -> list[str]:
+        """The pages the last stored lint had no cached row for: read again by every lint."""
+        return [r[0] for r in self.db.execute("SELECT rel FROM lint_records WHERE cached=0")]
+
+    def lint_unbuilt_sources(self) -> list[str]:
+        """The cited or listed sources that the build keeps no record of (not its inputs)."""
+        sql = "SELECT rel FROM lint_sources WHERE rel NOT IN (SELECT path FROM sources)"
+        return [r[0] for r in self.db.execute(sql)]
+
+    def built_sources_of(self, rels: Iterable[str]) -> dict[str, tuple[int, int, str]]:
+        """What the last build read of these sources (those it read): size, mtime_ns, hash."""
+        sql = "SELECT path, size, mtime_ns, hash FROM sources WHERE path=?"
+        return {r[0]: (r[1], r[2], r[3]) for rel in rels for r in self.db.execute(sql, (rel,))}
+
+    def written_hashes_of(self, rels: Iterable[str]) -> dict[str, str]:
+        """The hash of what wikic wrote of these files (those it wrote), by path."""
+        sql = "SELECT path, hash FROM files WHERE path=?"
+        return {r[0]: r[1] for rel in rels for r in self.db.execute(sql, (rel,))}
+
     def lint_dependents(self, sources: Iterable[str]) -> set[str]:
         """The cached pages that cite or list any of these sources."""
         found: set[str] = set()
@@ -78,9 +114,12 @@ class LintTables(Tables):
         """The rows of the pages read, `gone` dropped; `deps`, `mentions`: the sources and the
         mentions of these pages, in place of their old ones; `records`, `sources`: new or
         changed (`everything`: of every page, all old ones dropped); `saved`: meta values made
-        with them."""
+        with them. The kept lint summary (Meta.LINT_TOTALS) goes unless `saved` has it anew:
+        it holds only for the cache it was made with."""
         db = self.db
         with self.transaction():
+            if Meta.LINT_TOTALS not in saved:
+                db.execute("DELETE FROM meta WHERE k=?", (Meta.LINT_TOTALS.value,))
             for k, v in saved.items():
                 db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k.value, v))
             gone = list(gone)
