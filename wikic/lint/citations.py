@@ -4,6 +4,7 @@ uncited-claim, bad-citation)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -26,9 +27,8 @@ def _front_line(page: Page, needle: str) -> int:
 
 def _changed(ctx: Context, rel: str) -> str | None:
     """Why a source is not what the last build read, or None when it is (or we cannot tell)."""
-    path = ctx.project.root / rel
     try:
-        st = path.stat()
+        st = os.stat(os.path.join(ctx.project.root, rel))  # once per source cited: no Path made
     except FileNotFoundError:
         return "no longer exists"
     except OSError:
@@ -140,7 +140,7 @@ def citation_problem(ctx: Context, cite: Citation) -> str | None:
     return None
 
 
-def _check_block(ctx: Context, page: Page, block: Block, prose: bool) -> Iterator[Finding]:
+def check_block(ctx: Context, page: Page, block: Block, prose: bool) -> Iterator[Finding]:
     valid = []
     for ref in block.citations:
         problem = citation_problem(ctx, ref.citation)
@@ -200,7 +200,7 @@ def bad_citation(ctx: Context) -> Iterator[Finding]:
         prose = {id(b) for b in page.prose()}
         for block in page.blocks:
             if block.citations:
-                yield from _check_block(ctx, page, block, id(block) in prose)
+                yield from check_block(ctx, page, block, id(block) in prose)
 
 
 RULES = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -138,12 +138,15 @@ class Seen:
         source it cites or lists, the file's stat and what the last build recorded of it."""
         # repr of [settings, (rel, stat, recorded), ...], each source's part made once per lint:
         # a topic page lists hundreds of sources, each listed by many pages
-        reprs = self.reprs
-        for rel in deps:
-            if rel not in reprs:
-                reprs[rel] = repr((rel, self.stat(rel), self.source_stats.get(rel)))
-        text = "[" + repr(self.settings) + "".join([", " + reprs[rel] for rel in deps]) + "]"
+        text = "[" + repr(self.settings) + "".join([", " + self.source_repr(rel) for rel in deps]) + "]"
         return digest(text, FINGERPRINT)
+
+    def source_repr(self, rel: str) -> str:
+        """A source's part of a key: its stat and what the last build read of it."""
+        found = self.reprs.get(rel)
+        if found is None:
+            found = self.reprs[rel] = repr((rel, self.stat(rel), self.source_stats.get(rel)))
+        return found
 
 
 def settings_of(schema: Schema, levels: dict[str, str]) -> str:
@@ -206,8 +209,12 @@ def entry_of(seen: Seen, page: Page, facts: Facts | None, st: Stat) -> Entry:
     return Entry(page, LintRow(rel, *stat, seen.key(deps), text, ""), [], across, stat, facts)
 
 
-def check_own(seen: Seen, pages: dict[str, Entry]) -> None:
-    """The own rules on these pages (read and parsed): each entry's findings."""
+BadCitations = Callable[[Context, Page], Iterable[Finding]]
+
+
+def check_own(seen: Seen, pages: dict[str, Entry], bad: BadCitations | None = None) -> None:
+    """The own rules on these pages (read and parsed): each entry's findings. `bad`: a page's
+    bad-citation findings (blocks.py), in place of the rule's."""
     if not pages:
         return
     wiki = Wiki(seen.project.root, {e.page.slug: e.page for e in pages.values()})
@@ -219,7 +226,11 @@ def check_own(seen: Seen, pages: dict[str, Entry]) -> None:
     by_page: dict[str, list[Finding]] = {}
     for rule, check in OWN.items():
         if rule in seen.levels:
-            for f in check(own):
+            if rule == "bad-citation" and bad is not None:
+                found: Iterable[Finding] = [f for e in pages.values() for f in bad(own, e.page)]
+            else:
+                found = check(own)
+            for f in found:
                 by_page.setdefault(f.path, []).append(f)
     for e in pages.values():
         e.findings = by_page.get(e.page.rel, [])

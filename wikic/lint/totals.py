@@ -16,14 +16,15 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from wikic import __version__
 from wikic.config import Schema, load_schema
 from wikic.hashing import fingerprint
 from wikic.lint import rules
-from wikic.lint.context import Finding
+from wikic.lint.blocks import bad_citations
+from wikic.lint.context import Context, Finding
 from wikic.lint.entries import CACHED, FACTS, ORPHANABLE, OWN, Entry, Seen, check_own, entry_of, own_rows
 from wikic.lint.entries import settings_of as own_settings
 from wikic.lint.facts import Facts, facts_of, json_finding
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from wikic.snapshot import Tree
 
 Counts = dict[str, int]  # rule -> findings
+KEPT = 1  # the kept summary's format: bump when it changes (the counts are then made again)
 
 
 def take(project: Project) -> dict[str, Any] | None:
@@ -91,7 +93,7 @@ def by_level(counts: Mapping[str, int], levels: Mapping[str, str]) -> dict[str, 
 def _settings(schema: Schema, levels: dict[str, str]) -> str:
     """What the kept counts were made with besides the pages: wikic, the rules and settings."""
     lint = schema.lint.model_dump(mode="json")
-    return fingerprint([__version__, own_settings(schema, levels), sorted(levels.items()), lint])
+    return fingerprint([KEPT, __version__, own_settings(schema, levels), sorted(levels.items()), lint])
 
 
 def _suppressed(off: Mapping[str, Iterable[str]]) -> Callable[[Finding], bool]:
@@ -180,19 +182,55 @@ def _patched(
     deps = {d for _, facts, _, _ in pages.values() if facts is not None for d in facts["deps"]} | changed
     seen.source_stats = state.built_sources_of(sorted(deps))  # before any key is made
     entries = {page.slug: entry_of(seen, page, facts, st) for page, facts, st, _ in pages.values()}
-    check_own(seen, entries)
+    blocks = _Blocks(seen, state.lint_blocks_of(again))
+    check_own(seen, entries, blocks.bad)
     hand = {rel for rel, (page, _, _, wrote) in pages.items() if wrote and page.hash != wrote}
     counts = _apply(state, kept, entries, hand)
     if counts is None:
         return None
     kept.update(counts=counts, wiki=after.digest(), how="patched", checked=len(entries))
     kept["unbuilt"] = sorted({*unbuilt, *(d for d in deps if d not in seen.source_stats)})
-    rows, gone = own_rows(entries)
-    cited = {e.page.rel: e.deps() for e in entries.values() if e.facts is not None}
-    records = {e.page.rel: e.record() for e in entries.values()}
-    saved = {Meta.LINT_TOTALS: json.dumps(kept, ensure_ascii=False)}
-    state.save_lint(rows, gone, cited, {}, records, seen.sources(deps), saved)
+    _store(seen, state, entries, deps, blocks, json.dumps(kept, ensure_ascii=False))
     return counts
+
+
+class _Blocks:
+    """The bad-citation findings of the pages read, by block (blocks.py): kept and now."""
+
+    def __init__(self, seen: Seen, kept: dict[str, dict[str, str]]) -> None:
+        self.seen, self.kept = seen, kept
+        self.now: dict[str, dict[str, str]] = {}
+
+    def bad(self, ctx: Context, page: Page) -> Iterator[Finding]:
+        kept, now = self.kept.get(page.rel, {}), self.now.setdefault(page.rel, {})
+        return bad_citations(self.seen, ctx, page, kept, now)
+
+    def changes(self) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
+        """The blocks gone, and those new, by page."""
+        gone, new = [], []
+        for rel, now in self.now.items():
+            kept = self.kept.get(rel, {})
+            gone += [(rel, key) for key in kept if key not in now]
+            new += [(rel, key, found) for key, found in now.items() if key not in kept]
+        return gone, new
+
+
+def _store(
+    seen: Seen, state: State, entries: dict[str, Entry], deps: set[str], blocks: _Blocks, kept: str
+) -> None:
+    """The pages read, their sources and blocks, where they changed, and the counts, at once."""
+    rows, gone = own_rows(entries)
+    was = state.lint_deps_of(e.page.rel for e in entries.values())
+    cited = {
+        e.page.rel: e.deps()
+        for e in entries.values()
+        if e.facts is not None and set(e.deps()) != was.get(e.page.rel)
+    }
+    records = {e.page.rel: e.record() for e in entries.values()}
+    before = state.lint_sources_of(sorted(deps))
+    sources = {rel: now for rel, now in seen.sources(deps).items() if before.get(rel) != now}
+    saved = {Meta.LINT_TOTALS: kept}
+    state.save_lint(rows, gone, cited, {}, records, sources, saved, blocks=blocks.changes())
 
 
 def _written(report: Report, before: Mapping[str, Any], after: Mapping[str, Any]) -> set[str] | None:
