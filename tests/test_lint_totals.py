@@ -19,7 +19,7 @@ from wikic.build.progress import Progress
 from wikic.build.report import Report
 from wikic.build.run import BuildOptions, build
 from wikic.lint import totals
-from wikic.lint.runner import lint
+from wikic.lint.runner import lint, lint_cached
 from wikic.project import Project
 from wikic.state import Meta, State
 
@@ -134,6 +134,9 @@ def test_the_summary_patched_or_counted_equals_a_full_lint_after_each_kind_of_ed
         report = _build(project)
         full = lint(project)
         assert report.lint == full.counts(), what
+        with State.open(project.state_path) as state:  # what it stored: every finding, every line
+            cached = lint_cached(project, state, store=False)
+        assert [f.to_json() for f in cached.findings] == [f.to_json() for f in full.findings], what
         kept = _kept(project)
         assert kept.get("how") == how, what
         if how == "patched":
@@ -212,3 +215,31 @@ def test_kept_counts_of_another_wiki_or_settings_are_never_patched(tmp_path: Pat
     report = _build(project)
     assert report.lint == lint(project).counts()
     assert _kept(project)["how"] == "counted"
+
+
+def test_a_block_checked_before_keeps_its_findings_where_it_moved(tmp_path: Path) -> None:
+    """bad-citation by block (lint/blocks.py): a block whose text and cited sources are as
+    they were is not checked again, and its findings move with it."""
+    project = _project(tmp_path / "p")
+    two = CITING["overlap-notes.md"].replace(
+        "See [[My notes]].", "HNSW trades memory for fast search. [vectors.md:8](../sources/vectors.md#L8)"
+    )
+    (project.wiki_dir / "overlap-notes.md").write_text(two, encoding="utf-8")
+    _build(project)
+    _source("tools.md", OVERLAP, REWORDED)(project)  # its first block's citation goes bad
+    report = _build(project)
+    assert (_kept(project)["how"], report.lint) == ("patched", lint(project).counts())
+    _page("overlap-notes.md", "# Overlap notes\n", "# Overlap notes\n\nA line of mine.\n\nAnd one more.\n")(
+        project
+    )
+    _build(project)  # a hand edit: counted, the blocks kept as they were
+    _source("vectors.md", "It trades memory", "It spends memory")(project)  # its second block's
+    report = _build(project)
+    full = lint(project)
+    assert (_kept(project)["how"], report.lint) == ("patched", full.counts())
+    assert _kept(project)["reused"] >= 1, "the first block's findings, as kept"
+    with State.open(project.state_path) as state:
+        cached = lint_cached(project, state, store=False)
+    assert [f.to_json() for f in cached.findings] == [f.to_json() for f in full.findings]
+    moved = [f for f in full.findings if f.rule == "bad-citation" and f.path == "wiki/overlap-notes.md"]
+    assert moved and moved[0].line == 12, "the first block's finding, four lines down"

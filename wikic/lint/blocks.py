@@ -31,16 +31,20 @@ def key(seen: Seen, block: Block, prose: bool) -> str:
     return digest(text, FINGERPRINT)
 
 
-def bad_citations(seen: Seen, ctx: Context, page: Page, kept: Kept, now: dict[str, str]) -> Iterator[Finding]:
-    """The page's bad-citation findings: a block's from `kept` where its key is there, else
-    checked; every block's key and findings put in `now`."""
+def bad_citations(
+    seen: Seen, ctx: Context, page: Page, kept: Kept, now: dict[str, str], used: set[str]
+) -> Iterator[Finding]:
+    """The page's bad-citation findings: a block's from `kept` where its key is there (put in
+    `used`), else checked; every block's key and findings put in `now`."""
     prose = {id(b) for b in page.prose()}
     for block in page.blocks:
         if not block.citations:
             continue
         at = key(seen, block, id(block) in prose)
         raw = kept.get(at)
-        if raw is None:
+        if raw is not None:
+            used.add(at)
+        else:
             found = list(citations.check_block(ctx, page, block, id(block) in prose))
             raw = json.dumps([finding_json(_moved(f, -block.line)) for f in found], ensure_ascii=False)
         now[at] = raw

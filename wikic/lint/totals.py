@@ -188,7 +188,9 @@ def _patched(
     counts = _apply(state, kept, entries, hand)
     if counts is None:
         return None
-    kept.update(counts=counts, wiki=after.digest(), how="patched", checked=len(entries))
+    kept.update(
+        counts=counts, wiki=after.digest(), how="patched", checked=len(entries), reused=len(blocks.used)
+    )
     kept["unbuilt"] = sorted({*unbuilt, *(d for d in deps if d not in seen.source_stats)})
     _store(seen, state, entries, deps, blocks, json.dumps(kept, ensure_ascii=False))
     return counts
@@ -200,10 +202,11 @@ class _Blocks:
     def __init__(self, seen: Seen, kept: dict[str, dict[str, str]]) -> None:
         self.seen, self.kept = seen, kept
         self.now: dict[str, dict[str, str]] = {}
+        self.used: set[str] = set()  # the keys of blocks whose findings came from the kept ones
 
     def bad(self, ctx: Context, page: Page) -> Iterator[Finding]:
         kept, now = self.kept.get(page.rel, {}), self.now.setdefault(page.rel, {})
-        return bad_citations(self.seen, ctx, page, kept, now)
+        return bad_citations(self.seen, ctx, page, kept, now, self.used)
 
     def changes(self) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
         """The blocks gone, and those new, by page."""
