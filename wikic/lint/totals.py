@@ -192,7 +192,7 @@ def _patched(
         counts=counts, wiki=after.digest(), how="patched", checked=len(entries), reused=len(blocks.used)
     )
     kept["unbuilt"] = sorted({*unbuilt, *(d for d in deps if d not in seen.source_stats)})
-    _store(seen, state, entries, deps, blocks, json.dumps(kept, ensure_ascii=False))
+    _store(seen, state, entries, changed, blocks, json.dumps(kept, ensure_ascii=False))
     return counts
 
 
@@ -219,7 +219,7 @@ class _Blocks:
 
 
 def _store(
-    seen: Seen, state: State, entries: dict[str, Entry], deps: set[str], blocks: _Blocks, kept: str
+    seen: Seen, state: State, entries: dict[str, Entry], changed: set[str], blocks: _Blocks, kept: str
 ) -> None:
     """The pages read, their sources and blocks, where they changed, and the counts, at once."""
     rows, gone = own_rows(entries)
@@ -230,8 +230,11 @@ def _store(
         if e.facts is not None and set(e.deps()) != was.get(e.page.rel)
     }
     records = {e.page.rel: e.record() for e in entries.values()}
-    before = state.lint_sources_of(sorted(deps))
-    sources = {rel: now for rel, now in seen.sources(deps).items() if before.get(rel) != now}
+    # a source the build did not read again, that the same page cited before, is as stored
+    # (wiki/ and the build say so): only the others are compared with what is
+    asked = changed | {d for e in entries.values() for d in e.deps() if d not in was.get(e.page.rel, ())}
+    before = state.lint_sources_of(sorted(asked))
+    sources = {rel: now for rel, now in seen.sources(asked).items() if before.get(rel) != now}
     saved = {Meta.LINT_TOTALS: kept}
     state.save_lint(rows, gone, cited, {}, records, sources, saved, blocks=blocks.changes())
 
