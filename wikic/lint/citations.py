@@ -27,14 +27,21 @@ def _front_line(page: Page, needle: str) -> int:
 
 def _changed(ctx: Context, rel: str) -> str | None:
     """Why a source is not what the last build read, or None when it is (or we cannot tell)."""
-    try:
-        st = os.stat(os.path.join(ctx.project.root, rel))  # once per source cited: no Path made
-    except FileNotFoundError:
-        return "no longer exists"
-    except OSError:
-        return None
+    stats, gone = ctx.statted
+    if rel in stats:  # stat'ed already in this lint
+        now = stats[rel]
+        if now is None:
+            return "no longer exists" if rel in gone else None
+    else:
+        try:
+            st = os.stat(os.path.join(ctx.project.root, rel))  # once per source cited: no Path made
+        except FileNotFoundError:
+            return "no longer exists"
+        except OSError:
+            return None
+        now = (st.st_size, st.st_mtime_ns)
     recorded = (ctx.source_stats or {}).get(rel)
-    if recorded is None or (st.st_size, st.st_mtime_ns) == (recorded[0], recorded[1]):
+    if recorded is None or now == (recorded[0], recorded[1]):
         return None
     text = ctx.sources.get(rel)
     if isinstance(text, str):

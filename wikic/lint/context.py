@@ -121,9 +121,13 @@ class Context:
     files: dict[str, str] | None  # path -> hash of what wikic wrote; None without a build state
     source_stats: dict[str, tuple[int, int, str]] | None  # what the last build read
     sources: SourceCache = field(init=False)
+    # sources stat'ed already (path -> (size, mtime_ns), None: none or no file), and which of
+    # those have no file: the cached lint's, for stale-page
+    statted: tuple[dict[str, tuple[int, int] | None], set[str]] = field(init=False)
 
     def __post_init__(self) -> None:
         self.sources = SourceCache(self.project.root, Redactor.from_config(self.schema.privacy.redact))
+        self.statted = ({}, set())
 
     @classmethod
     def load(cls, project: Project, schema: Schema, wiki: Wiki) -> Context:

@@ -98,6 +98,7 @@ class Seen:
     attachments: set[str]
     started: int  # time.time_ns() before anything was stat'ed
     stats: dict[str, Stat | None] = field(default_factory=dict)  # sources' stats, read once
+    gone: set[str] = field(default_factory=set)  # of those, the ones with no file (stale-page asks)
     reprs: dict[str, str] = field(default_factory=dict)  # key()'s part for each source, made once
     texts: SourceCache | None = None  # the sources read by the batches of pages checked so far
 
@@ -129,6 +130,8 @@ class Seen:
                 try:
                     st = os.stat(self.root + rel)  # no Path, no join: once per source, every lint
                     self.stats[rel] = (st.st_size, st.st_mtime_ns)
+                except FileNotFoundError:
+                    self.gone.add(rel)
                 except OSError:
                     pass
         return self.stats[rel]
@@ -219,6 +222,7 @@ def check_own(seen: Seen, pages: dict[str, Entry], bad: BadCitations | None = No
         return
     wiki = Wiki(seen.project.root, {e.page.slug: e.page for e in pages.values()})
     own = Context(seen.project, seen.schema, wiki, seen.files, seen.source_stats)
+    own.statted = (seen.stats, seen.gone)  # stale-page stats no source twice
     if seen.texts is None:
         seen.texts = own.sources
     else:
