@@ -243,3 +243,19 @@ def test_a_block_checked_before_keeps_its_findings_where_it_moved(tmp_path: Path
     assert [f.to_json() for f in cached.findings] == [f.to_json() for f in full.findings]
     moved = [f for f in full.findings if f.rule == "bad-citation" and f.path == "wiki/overlap-notes.md"]
     assert moved and moved[0].line == 12, "the first block's finding, four lines down"
+
+
+def test_a_page_read_again_by_every_lint_is_counted_again_by_every_patch(tmp_path: Path) -> None:
+    """A page the cache keeps no row of (unreadable here; a saved answer, whose staleness
+    depends on other pages) is read and checked again each time, its old findings kept apart."""
+    project = _project(tmp_path / "p")
+    (project.wiki_dir / "broken.md").write_bytes(b"# Broken\n\nNot UTF-8: \xff\xfe.\n")
+    _source("vectors.md", "It trades memory", "It spends memory")(project)
+    report = _build(project)
+    assert (_kept(project)["how"], report.lint) == ("counted", lint(project).counts())
+    assert list(_kept(project)["always"]) == ["wiki/broken.md"]
+    assert any(f.path == "wiki/broken.md" for f in lint(project).findings)
+    for find, put in [(OVERLAP, REWORDED), (REWORDED, OVERLAP)]:
+        _source("tools.md", find, put)(project)
+        report = _build(project)
+        assert (_kept(project)["how"], report.lint) == ("patched", lint(project).counts())
