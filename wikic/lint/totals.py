@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from wikic import __version__
 from wikic.config import Schema, load_schema
+from wikic.errors import WikicError
 from wikic.hashing import fingerprint
 from wikic.lint import rules
 from wikic.lint.blocks import bad_citations
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 
 Counts = dict[str, int]  # rule -> findings
 KEPT = 1  # the kept summary's format: bump when it changes (the counts are then made again)
+FIELDS = {"settings", "wiki", "counts", "hand", "off", "always", "unbuilt"}  # what a patch reads of it
 
 
 def take(project: Project) -> dict[str, Any] | None:
@@ -47,15 +50,18 @@ def take(project: Project) -> dict[str, Any] | None:
     before its lint leaves none, so the next one counts from the cache."""
     if not project.state_path.is_file():
         return None
-    state = State.peek(project.state_path)
-    if state is None:
+    try:
+        state = State.peek(project.state_path)
+        if state is None:
+            return None
+        with state:
+            raw = state.get_meta(Meta.LINT_TOTALS)
+            if raw is not None:
+                state.delete_meta(Meta.LINT_TOTALS)
+        kept = json.loads(raw or "{}")
+    except (sqlite3.Error, WikicError, ValueError):  # the build opens, repairs or reports it
         return None
-    with state:
-        raw = state.get_meta(Meta.LINT_TOTALS)
-        if raw is not None:
-            state.delete_meta(Meta.LINT_TOTALS)
-    kept: dict[str, Any] = json.loads(raw or "{}")
-    return kept or None
+    return kept if isinstance(kept, dict) and kept else None
 
 
 def summary(
@@ -74,7 +80,7 @@ def summary(
     mark = _settings(schema, levels)
     with gc_paused():
         counts = None
-        if kept is not None and not fresh and kept.get("settings") == mark:
+        if kept is not None and not fresh and kept.get("settings") == mark and kept.keys() >= FIELDS:
             counts = _patched(project, state, schema, levels, report, kept, after)
         if counts is None:
             counts = _counted(project, state, schema, levels, fresh, mark, after)
