@@ -173,10 +173,7 @@ class LintTables(Tables):
                 "INSERT OR REPLACE INTO lint_sources VALUES (?, ?, ?, ?, ?, ?)",
                 [(rel, *r) for rel, r in sources.items()],
             )
-            if everything:  # the blocks of pages gone: a block's kept findings hold while it is there
-                db.execute("DELETE FROM lint_blocks WHERE rel NOT IN (SELECT rel FROM lint_records)")
-            db.executemany("DELETE FROM lint_blocks WHERE rel=? AND key=?", blocks[0])
-            db.executemany("INSERT OR REPLACE INTO lint_blocks VALUES (?, ?, ?)", blocks[1])
+            self._save_blocks(blocks, everything)
             db.executemany(
                 "INSERT OR IGNORE INTO lint_deps VALUES (?, ?)",
                 [(source, rel) for rel, sources in deps.items() for source in sources],
@@ -189,6 +186,16 @@ class LintTables(Tables):
                     for key, (line, terms) in m.items()
                 ],
             )
+
+    def _save_blocks(
+        self, blocks: tuple[Iterable[tuple[str, str]], Iterable[tuple[str, str, str]]], everything: bool
+    ) -> None:
+        """In save_lint's transaction: the blocks gone and new; after a lint of every page,
+        those of pages no longer there (a block's kept findings hold as long as it exists)."""
+        if everything:
+            self.db.execute("DELETE FROM lint_blocks WHERE rel NOT IN (SELECT rel FROM lint_records)")
+        self.db.executemany("DELETE FROM lint_blocks WHERE rel=? AND key=?", blocks[0])
+        self.db.executemany("INSERT OR REPLACE INTO lint_blocks VALUES (?, ?, ?)", blocks[1])
 
 
 def _json(data: Any) -> str:
