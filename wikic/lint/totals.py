@@ -2,12 +2,14 @@
 of the last summary are kept in state.db (Meta.LINT_TOTALS, by rule, suppressions applied),
 with the digest of wiki/ as that lint saw it. When this build found wiki/ as that lint left
 it, and the pages it wrote keep what the rules across pages read of them (their links, names,
-mentions: their facts' digest), only the pages it wrote and those citing or listing a source
-it read again are checked: the old own findings of those pages are taken from the counts and
-their new ones added. Anything else (the first build, a build killed before its lint, a hand
-edit, a page that came or went, index.md rewritten, other rules or settings, a hand edit
-finding kept) is the cached lint (cache.py), whose counts are kept anew. Same counts as
-runner.lint, by test.
+mentions: their facts' digest), only the pages it wrote, those citing or listing a source it
+read again and those every lint reads again are checked (their paragraphs' bad-citation
+findings kept by what they read: blocks.py): what those pages said before is taken from the
+counts (their cached own findings, their hand-edit finding) and what they say now added.
+Anything else (the first build, a build killed before its lint, a hand edit, a page that came
+or went, index.md rewritten, other rules, settings or wikic, a lint that stored its cache
+meanwhile, --force) is the cached lint (cache.py), whose counts are kept anew. Same counts as
+runner.lint, by test (tests/test_lint_totals.py).
 """
 
 from __future__ import annotations
