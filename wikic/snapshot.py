@@ -40,8 +40,8 @@ class Tree:
         self._digest = (-1, "")  # digest() of the first so many lines: a walk only appends
 
     def digest(self) -> str:
-        """Made once while no line is added (a build asks for wiki/'s up to four times: 100,000
-        lines sorted each time)."""
+        """Made once while no line is added (a build asks for wiki/'s up to four times, and the
+        lint summary twice: 100,000 lines sorted each time)."""
         if self._digest[0] != len(self.lines):
             self._digest = (len(self.lines), digest(self.lines))
         return self._digest[1]

@@ -64,6 +64,7 @@ def build(
     mid = model_id(schema.model, project.root)
     mark = snapshot.build_inputs(project, mid, inputs)
     found = snapshot.wiki(project)  # wiki/ walked once before: the clean check, intact pages
+    report.found = found
     state = State.open(project.state_path, recover=True)
     report.warnings += state.warnings
     try:
@@ -372,10 +373,12 @@ class _Build:
         with state.transaction():
             for path in set(self.recorded) - live:
                 state.remove_source(path)
+                report.reread.append(path)
             for src in sources:  # what this build read: lint's stale-page compares against it
                 st = self.stats[src.path]
                 if self.recorded.get(src.path) != (st.size, st.mtime_ns, src.hash):
                     state.set_source(src.path, st.size, st.mtime_ns, src.hash)
+                    report.reread.append(src.path)
             # an edit's pages known (quick.py): no page and no source went, no page moved
             for rec in self.records.values() if self.edit is None else ():
                 if _gone(rec, live, pages):

@@ -47,6 +47,8 @@ class Report:
     lint: dict[str, int] | None = None  # the lint summary after the build: counts by level
     lint_line: str = ""  # ... as one line to print
     wiki: snapshot.Tree | None = None  # wiki/ as a clean build left it (walked once, for both marks)
+    found: snapshot.Tree | None = None  # wiki/ as the build found it (the lint summary compares it)
+    reread: list[str] = field(default_factory=list)  # sources whose record this build changed or dropped
 
     @property
     def ok(self) -> bool:

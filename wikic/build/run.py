@@ -8,7 +8,7 @@ Light on purpose: a build with nothing to do imports neither the pipeline nor li
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from wikic.build.progress import Progress
 from wikic.build.uptodate import Check, Fresh
@@ -17,6 +17,7 @@ from wikic.lock import ProjectLock
 from wikic.project import Project
 
 if TYPE_CHECKING:
+    from wikic import snapshot
     from wikic.backends import Backend
     from wikic.build.report import Report
     from wikic.config import Schema
@@ -100,22 +101,31 @@ def _full(
 
     if check is None:
         return pipeline.build(project, opts, progress, backend_factory)
+    from wikic.lint import totals
+
     check.before_build()
+    kept = totals.take(project)  # the last lint summary: taken, so that a killed build leaves none
     report = pipeline.build(project, opts, progress, backend_factory, check.inputs)  # walked once
     check.after_build(report)
     if report.waiting:  # stopped for a batch: the wiki is not built yet
         return report
-    _lint_summary(project, report, opts.force)
+    _lint_summary(project, report, opts.force, kept, check.wiki)
     check.record(report)
     return report
 
 
-def _lint_summary(project: Project, report: Report, fresh: bool) -> None:
-    """Counts by level of a deterministic lint of the built wiki (none when lint cannot run)."""
-    from wikic.lint.runner import build_summary, counts_line
+def _lint_summary(
+    project: Project, report: Report, fresh: bool, kept: dict[str, Any] | None, after: snapshot.Tree | None
+) -> None:
+    """Counts by level of a deterministic lint of the built wiki (none when lint cannot run),
+    at the cost of what the build changed where the last summary (`kept`) allows; `after`:
+    wiki/ as the build left it."""
+    from wikic.lint import totals
+    from wikic.lint.runner import counts_line, open_state
 
     try:
-        report.lint = build_summary(project, fresh)
+        with open_state(project) as state:
+            report.lint = totals.summary(project, state, report, fresh, kept, after)
     except WikicError as exc:
         report.warnings.append(f"lint did not run: {exc}")
         return

@@ -4,6 +4,7 @@ uncited-claim, bad-citation)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -26,15 +27,21 @@ def _front_line(page: Page, needle: str) -> int:
 
 def _changed(ctx: Context, rel: str) -> str | None:
     """Why a source is not what the last build read, or None when it is (or we cannot tell)."""
-    path = ctx.project.root / rel
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return "no longer exists"
-    except OSError:
-        return None
+    stats, gone = ctx.statted
+    if rel in stats:  # stat'ed already in this lint
+        now = stats[rel]
+        if now is None:
+            return "no longer exists" if rel in gone else None
+    else:
+        try:
+            st = os.stat(os.path.join(ctx.project.root, rel))  # once per source cited: no Path made
+        except FileNotFoundError:
+            return "no longer exists"
+        except OSError:
+            return None
+        now = (st.st_size, st.st_mtime_ns)
     recorded = (ctx.source_stats or {}).get(rel)
-    if recorded is None or (st.st_size, st.st_mtime_ns) == (recorded[0], recorded[1]):
+    if recorded is None or now == (recorded[0], recorded[1]):
         return None
     text = ctx.sources.get(rel)
     if isinstance(text, str):
@@ -140,7 +147,7 @@ def citation_problem(ctx: Context, cite: Citation) -> str | None:
     return None
 
 
-def _check_block(ctx: Context, page: Page, block: Block, prose: bool) -> Iterator[Finding]:
+def check_block(ctx: Context, page: Page, block: Block, prose: bool) -> Iterator[Finding]:
     valid = []
     for ref in block.citations:
         problem = citation_problem(ctx, ref.citation)
@@ -200,7 +207,7 @@ def bad_citation(ctx: Context) -> Iterator[Finding]:
         prose = {id(b) for b in page.prose()}
         for block in page.blocks:
             if block.citations:
-                yield from _check_block(ctx, page, block, id(block) in prose)
+                yield from check_block(ctx, page, block, id(block) in prose)
 
 
 RULES = {

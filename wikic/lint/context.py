@@ -3,6 +3,7 @@ schema, the build state, the sources), and reading sources once per run."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -62,6 +63,8 @@ class SourceCache:
         self._words: dict[Citation, frozenset[str]] = {}
         self._sizes: dict[str, int] = {}  # characters of each source read, in the order read
         self._held = 0  # their sum
+        self._base = os.path.join(str(root), "")  # a string join per source, not a Path made
+        self._store: Path | None = None  # the extracted texts' folder, found once
 
     def get(self, rel: str) -> SourceText | str:
         """The source's lines and hash, or why it cannot be read."""
@@ -93,15 +96,17 @@ class SourceCache:
     def _read(self, rel: str) -> SourceText | str:
         if not rel.startswith("sources/") or ".." in rel.split("/") or rel.startswith("/"):
             return "is not a path under sources/"
-        path = self.root / rel
         try:
-            raw = path.read_bytes()
+            with open(self._base + rel, "rb") as f:
+                raw = f.read()
         except FileNotFoundError:
             return "does not exist"
         except OSError as exc:
             return f"cannot be read: {exc.strerror or exc}"
+        if self._store is None:
+            self._store = store_dir(self.root)
         try:  # a PDF, DOCX, ... as its extracted text, the one the build digested
-            text = source_text(rel, raw, store_dir(self.root)).text
+            text = source_text(rel, raw, self._store).text
         except SourceError as exc:
             return exc.reason
         lines = self.redactor.lines(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"))
@@ -116,9 +121,13 @@ class Context:
     files: dict[str, str] | None  # path -> hash of what wikic wrote; None without a build state
     source_stats: dict[str, tuple[int, int, str]] | None  # what the last build read
     sources: SourceCache = field(init=False)
+    # sources stat'ed already (path -> (size, mtime_ns), None: none or no file), and which of
+    # those have no file: the cached lint's, for stale-page
+    statted: tuple[dict[str, tuple[int, int] | None], set[str]] = field(init=False)
 
     def __post_init__(self) -> None:
         self.sources = SourceCache(self.project.root, Redactor.from_config(self.schema.privacy.redact))
+        self.statted = ({}, set())
 
     @classmethod
     def load(cls, project: Project, schema: Schema, wiki: Wiki) -> Context:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -98,6 +98,7 @@ class Seen:
     attachments: set[str]
     started: int  # time.time_ns() before anything was stat'ed
     stats: dict[str, Stat | None] = field(default_factory=dict)  # sources' stats, read once
+    gone: set[str] = field(default_factory=set)  # of those, the ones with no file (stale-page asks)
     reprs: dict[str, str] = field(default_factory=dict)  # key()'s part for each source, made once
     texts: SourceCache | None = None  # the sources read by the batches of pages checked so far
 
@@ -129,6 +130,8 @@ class Seen:
                 try:
                     st = os.stat(self.root + rel)  # no Path, no join: once per source, every lint
                     self.stats[rel] = (st.st_size, st.st_mtime_ns)
+                except FileNotFoundError:
+                    self.gone.add(rel)
                 except OSError:
                     pass
         return self.stats[rel]
@@ -138,18 +141,20 @@ class Seen:
         source it cites or lists, the file's stat and what the last build recorded of it."""
         # repr of [settings, (rel, stat, recorded), ...], each source's part made once per lint:
         # a topic page lists hundreds of sources, each listed by many pages
-        reprs = self.reprs
-        for rel in deps:
-            if rel not in reprs:
-                reprs[rel] = repr((rel, self.stat(rel), self.source_stats.get(rel)))
-        text = "[" + repr(self.settings) + "".join([", " + reprs[rel] for rel in deps]) + "]"
+        text = "[" + repr(self.settings) + "".join([", " + self.source_repr(rel) for rel in deps]) + "]"
         return digest(text, FINGERPRINT)
 
+    def source_repr(self, rel: str) -> str:
+        """A source's part of a key: its stat and what the last build read of it."""
+        found = self.reprs.get(rel)
+        if found is None:
+            found = self.reprs[rel] = repr((rel, self.stat(rel), self.source_stats.get(rel)))
+        return found
 
-def see(
-    project: Project, schema: Schema, levels: dict[str, str], state: State, wiki_stats: PageStats | None
-) -> Seen:
-    settings = fingerprint(
+
+def settings_of(schema: Schema, levels: dict[str, str]) -> str:
+    """What every page's own findings depend on besides its bytes and sources."""
+    return fingerprint(
         [
             VERSION,
             sorted(r for r in levels if r in OWN),
@@ -158,6 +163,12 @@ def see(
             schema.privacy.model_dump(mode="json")["redact"],  # bad-citation reads redacted lines
         ]
     )
+
+
+def see(
+    project: Project, schema: Schema, levels: dict[str, str], state: State, wiki_stats: PageStats | None
+) -> Seen:
+    settings = settings_of(schema, levels)
     taken = wiki_stats or PageStats.take(project.wiki_dir)
     listing: list[tuple[str, Stat]] = []
     index: Stat | None = None
@@ -188,7 +199,12 @@ def see(
 def read(seen: Seen, rel: str, st: Stat) -> Entry:
     """The page read and parsed, its facts made, marked for its own rules."""
     page = read_page(seen.project.root / rel, rel)
-    facts = facts_of(page)
+    return entry_of(seen, page, facts_of(page), st)
+
+
+def entry_of(seen: Seen, page: Page, facts: Facts | None, st: Stat) -> Entry:
+    """A page read and parsed (`facts`: facts_of(page)), marked for its own rules."""
+    rel = page.rel
     deps = facts["deps"] if facts else []
     stat = seen.trusted(st)
     text = json.dumps(facts, ensure_ascii=False) if facts else ""
@@ -196,12 +212,17 @@ def read(seen: Seen, rel: str, st: Stat) -> Entry:
     return Entry(page, LintRow(rel, *stat, seen.key(deps), text, ""), [], across, stat, facts)
 
 
-def check_own(seen: Seen, pages: dict[str, Entry]) -> None:
-    """The own rules on these pages (read and parsed): each entry's findings."""
+BadCitations = Callable[[Context, Page], Iterable[Finding]]
+
+
+def check_own(seen: Seen, pages: dict[str, Entry], bad: BadCitations | None = None) -> None:
+    """The own rules on these pages (read and parsed): each entry's findings. `bad`: a page's
+    bad-citation findings (blocks.py), in place of the rule's."""
     if not pages:
         return
     wiki = Wiki(seen.project.root, {e.page.slug: e.page for e in pages.values()})
     own = Context(seen.project, seen.schema, wiki, seen.files, seen.source_stats)
+    own.statted = (seen.stats, seen.gone)  # stale-page stats no source twice
     if seen.texts is None:
         seen.texts = own.sources
     else:
@@ -209,7 +230,11 @@ def check_own(seen: Seen, pages: dict[str, Entry]) -> None:
     by_page: dict[str, list[Finding]] = {}
     for rule, check in OWN.items():
         if rule in seen.levels:
-            for f in check(own):
+            if rule == "bad-citation" and bad is not None:
+                found: Iterable[Finding] = [f for e in pages.values() for f in bad(own, e.page)]
+            else:
+                found = check(own)
+            for f in found:
                 by_page.setdefault(f.path, []).append(f)
     for e in pages.values():
         e.findings = by_page.get(e.page.rel, [])

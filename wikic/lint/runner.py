@@ -157,7 +157,7 @@ def lint_project(project: Project, opts: LintOptions) -> LintResult:
     if any(r not in every for r in levels) or not project.state_path.is_file():
         return lint(project, opts, schema)
     try:
-        with ProjectLock(project.lock_path, wait=False), _open(project) as state:
+        with ProjectLock(project.lock_path, wait=False), open_state(project) as state:
             return lint_cached(project, state, schema, only=levels)
     except LockError:
         pass  # a build is running: read what it stored so far, store nothing
@@ -233,11 +233,11 @@ def format_json(result: LintResult) -> str:
 def build_summary(project: Project, fresh: bool = False) -> dict[str, int]:
     """Counts by level of a deterministic lint, at the cost of what the build changed;
     `fresh` (build --force) checks every page again instead of trusting the stat checks."""
-    with _open(project) as state:
+    with open_state(project) as state:
         return lint_cached(project, state, fresh=fresh).counts()
 
 
-def _open(project: Project) -> State:
+def open_state(project: Project) -> State:
     """state.db without a quick_check (0.1-0.3 s at 10,000 sources) where it has the lint
     cache's tables: the build checked it a moment ago, and lint rewrites only what it keeps."""
     peeked = State.peek(project.state_path)

@@ -21,6 +21,8 @@ Record = tuple[int, int, str, str, bool, bool]
 # a source's: size, mtime_ns (None: no file), and what the last build read: size, mtime_ns, hash
 SourceRecord = tuple[int | None, int | None, int | None, int | None, str | None]
 TABLES = ("lint_deps", "lint_mentions", "lint_records", "lint_sources")
+HELD = (*TABLES, "lint_blocks")  # the lint cache's tables; lint_blocks outlives a full lint
+AT_ONCE = 500  # keys in one query (SQLite allows 999 variables at least)
 
 
 class LintTables(Tables):
@@ -29,9 +31,9 @@ class LintTables(Tables):
 
     def has_lint_tables(self) -> bool:
         """Whether this database has the lint cache's tables (a wikic before them made it)."""
-        marks = ",".join("?" * len(TABLES))
+        marks = ",".join("?" * len(HELD))
         sql = f"SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name IN ({marks})"
-        return bool(self.db.execute(sql, TABLES).fetchone()[0] == len(TABLES))
+        return bool(self.db.execute(sql, HELD).fetchone()[0] == len(HELD))
 
     def lint_records(self) -> dict[str, Record]:
         """Every page's record in the last stored lint, by path."""
@@ -48,6 +50,65 @@ class LintTables(Tables):
         """path -> own findings (JSON) of each cached page that has any."""
         rows = self.db.execute("SELECT rel, findings FROM lint_pages WHERE findings != '[]'").fetchall()
         return {r[0]: r[1] for r in rows}
+
+    def _by_key(self, select: str, keys: Iterable[str]) -> list[Any]:
+        """`select` ... WHERE <key> IN (...), the keys asked some hundreds at a time."""
+        keys, rows = list(keys), []
+        for at in range(0, len(keys), AT_ONCE):
+            part = keys[at : at + AT_ONCE]
+            rows += self.db.execute(select.replace("(?)", f"({','.join('?' * len(part))})"), part).fetchall()
+        return rows
+
+    def lint_records_of(self, rels: Iterable[str]) -> dict[str, Record]:
+        """These pages' records in the last stored lint (those it has), by path."""
+        sql = (
+            "SELECT rel, size, mtime_ns, across, hash, cached, orphanable FROM lint_records WHERE rel IN (?)"
+        )
+        return {r[0]: (r[1], r[2], r[3], r[4], bool(r[5]), bool(r[6])) for r in self._by_key(sql, rels)}
+
+    def lint_sources_of(self, rels: Iterable[str]) -> dict[str, SourceRecord]:
+        """What these sources were at the last stored lint (those it has), by path."""
+        sql = "SELECT rel, size, mtime_ns, read_size, read_mtime_ns, read_hash FROM lint_sources"
+        sql += " WHERE rel IN (?)"
+        return {r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in self._by_key(sql, rels)}
+
+    def lint_own_of(self, rels: Iterable[str]) -> dict[str, str]:
+        """path -> own findings (JSON) of these cached pages (those that have a row)."""
+        return dict(self._by_key("SELECT rel, findings FROM lint_pages WHERE rel IN (?)", rels))
+
+    def lint_always(self) -> list[str]:
+        """The pages the last stored lint had no cached row for: read again by every lint."""
+        return [r[0] for r in self.db.execute("SELECT rel FROM lint_records WHERE cached=0")]
+
+    def lint_unbuilt_sources(self) -> list[str]:
+        """The cited or listed sources that the build keeps no record of (not its inputs)."""
+        sql = "SELECT rel FROM lint_sources WHERE rel NOT IN (SELECT path FROM sources)"
+        return [r[0] for r in self.db.execute(sql)]
+
+    def built_sources_of(self, rels: Iterable[str]) -> dict[str, tuple[int, int, str]]:
+        """What the last build read of these sources (those it read): size, mtime_ns, hash."""
+        sql = "SELECT path, size, mtime_ns, hash FROM sources WHERE path IN (?)"
+        return {r[0]: (r[1], r[2], r[3]) for r in self._by_key(sql, rels)}
+
+    def written_hashes_of(self, rels: Iterable[str]) -> dict[str, str]:
+        """The hash of what wikic wrote of these files (those it wrote), by path."""
+        return dict(self._by_key("SELECT path, hash FROM files WHERE path IN (?)", rels))
+
+    def lint_blocks_of(self, rels: Iterable[str]) -> dict[str, dict[str, str]]:
+        """path -> block key -> bad-citation findings (JSON) kept of these pages (lint/blocks.py)."""
+        found: dict[str, dict[str, str]] = {}
+        for rel, key, findings in self._by_key(
+            "SELECT rel, key, findings FROM lint_blocks WHERE rel IN (?)", rels
+        ):
+            found.setdefault(rel, {})[key] = findings
+        return found
+
+    def lint_deps_of(self, rels: Iterable[str]) -> dict[str, set[str]]:
+        """path -> the sources each of these pages cites or lists, as stored."""
+        found: dict[str, set[str]] = {}
+        for source, rel in self._by_key("SELECT source, rel FROM lint_deps WHERE rel IN (?)", rels):
+            found.setdefault(rel, set()).add(source)
+        return found
 
     def lint_dependents(self, sources: Iterable[str]) -> set[str]:
         """The cached pages that cite or list any of these sources."""
@@ -74,13 +135,19 @@ class LintTables(Tables):
         sources: Mapping[str, SourceRecord],
         saved: dict[Meta, str],
         everything: bool = False,
+        blocks: tuple[Iterable[tuple[str, str]], Iterable[tuple[str, str, str]]] = ((), ()),
     ) -> None:
         """The rows of the pages read, `gone` dropped; `deps`, `mentions`: the sources and the
         mentions of these pages, in place of their old ones; `records`, `sources`: new or
         changed (`everything`: of every page, all old ones dropped); `saved`: meta values made
-        with them."""
+        with them; `blocks`: the (page, block key) gone, and the (page, block key, findings)
+        new, of the bad-citation findings kept by block. The kept lint summary
+        (Meta.LINT_TOTALS) goes unless `saved` has it anew: it holds only for the cache it was
+        made with."""
         db = self.db
         with self.transaction():
+            if Meta.LINT_TOTALS not in saved:
+                db.execute("DELETE FROM meta WHERE k=?", (Meta.LINT_TOTALS.value,))
             for k, v in saved.items():
                 db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k.value, v))
             gone = list(gone)
@@ -106,6 +173,7 @@ class LintTables(Tables):
                 "INSERT OR REPLACE INTO lint_sources VALUES (?, ?, ?, ?, ?, ?)",
                 [(rel, *r) for rel, r in sources.items()],
             )
+            self._save_blocks(blocks, everything)
             db.executemany(
                 "INSERT OR IGNORE INTO lint_deps VALUES (?, ?)",
                 [(source, rel) for rel, sources in deps.items() for source in sources],
@@ -118,6 +186,16 @@ class LintTables(Tables):
                     for key, (line, terms) in m.items()
                 ],
             )
+
+    def _save_blocks(
+        self, blocks: tuple[Iterable[tuple[str, str]], Iterable[tuple[str, str, str]]], everything: bool
+    ) -> None:
+        """In save_lint's transaction: the blocks gone and new; after a lint of every page,
+        those of pages no longer there (a block's kept findings hold as long as it exists)."""
+        if everything:
+            self.db.execute("DELETE FROM lint_blocks WHERE rel NOT IN (SELECT rel FROM lint_records)")
+        self.db.executemany("DELETE FROM lint_blocks WHERE rel=? AND key=?", blocks[0])
+        self.db.executemany("INSERT OR REPLACE INTO lint_blocks VALUES (?, ?, ?)", blocks[1])
 
 
 def _json(data: Any) -> str:

@@ -17,6 +17,7 @@ class Meta(StrEnum):
     UPTODATE = "uptodate"  # the no-op check's mark (JSON), with the figures a skipped build reports
     LINT_ACROSS = "lint_across"  # the findings of the rules across pages, by what they read (JSON)
     LINT_NAMES = "lint_names"  # the wiki's names as the last full lint read them (JSON)
+    LINT_TOTALS = "lint_totals"  # the build's lint summary kept with what lets an edit patch it (JSON)
     SETTLED = "settled"  # what the last finished build read its sources with, and when (JSON)
     ASK_SAVED = "ask_saved_mark"  # the build's "clean" mark as it is with a just-saved answer
     ASSEMBLED = "assembled"  # what the last assembly's keys went by (build/assemble.py)
@@ -40,6 +41,7 @@ CREATE TABLE IF NOT EXISTS lint_pages (
 CREATE INDEX IF NOT EXISTS lint_pages_found ON lint_pages (rel) WHERE findings != '[]';
 CREATE TABLE IF NOT EXISTS lint_deps (source TEXT, rel TEXT, PRIMARY KEY (source, rel));
 CREATE INDEX IF NOT EXISTS lint_deps_rel ON lint_deps (rel);
+CREATE TABLE IF NOT EXISTS lint_blocks (rel TEXT, key TEXT, findings TEXT, PRIMARY KEY (rel, key));
 CREATE TABLE IF NOT EXISTS lint_mentions (
     key TEXT, rel TEXT, line INTEGER, terms TEXT, PRIMARY KEY (key, rel));
 CREATE INDEX IF NOT EXISTS lint_mentions_rel ON lint_mentions (rel);

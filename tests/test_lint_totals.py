@@ -1,0 +1,261 @@
+"""The build's closing lint summary kept as counts and patched from what the build changed
+(lint/totals.py): after each kind of edit it equals a full lint's counts; it is patched (a few
+pages read) only after an edit that kept wiki/ as the last lint saw it, and counted again from
+the cache whenever the kept counts cannot be trusted (a hand edit, a page that came or went,
+index.md rewritten, other settings, a build killed before its lint, --force)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from projects import HAND_PAGES, NOTES, Counting, make_project
+
+from wikic.build import pipeline
+from wikic.build.progress import Progress
+from wikic.build.report import Report
+from wikic.build.run import BuildOptions, build
+from wikic.lint import totals
+from wikic.lint.runner import lint, lint_cached
+from wikic.project import Project
+from wikic.state import Meta, State
+
+# hand-made pages citing a line the edits below reword: the first loses the support of its
+# line, the second says the same but turns the rule off
+CITING = {
+    "overlap-notes.md": """---
+title: Overlap notes
+type: concept
+---
+
+# Overlap notes
+
+Chunks overlap by a few sentences so that no fact is cut. [tools.md:9](../sources/tools.md#L9)
+
+See [[My notes]].
+""",
+    "quiet-notes.md": """---
+title: Quiet notes
+type: concept
+---
+
+<!-- wikic-lint: disable=bad-citation -->
+# Quiet notes
+
+Chunks overlap by a few sentences so that no fact is cut. [tools.md:9](../sources/tools.md#L9)
+
+See [[Overlap notes]].
+""",
+}
+OVERLAP = "Chunks overlap by a few sentences so that no fact is cut in two."
+REWORDED = "Pieces share their edges, whence nothing important is lost."
+
+
+def _build(project: Project, force: bool = False) -> Report:
+    report = build(project, BuildOptions(force=force), backend_factory=lambda schema: Counting())
+    assert report.ok, report.errors
+    return report
+
+
+def _kept(project: Project) -> dict[str, Any]:
+    with State.open(project.state_path) as state:
+        return dict(json.loads(state.get_meta(Meta.LINT_TOTALS) or "{}"))
+
+
+def _source(name: str, find: str, put: str) -> Callable[[Project], None]:
+    def edit(p: Project) -> None:
+        path = p.sources_dir / name
+        text = path.read_text(encoding="utf-8")
+        assert find in text
+        path.write_text(text.replace(find, put, 1), encoding="utf-8")
+
+    return edit
+
+
+def _page(name: str, find: str, put: str) -> Callable[[Project], None]:
+    def edit(p: Project) -> None:
+        path = p.wiki_dir / name
+        text = path.read_text(encoding="utf-8")
+        assert find in text
+        path.write_text(text.replace(find, put, 1), encoding="utf-8")
+
+    return edit
+
+
+def _new_source(p: Project) -> None:  # a page named by words other pages link to already
+    (p.sources_dir / "pq.md").write_text(
+        "# Product quantization\n\n## Product quantization\n\n"
+        "Product quantization compresses embeddings into short codes for FAISS.\n"
+    )
+
+
+def _threshold(p: Project) -> None:
+    path = p.root / "schema.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "lint:\n  citation_threshold: 90\n", encoding="utf-8")
+
+
+def _project(root: Path) -> Project:
+    project = make_project(root, dict(NOTES))
+    _build(project)
+    for name, text in {**HAND_PAGES, **CITING}.items():
+        (project.wiki_dir / name).write_text(text, encoding="utf-8")
+    report = _build(project)
+    assert report.lint == lint(project).counts()
+    return project
+
+
+# (what is edited; then a build's summary: "patched" from the kept counts, or "counted")
+STEPS: list[tuple[str, Callable[[Project], None], str]] = [
+    ("a cited line reworded", _source("tools.md", OVERLAP, REWORDED), "patched"),
+    ("a source's later sentence", _source("vectors.md", "It trades memory", "It spends memory"), "patched"),
+    ("the cited line back", _source("tools.md", REWORDED, OVERLAP), "patched"),
+    ("a new link target", _new_source, "counted"),
+    ("then a source edit", _source("vectors.md", "It spends memory", "It trades memory"), "patched"),
+    ("a hand-made page deleted", lambda p: (p.wiki_dir / "third-notes.md").unlink(), "counted"),
+    ("a built page deleted by hand", lambda p: (p.wiki_dir / "hnsw.md").unlink(), "counted"),
+    ("a renamed topic", _source("tools.md", "## FAISS", "## Faiss library"), "counted"),
+    ("a cited line reworded again", _source("tools.md", OVERLAP, REWORDED), "patched"),
+    ("a hand edit of a built page", _page("hnsw.md", "\n\n", "\n\nA line of mine.\n\n"), "counted"),
+    ("a description, so index.md", _source("rag.md", "RAG retrieves", "RAG fetches"), "counted"),
+    ("a hand edit of a hand-made page", _page("my-notes.md", "twice.", "twice. See [[Nowhere]]."), "counted"),
+    ("a lint setting", _threshold, "counted"),
+    ("the cited line back again", _source("tools.md", REWORDED, OVERLAP), "patched"),
+]
+
+
+def test_the_summary_patched_or_counted_equals_a_full_lint_after_each_kind_of_edit(tmp_path: Path) -> None:
+    project = _project(tmp_path / "p")
+    before = lint(project).counts()
+    for what, edit, how in STEPS:
+        edit(project)
+        report = _build(project)
+        full = lint(project)
+        assert report.lint == full.counts(), what
+        with State.open(project.state_path) as state:  # what it stored: every finding, every line
+            cached = lint_cached(project, state, store=False)
+        assert [f.to_json() for f in cached.findings] == [f.to_json() for f in full.findings], what
+        kept = _kept(project)
+        assert kept.get("how") == how, what
+        if how == "patched":
+            assert kept["checked"] <= 6, f"{what}: only the pages the edit touched are read"
+        if what.startswith("a cited line"):
+            assert report.lint != before, f"{what}: the rewording changes what lint finds"
+        before = report.lint
+
+
+def test_a_patched_summary_counts_the_findings_of_the_pages_read_again(tmp_path: Path) -> None:
+    """The counts move with what the pages read again say (not only kept as they were)."""
+    project = _project(tmp_path / "p")
+    counts = _kept(project)["counts"]
+    _source("tools.md", OVERLAP, REWORDED)(project)
+    report = _build(project)
+    kept = _kept(project)
+    assert kept["how"] == "patched"
+    assert kept["counts"]["bad-citation"] == counts["bad-citation"] + 1  # quiet-notes.md's is off
+    assert report.lint == lint(project).counts()
+    assert {f.path for f in lint(project).findings if f.rule == "bad-citation"} >= {"wiki/overlap-notes.md"}
+
+
+def test_a_build_killed_before_its_lint_leaves_no_counts_to_patch(tmp_path: Path) -> None:
+    project = _project(tmp_path / "p")
+    totals.take(project)  # a build that took them, and was killed before writing anything
+    assert _kept(project) == {}
+    _source("vectors.md", "It trades memory", "It spends memory")(project)
+    report = _build(project)
+    assert _kept(project)["how"] == "counted"
+    assert report.lint == lint(project).counts()
+    # killed between writing the wiki and its lint: the pipeline ran, the summary did not
+    totals.take(project)
+    _source("tools.md", OVERLAP, REWORDED)(project)
+    pipeline.build(project, BuildOptions(), Progress(quiet=True), lambda schema: Counting())
+    _source("vectors.md", "It spends memory", "It trades memory")(project)
+    report = _build(project)
+    assert _kept(project)["how"] == "counted"
+    assert report.lint == lint(project).counts()
+
+
+def test_the_kept_counts_are_patched_only_while_they_hold(tmp_path: Path) -> None:
+    """A lint that stores its cache (`wikic lint`) drops the counts made with the old one;
+    --force counts again; the next edit's summary is patched once more."""
+    project = _project(tmp_path / "p")
+    lint_result = lint(project)
+    from lintkit import lint_json
+
+    assert lint_json(project)[1] == [f.to_json() for f in lint_result.findings]
+    _source("tools.md", OVERLAP, REWORDED)(project)
+    report = _build(project)
+    assert report.lint == lint(project).counts()
+    _page("overlap-notes.md", "See [[My notes]].", "See [[My notes]] and [[Nowhere]].")(project)
+    assert lint_json(project)[1] == [f.to_json() for f in lint(project).findings]  # stores its cache
+    assert _kept(project) == {}, "the counts went with the cache they were made with"
+    _source("tools.md", REWORDED, OVERLAP)(project)
+    report = _build(project)
+    assert (_kept(project)["how"], report.lint) == ("counted", lint(project).counts())
+    assert _build(project, force=True).lint == lint(project).counts()
+    assert _kept(project)["how"] == "counted"
+    _source("tools.md", OVERLAP, REWORDED)(project)
+    report = _build(project)
+    assert (_kept(project)["how"], report.lint) == ("patched", lint(project).counts())
+
+
+@pytest.mark.parametrize("stale", ["wiki", "settings"])
+def test_kept_counts_of_another_wiki_or_settings_are_never_patched(tmp_path: Path, stale: str) -> None:
+    """Counts kept for another wiki/ (as an older wikic, or a lint between, left them) or
+    made with other settings are counted again, not patched."""
+    project = _project(tmp_path / "p")
+    kept = _kept(project)
+    kept[stale] = "0" * 64
+    kept["counts"] = {"bad-citation": 40}  # what patching them would show
+    with State.open(project.state_path) as state:
+        state.set_meta(Meta.LINT_TOTALS, json.dumps(kept))
+    _source("tools.md", OVERLAP, REWORDED)(project)
+    report = _build(project)
+    assert report.lint == lint(project).counts()
+    assert _kept(project)["how"] == "counted"
+
+
+def test_a_block_checked_before_keeps_its_findings_where_it_moved(tmp_path: Path) -> None:
+    """bad-citation by block (lint/blocks.py): a block whose text and cited sources are as
+    they were is not checked again, and its findings move with it."""
+    project = _project(tmp_path / "p")
+    two = CITING["overlap-notes.md"].replace(
+        "See [[My notes]].", "HNSW trades memory for fast search. [vectors.md:8](../sources/vectors.md#L8)"
+    )
+    (project.wiki_dir / "overlap-notes.md").write_text(two, encoding="utf-8")
+    _build(project)
+    _source("tools.md", OVERLAP, REWORDED)(project)  # its first block's citation goes bad
+    report = _build(project)
+    assert (_kept(project)["how"], report.lint) == ("patched", lint(project).counts())
+    _page("overlap-notes.md", "# Overlap notes\n", "# Overlap notes\n\nA line of mine.\n\nAnd one more.\n")(
+        project
+    )
+    _build(project)  # a hand edit: counted, the blocks kept as they were
+    _source("vectors.md", "It trades memory", "It spends memory")(project)  # its second block's
+    report = _build(project)
+    full = lint(project)
+    assert (_kept(project)["how"], report.lint) == ("patched", full.counts())
+    assert _kept(project)["reused"] >= 1, "the first block's findings, as kept"
+    with State.open(project.state_path) as state:
+        cached = lint_cached(project, state, store=False)
+    assert [f.to_json() for f in cached.findings] == [f.to_json() for f in full.findings]
+    moved = [f for f in full.findings if f.rule == "bad-citation" and f.path == "wiki/overlap-notes.md"]
+    assert moved and moved[0].line == 12, "the first block's finding, four lines down"
+
+
+def test_a_page_read_again_by_every_lint_is_counted_again_by_every_patch(tmp_path: Path) -> None:
+    """A page the cache keeps no row of (unreadable here; a saved answer, whose staleness
+    depends on other pages) is read and checked again each time, its old findings kept apart."""
+    project = _project(tmp_path / "p")
+    (project.wiki_dir / "broken.md").write_bytes(b"# Broken\n\nNot UTF-8: \xff\xfe.\n")
+    _source("vectors.md", "It trades memory", "It spends memory")(project)
+    report = _build(project)
+    assert (_kept(project)["how"], report.lint) == ("counted", lint(project).counts())
+    assert list(_kept(project)["always"]) == ["wiki/broken.md"]
+    assert any(f.path == "wiki/broken.md" for f in lint(project).findings)
+    for find, put in [(OVERLAP, REWORDED), (REWORDED, OVERLAP)]:
+        _source("tools.md", find, put)(project)
+        report = _build(project)
+        assert (_kept(project)["how"], report.lint) == ("patched", lint(project).counts())

@@ -1,0 +1,57 @@
+"""bad-citation by block, at the cost of the blocks that changed: a page the lint summary reads
+again after an edit (totals.py) is mostly as it was (a topic page rewritten because one of its
+hundred sources changed), and checking its citations reads every source it cites. Each block's
+findings are kept by what they read (the block's text and citations, whether it is prose, the
+cited sources' stats and what the build read of them, the rules' settings): a block whose key
+is kept is not checked again, so only the sources of the blocks that changed are read."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+
+from wikic.hashing import FINGERPRINT, digest
+from wikic.lint import citations
+from wikic.lint.context import Context, Finding
+from wikic.lint.entries import Seen
+from wikic.lint.facts import finding_json, json_finding
+from wikic.wiki.blocks import Block
+from wikic.wiki.page import Page
+
+Kept = Mapping[str, str]  # block key -> its findings (JSON), lines counted from the block's
+
+
+def key(seen: Seen, block: Block, prose: bool) -> str:
+    """What a block's bad-citation findings read (see the module). Each part after its length,
+    joined, not repr'd: a topic page of a 100,000-source wiki has 3,000 blocks."""
+    parts = [seen.settings, "prose" if prose else "", block.text]
+    for r in block.citations:
+        parts += [r.raw, f"{r.line - block.line} {r.consistent} {r.citation.start} {r.citation.end}"]
+    parts += [seen.source_repr(rel) for rel in sorted({r.citation.source for r in block.citations})]
+    return digest("".join([f"{len(part)}:{part}" for part in parts]), FINGERPRINT)
+
+
+def bad_citations(
+    seen: Seen, ctx: Context, page: Page, kept: Kept, now: dict[str, str], used: set[str]
+) -> Iterator[Finding]:
+    """The page's bad-citation findings: a block's from `kept` where its key is there (put in
+    `used`), else checked; every block's key and findings put in `now`."""
+    prose = {id(b) for b in page.prose()}
+    for block in page.blocks:
+        if not block.citations:
+            continue
+        at = key(seen, block, id(block) in prose)
+        raw = kept.get(at)
+        if raw is not None:
+            used.add(at)
+        else:
+            found = list(citations.check_block(ctx, page, block, id(block) in prose))
+            raw = json.dumps([finding_json(_moved(f, -block.line)) for f in found], ensure_ascii=False)
+        now[at] = raw
+        if raw != "[]":  # most blocks' findings: none
+            for f in json.loads(raw):
+                yield _moved(json_finding(f), block.line, page.rel)
+
+
+def _moved(f: Finding, by: int, path: str | None = None) -> Finding:
+    return Finding(f.rule, path or f.path, f.line + by, f.message, f.fix, f.level, f.edit, f.also)

@@ -1,0 +1,336 @@
+"""The lint summary at the end of a build at the cost of what the build changed: the counts
+of the last summary are kept in state.db (Meta.LINT_TOTALS, by rule, suppressions applied),
+with the digest of wiki/ as that lint saw it. When this build found wiki/ as that lint left
+it, and the pages it wrote keep what the rules across pages read of them (their links, names,
+mentions: their facts' digest), only the pages it wrote, those citing or listing a source it
+read again and those every lint reads again are checked (their paragraphs' bad-citation
+findings kept by what they read: blocks.py): what those pages said before is taken from the
+counts (their cached own findings, their hand-edit finding) and what they say now added.
+Anything else (the first build, a build killed before its lint, a hand edit, a page that came
+or went, index.md rewritten, other rules, settings or wikic, a lint that stored its cache
+meanwhile, --force) is the cached lint (cache.py), whose counts are kept anew. Same counts as
+runner.lint, by test (tests/test_lint_totals.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from wikic import __version__
+from wikic.config import Schema, load_schema
+from wikic.errors import WikicError
+from wikic.hashing import fingerprint
+from wikic.lint import rules
+from wikic.lint.blocks import bad_citations
+from wikic.lint.context import Context, Finding
+from wikic.lint.entries import CACHED, FACTS, ORPHANABLE, OWN, Entry, Seen, check_own, entry_of, own_rows
+from wikic.lint.entries import settings_of as own_settings
+from wikic.lint.facts import Facts, facts_of, json_finding
+from wikic.lint.runner import LintOptions, rule_levels
+from wikic.project import Project
+from wikic.state import Meta, State
+from wikic.wiki.page import Page
+from wikic.wiki.read import INDEX, LOG, gc_paused, read_page
+
+if TYPE_CHECKING:
+    from wikic.build.report import Report
+    from wikic.snapshot import Tree
+
+Counts = dict[str, int]  # rule -> findings
+KEPT = 1  # the kept summary's format: bump when it changes (the counts are then made again)
+FIELDS = {"settings", "wiki", "counts", "hand", "off", "always", "unbuilt"}  # what a patch reads of it
+
+
+def take(project: Project) -> dict[str, Any] | None:
+    """The kept summary, taken out of state.db before a build changes anything: a build killed
+    before its lint leaves none, so the next one counts from the cache."""
+    if not project.state_path.is_file():
+        return None
+    try:
+        state = State.peek(project.state_path)
+        if state is None:
+            return None
+        with state:
+            raw = state.get_meta(Meta.LINT_TOTALS)
+            if raw is not None:
+                state.delete_meta(Meta.LINT_TOTALS)
+        kept = json.loads(raw or "{}")
+    except (sqlite3.Error, WikicError, ValueError):  # the build opens, repairs or reports it
+        return None
+    return kept if isinstance(kept, dict) and kept else None
+
+
+def summary(
+    project: Project,
+    state: State,
+    report: Report,
+    fresh: bool,
+    kept: dict[str, Any] | None,
+    after: Tree | None,
+) -> dict[str, int]:
+    """Counts by level of the findings after the build of `report` (`fresh`: every page
+    checked again), as LintResult.counts() says them; what lets the next build patch them
+    kept, with `after`: wiki/ as the build left it, walked (None: not known)."""
+    schema = load_schema(project.schema_path)
+    levels = rule_levels(schema, LintOptions())
+    mark = _settings(schema, levels)
+    with gc_paused():
+        counts = None
+        if kept is not None and not fresh and kept.get("settings") == mark and kept.keys() >= FIELDS:
+            counts = _patched(project, state, schema, levels, report, kept, after)
+        if counts is None:
+            counts = _counted(project, state, schema, levels, fresh, mark, after)
+    return by_level(counts, levels)
+
+
+def by_level(counts: Mapping[str, int], levels: Mapping[str, str]) -> dict[str, int]:
+    """{"error": n, "warning": n}, as LintResult.counts() says them."""
+    out = {"error": 0, "warning": 0}
+    for rule, n in counts.items():
+        if levels.get(rule) in out:
+            out[levels[rule]] += n
+    return out
+
+
+def _settings(schema: Schema, levels: dict[str, str]) -> str:
+    """What the kept counts were made with besides the pages: wikic, the rules and settings."""
+    lint = schema.lint.model_dump(mode="json")
+    return fingerprint([KEPT, __version__, own_settings(schema, levels), sorted(levels.items()), lint])
+
+
+def _suppressed(off: Mapping[str, Iterable[str]]) -> Callable[[Finding], bool]:
+    def hidden(f: Finding) -> bool:
+        for path in (f.path, *f.also):
+            rules_off = off.get(path, ())
+            if f.rule in rules_off or "all" in rules_off:
+                return True
+        return False
+
+    return hidden
+
+
+def _tally(findings: Iterable[Finding], off: Mapping[str, Iterable[str]]) -> Counter[str]:
+    hidden = _suppressed(off)
+    return Counter(f.rule for f in findings if not hidden(f))
+
+
+def _hand(rel: str) -> Finding:
+    """A page's hand-edit finding, as far as counting goes (the rules across pages say it)."""
+    return Finding("hand-edit", rel, 1, "")
+
+
+# --- the full count ------------------------------------------------------------------
+def _counted(
+    project: Project,
+    state: State,
+    schema: Schema,
+    levels: dict[str, str],
+    fresh: bool,
+    mark: str,
+    after: Tree | None,
+) -> Counts:
+    """The cached lint (cache.py) over every page; its counts kept where the build left a
+    wiki/ to compare the next with."""
+    from wikic.lint.cache import cached_findings
+
+    done = cached_findings(project, schema, levels, state, fresh)
+    off = {rel: sorted(rs) for rel, rs in done.disabled.items()}
+    counts = dict(_tally(done.findings, off))
+    if after is not None and after.complete:
+        always = state.lint_always()
+        own = [f for f in done.findings if f.rule in OWN]
+        kept = {
+            "settings": mark,
+            "wiki": after.digest(),
+            "counts": counts,
+            "hand": sorted(f.path for f in done.findings if f.rule == "hand-edit"),
+            "off": off,
+            "always": {rel: dict(_tally([f for f in own if f.path == rel], off)) for rel in always},
+            "unbuilt": state.lint_unbuilt_sources(),
+            "how": "counted",  # how these counts were made, and from how many pages read: for tests
+            "checked": done.checked,
+        }
+        state.set_meta(Meta.LINT_TOTALS, json.dumps(kept, ensure_ascii=False))
+    return counts
+
+
+# --- the patched count ---------------------------------------------------------------
+def _patched(
+    project: Project,
+    state: State,
+    schema: Schema,
+    levels: dict[str, str],
+    report: Report,
+    kept: dict[str, Any],
+    after: Tree | None,
+) -> Counts | None:
+    """The kept counts brought up to date from the pages the build changed, and kept; None
+    where that cannot be exact (see the module)."""
+    found = report.found
+    if found is None or after is None or not (found.complete and after.complete):
+        return None
+    if not report.ok or found.digest() != kept["wiki"]:  # a source the build could not read
+        return None
+    written = _written(report, found.stats, after.stats)
+    if written is None:
+        return None
+    unbuilt: list[str] = kept["unbuilt"]
+    changed = set(report.reread) | _moved(project, state, unbuilt)
+    again = sorted(written | state.lint_dependents(changed) | set(kept["always"]))
+    seen = _seen(project, schema, levels)
+    pages = _pages(seen, state, again, kept["off"])
+    if pages is None:
+        return None
+    deps = {d for _, facts, _, _ in pages.values() if facts is not None for d in facts["deps"]} | changed
+    seen.source_stats = state.built_sources_of(sorted(deps))  # before any key is made
+    entries = {page.slug: entry_of(seen, page, facts, st) for page, facts, st, _ in pages.values()}
+    blocks = _Blocks(seen, state.lint_blocks_of(again))
+    check_own(seen, entries, blocks.bad)
+    hand = {rel for rel, (page, _, _, wrote) in pages.items() if wrote and page.hash != wrote}
+    counts = _apply(state, kept, entries, hand)
+    if counts is None:
+        return None
+    kept.update(
+        counts=counts, wiki=after.digest(), how="patched", checked=len(entries), reused=len(blocks.used)
+    )
+    kept["unbuilt"] = sorted({*unbuilt, *(d for d in deps if d not in seen.source_stats)})
+    _store(seen, state, entries, changed, blocks, json.dumps(kept, ensure_ascii=False))
+    return counts
+
+
+class _Blocks:
+    """The bad-citation findings of the pages read, by block (blocks.py): kept and now."""
+
+    def __init__(self, seen: Seen, kept: dict[str, dict[str, str]]) -> None:
+        self.seen, self.kept = seen, kept
+        self.now: dict[str, dict[str, str]] = {}
+        self.used: set[str] = set()  # the keys of blocks whose findings came from the kept ones
+
+    def bad(self, ctx: Context, page: Page) -> Iterator[Finding]:
+        kept, now = self.kept.get(page.rel, {}), self.now.setdefault(page.rel, {})
+        return bad_citations(self.seen, ctx, page, kept, now, self.used)
+
+    def changes(self) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
+        """The blocks gone, and those new, by page."""
+        gone, new = [], []
+        for rel, now in self.now.items():
+            kept = self.kept.get(rel, {})
+            gone += [(rel, key) for key in kept if key not in now]
+            new += [(rel, key, found) for key, found in now.items() if key not in kept]
+        return gone, new
+
+
+def _store(
+    seen: Seen, state: State, entries: dict[str, Entry], changed: set[str], blocks: _Blocks, kept: str
+) -> None:
+    """The pages read, their sources and blocks, where they changed, and the counts, at once."""
+    rows, gone = own_rows(entries)
+    was = state.lint_deps_of(e.page.rel for e in entries.values())
+    cited = {
+        e.page.rel: e.deps()
+        for e in entries.values()
+        if e.facts is not None and set(e.deps()) != was.get(e.page.rel)
+    }
+    records = {e.page.rel: e.record() for e in entries.values()}
+    # a source the build did not read again, that the same page cited before, is as stored
+    # (wiki/ and the build say so): only the others are compared with what is
+    asked = changed | {d for e in entries.values() for d in e.deps() if d not in was.get(e.page.rel, ())}
+    before = state.lint_sources_of(sorted(asked))
+    sources = {rel: now for rel, now in seen.sources(asked).items() if before.get(rel) != now}
+    saved = {Meta.LINT_TOTALS: kept}
+    state.save_lint(rows, gone, cited, {}, records, sources, saved, blocks=blocks.changes())
+
+
+def _written(report: Report, before: Mapping[str, Any], after: Mapping[str, Any]) -> set[str] | None:
+    """The pages the build wrote (or removed); None when one came or went, or it touched
+    index.md or an attachment (the rules across pages then run again)."""
+    pages = set()
+    for rel in [*report.written, *report.removed]:
+        if not rel.startswith("wiki/") or rel == f"wiki/{LOG}":
+            continue  # nothing lint reads
+        name = rel[len("wiki/") :]
+        if "/" in name or name == INDEX or not name.endswith(".md") or rel not in before or rel not in after:
+            return None
+        pages.add(rel)
+    return pages
+
+
+def _moved(project: Project, state: State, unbuilt: list[str]) -> set[str]:
+    """The cited sources that are no build's input (so the build cannot say) whose stat changed."""
+    if not unbuilt:
+        return set()
+    was = state.lint_sources_of(unbuilt)
+    moved = set()
+    for rel in unbuilt:
+        try:
+            st = os.stat(os.path.join(project.root, rel))
+            now: tuple[int | None, int | None] = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            now = (None, None)
+        if rel not in was or was[rel][:2] != now:
+            moved.add(rel)
+    return moved
+
+
+def _seen(project: Project, schema: Schema, levels: dict[str, str]) -> Seen:
+    """What the own rules read, for a few pages: no listing; the build's records by key."""
+    settings = own_settings(schema, levels)
+    return Seen(project, schema, levels, settings, "", {}, {}, [], None, set(), time.time_ns())
+
+
+# path -> the page, its facts, its stat, the hash of what wikic wrote of it ("": not wikic's)
+Read = dict[str, tuple[Page, Facts | None, tuple[int, int], str]]
+
+
+def _pages(seen: Seen, state: State, again: list[str], off: dict[str, list[str]]) -> Read | None:
+    """These pages read and parsed, with their facts and stat; None when one is gone, or
+    changed what the rules across pages read of it or its switches."""
+    records, written = state.lint_records_of(again), state.written_hashes_of(again)
+    pages: Read = {}
+    for rel in again:
+        record = records.get(rel)
+        try:
+            st = os.stat(seen.root + rel)
+        except OSError:
+            return None
+        page = read_page(seen.project.root / rel, rel)
+        facts = facts_of(page)
+        across = facts["across"] if facts else repr((page.hash, page.read_error))
+        if record is None or record[CACHED] != (facts is not None) or record[FACTS] != across:
+            return None
+        if record[ORPHANABLE] != rules.can_be_orphan(page) or sorted(page.disabled) != off.get(rel, []):
+            return None
+        pages[rel] = (page, facts, (st.st_size, st.st_mtime_ns), written.get(rel, "") if page.hash else "")
+    return pages
+
+
+def _apply(state: State, kept: dict[str, Any], entries: dict[str, Entry], hand: set[str]) -> Counts | None:
+    """The kept counts, less what the pages read said before, plus what they say now (`hand`:
+    those of them that differ from what wikic wrote); None when the cache lacks what one said."""
+    off: dict[str, list[str]] = kept["off"]
+    always: dict[str, Counts] = kept["always"]
+    counts: Counter[str] = Counter(kept["counts"])
+    cached = [e.page.rel for e in entries.values() if e.facts is not None]
+    before = state.lint_own_of(cached)
+    if len(before) != len(cached):
+        return None
+    for findings in before.values():
+        counts.subtract(_tally((json_finding(f) for f in json.loads(findings)), off))
+    read = {e.page.rel for e in entries.values()}
+    counts.subtract(_tally((_hand(rel) for rel in read & set(kept["hand"])), off))
+    counts.update(_tally((_hand(rel) for rel in hand), off))
+    for e in entries.values():
+        if e.facts is None:
+            counts.subtract(always.get(e.page.rel, {}))
+            always[e.page.rel] = dict(_tally(e.findings, off))
+        counts.update(_tally(e.findings, off))
+    kept["hand"] = sorted((set(kept["hand"]) - read) | hand)
+    if any(n < 0 for n in counts.values()):
+        return None  # never, unless the kept counts were not those of this cache
+    return {rule: n for rule, n in sorted(counts.items()) if n}
