@@ -133,7 +133,8 @@ def _text_lines(lines: list[str], start: int, end: int) -> list[int]:
 
 def _claim_lines(name: str, lines: list[str], text: list[int]) -> list[int]:
     """Of the text lines `text`, those that could support a claim about `name`: not the bare name."""
-    return [n for n in text if says_more(lines[n - 1], name)]
+    named = _words(name)
+    return [n for n in text if not _words(lines[n - 1]) <= named]  # says_more, its name's words once
 
 
 def mentions(name: str, lines: list[str], numbers: list[int]) -> list[int]:

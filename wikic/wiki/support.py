@@ -187,9 +187,12 @@ def _reversed(text: str, said: set[str], words: frozenset[str], evidence: str, e
         return False
     # a negation the lines make counts only in their sentence closest to this one: "written by
     # Evan Martin" is not reversed by "not written by hand" in the next sentence
-    words_of = [(len(words & held), s) for held, s in _units(evidence)]
-    closest = max(words_of, key=lambda ws: ws[0], default=(0, ""))[1]
-    flipped = _negated(text) & (said - _negated(evidence)) | _negated(closest) & (said - _negated(text))
+    negated = _negated(evidence)
+    flipped = _negated(text) & (said - negated)
+    if negated:  # else none of its sentences negates anything either: no closest one to find
+        words_of = [(len(words & held), s) for held, s in _units(evidence)]
+        closest = max(words_of, key=lambda ws: ws[0], default=(0, ""))[1]
+        flipped |= _negated(closest) & (said - _negated(text))
     return bool({w for w in flipped if w in ev.words}) or bool(
         (said & NEGATION) and not (ev.words & NEGATION)
     )
