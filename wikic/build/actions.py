@@ -224,7 +224,7 @@ class Runner:
                 }
             action.status = "ran"
             self._down.clear()
-            with self._lock:
+            with self._lock, self.state.transaction():  # one commit for both, not one each
                 self.state.put_cache(
                     action.key, action.stage, output, usage.prompt_tokens, usage.completion_tokens
                 )
