@@ -181,6 +181,8 @@ def _patched(
     if written is None:
         return None
     unbuilt: list[str] = kept["unbuilt"]
+    # the sources the build read again (one edited after it read it is read by the next build,
+    # whose summary checks its pages: as for a page edited after the build wrote it)
     changed = set(report.reread) | _moved(project, state, unbuilt)
     again = sorted(written | state.lint_dependents(changed) | set(kept["always"]))
     seen = _seen(project, schema, levels)
