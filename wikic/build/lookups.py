@@ -27,6 +27,10 @@ class SourceSlugs(Mapping[str, str]):
             raise KeyError(path)
         return page.slug
 
+    def title(self, path: str) -> str:
+        """The title of the source's page (as the linker has it: the plan's)."""
+        return self.pages[f"source:{path}"].title
+
     def __iter__(self) -> Iterator[str]:
         return (p.sources[0] for p in self.pages.values() if p.type == "source")
 

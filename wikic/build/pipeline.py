@@ -24,7 +24,7 @@ from wikic.build.batches import Batches
 from wikic.build.compose import Composer, compose_pages
 from wikic.build.existing import foreign, intact, kept_for_failed_sources, missing
 from wikic.build.intake import Intake, Read
-from wikic.build.plan import PagePlan, SourceInfo, memo_for
+from wikic.build.plan import PagePlan, SourceInfo, memo_for, write_mode
 from wikic.build.publish import append_log, publish
 from wikic.build.replan import Keep, plan_kept
 from wikic.build.report import Progress, Report, price_report
@@ -254,8 +254,6 @@ class _Build:
         self.edit = quick.decide(self, pages, sources)
         subset = pages if self.edit is None else {pid: pages[pid] for pid in self.edit.changed}
         actions = self._actions(subset)
-        if self.edit is not None:  # the others' actions are up to date: their plan and settings are
-            self.report.up_to_date += self.edit.writes
         covers = self.local_only.covers_any  # without globs, no page's notes are looked at
         local = {pid for pid, p in pages.items() if self.local_only and covers(c.source for c in p.claims)}
         if local and self.schema.privacy.local_model is None:  # never to the remote model: notes
@@ -280,6 +278,8 @@ class _Build:
             pages, written, set(actions), self.schema.lint.citation_threshold, composer
         )
         self.report.page_text = page_text if self.opts.dry_run else composer.save(texts, page_text)
+        if only is not None and write_mode(self.schema) != "notes":  # each other's write is up to date
+            self.report.up_to_date += composer.others
         self.prose_keys = composer.keys  # assemble's key of a topic page reads them, not its notes
         same = self.kept_plan.same  # a topic page among them whose text is composed as it was too
         same -= {pid for pid, key in composer.keys.items() if composer.saved.get(pid, ("", ""))[0] != key}

@@ -30,7 +30,7 @@ from wikic.build.assemble import (
 )
 from wikic.build.linker import Linker
 from wikic.build.lookups import Names, Rows
-from wikic.build.plan import PagePlan, write_mode
+from wikic.build.plan import PagePlan
 from wikic.build.publish import publish
 from wikic.build.replan import Keep
 from wikic.hashing import quick_fingerprint
@@ -178,12 +178,11 @@ def _patched_index(
 
 @dataclass
 class Quick:
-    """An edit whose pages are known: `names` as the last assembly kept them, the pages it
-    changed (ids), and how many write actions the others have (each up to date)."""
+    """An edit whose pages are known: `names` as the last assembly kept them, and the pages it
+    changed (ids)."""
 
     names: Names
     changed: list[str]
-    writes: int
 
 
 def writes_key(template: str, model: str) -> str:
@@ -211,7 +210,9 @@ def decide(build: _Build, pages: dict[str, PagePlan], sources: list[Read]) -> Qu
         return None
     starts = {s.path for s in sources if s.pages}
     as_kept = _as_kept(keep, pages, sources, build.intake.settled.recorded)
-    changed = [pid for pid in pages if pid not in keep.same and pid not in as_kept]
+    if not keep.same:  # a page moved: every page is planned anew
+        return None
+    changed = [pid for pid in keep.pages if pid not in as_kept]
     if starts:  # a PDF's pages are read anew: its pages' keys too (assemble._same_key)
         changed += [pid for pid in keep.same if any(s in starts for s in pages[pid].sources)]
     if len(changed) > max(FEW, len(pages) // SHARE):  # most pages: the full assembly is as cheap
@@ -221,11 +222,7 @@ def decide(build: _Build, pages: dict[str, PagePlan], sources: list[Read]) -> Qu
         page, kept = pages[pid], names.entries.get(pages[pid].slug)
         if kept is None or kept[3] != pid or kept[:3] != (page.title, page.type, page.aliases):
             return None  # a page new, moved or renamed: the names changed
-    notes = write_mode(build.schema) == "notes"
-    mine = set(changed)
-    others = (pid for pid in [*keep.same, *as_kept] if pid not in mine)
-    writes = 0 if notes else sum(1 for pid in others if _written(pages[pid]))
-    return Quick(names, changed, writes)
+    return Quick(names, changed)
 
 
 def _as_kept(
@@ -259,10 +256,6 @@ def _lines_by_source(claims: Iterable[tuple[str, int, int]]) -> dict[str, list[t
     for source, start, end in claims:
         found.setdefault(source, []).append((start, end))
     return found
-
-
-def _written(page: PagePlan) -> bool:
-    return page.type != "source" and bool(page.claims)
 
 
 def outputs(build: _Build, sources: list[Read], pages: dict[str, PagePlan], prose: dict[str, Any]) -> bool:
