@@ -177,7 +177,7 @@ class Assembly:
     pages: dict[str, PagePlan]
     prose: Mapping[str, dict[str, Any]]
     foreign: dict[str, str]
-    line_counts: dict[str, int]
+    line_counts: Mapping[str, int]
     title: str
     scope: str
     type_order: list[str]

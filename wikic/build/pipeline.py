@@ -359,15 +359,15 @@ class _Build:
 
     def _save(self, sources: list[Read], pages: dict[str, PagePlan], mark: str) -> None:
         state, report = self.state, self.report
-        live = {s.path for s in sources} | self.failed_sources
+        # an edit's pages known (quick.py): no page and no source went, no page moved
+        live = {s.path for s in sources} | self.failed_sources if self.edit is None else set()
         with state.transaction():
-            for path in set(self.recorded) - live:
+            for path in set(self.recorded) - live if self.edit is None else ():
                 state.remove_source(path)
             for src in sources:  # what this build read: lint's stale-page compares against it
                 st = self.stats[src.path]
                 if self.recorded.get(src.path) != (st.size, st.mtime_ns, src.hash):
                     state.set_source(src.path, st.size, st.mtime_ns, src.hash)
-            # an edit's pages known (quick.py): no page and no source went, no page moved
             for rec in self.records.values() if self.edit is None else ():
                 if _gone(rec, live, pages):
                     state.remove_action(rec.id)

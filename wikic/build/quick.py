@@ -10,10 +10,12 @@ is edited by hand, no answer or hand-made page changed, and every page it wrote 
 
 from __future__ import annotations
 
+import bisect
 import json
 import marshal
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wikic.build import compose, write
@@ -46,6 +48,45 @@ FEW = 64  # pages an edit may change, or one in SHARE of them, for the quick way
 SHARE = 4
 
 
+class Sources(Mapping[str, "Read"]):
+    """The sources read, by path, found by bisection (the build reads them in path order; one
+    not where that order puts it is looked for in turn): an edit asks for a few of 100,000."""
+
+    def __init__(self, sources: list[Read]) -> None:
+        self.sources = sources
+
+    def __getitem__(self, path: str) -> Read:
+        at = bisect.bisect_left(self.sources, path, key=lambda s: s.path)
+        if at < len(self.sources) and self.sources[at].path == path:
+            return self.sources[at]
+        found = next((s for s in self.sources if s.path == path), None)
+        if found is None:
+            raise KeyError(path)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return (s.path for s in self.sources)
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+
+class LineCounts(Mapping[str, int]):
+    """source path -> how many lines it has (Assembly.line_counts), looked up as asked."""
+
+    def __init__(self, sources: Sources) -> None:
+        self.sources = sources
+
+    def __getitem__(self, path: str) -> int:
+        return self.sources[path].lines
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.sources)
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+
 class Prose(Mapping[str, dict[str, Any]]):
     """Each topic page's composed text: this build's, else as the last build composed it
     (a page the edit leaves as it was, whose backlinks changed)."""
@@ -68,8 +109,15 @@ class Prose(Mapping[str, dict[str, Any]]):
         return len(self.composed)
 
 
+def _index(root: Path) -> str | None:
+    try:
+        return (root / "wiki" / "index.md").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def quick_assemble(
-    job: Assembly, changed: list[str], names: Names, state: State, index: str | None
+    job: Assembly, changed: list[str], names: Names, state: State, index: Callable[[], str | None]
 ) -> tuple[Assembled, str | None] | None:
     """The pages `changed` (ids) and those whose backlinks they change, assembled; and index.md
     as it is to be (None: as it is). `names`: as the last assembly kept them; `index`: index.md
@@ -102,7 +150,7 @@ def quick_assemble(
     previous.update(more)
     back = _backlinks(state, need, mine, entries)
     if isinstance(names.entries, Rows):  # the entries asked for below, read at once
-        names.entries.load({*need, *(s for linked in back.values() for s in linked)})
+        names.entries.load({*need, *_listed(need, back, mine, entries, previous)})
     out: dict[str, str] = {}
     rendered: dict[str, Rendered] = {}
     for slug in sorted(need):
@@ -131,6 +179,21 @@ def quick_assemble(
     return done, new_index if isinstance(new_index, str) else None
 
 
+def _listed(
+    need: set[str],
+    back: dict[str, set[str]],
+    mine: dict[str, str],
+    entries: dict[str, PageEntry],
+    previous: dict[str, Rendered],
+) -> set[str]:
+    """The pages listed as backlinks of those in `need`: linking to one that does not link back."""
+    listed: set[str] = set()
+    for slug in need:
+        links = entries[slug].links if slug in mine else set(previous[slug].links)
+        listed |= back.get(slug, set()) - links
+    return listed
+
+
 def _entry(page: PagePlan) -> PageEntry:
     return PageEntry(page.slug, page.title, page.type, page.aliases)
 
@@ -151,7 +214,7 @@ def _backlinks(
 
 
 def _patched_index(
-    index: str | None, names: Names, previous: dict[str, Rendered], rendered: dict[str, Rendered]
+    read: Callable[[], str | None], names: Names, previous: dict[str, Rendered], rendered: dict[str, Rendered]
 ) -> str | bool | None:
     """index.md with the lines of the pages whose description changed made again (a page's
     line stays where it was: its title, type and slug did not change); None: unchanged;
@@ -163,6 +226,7 @@ def _patched_index(
     }
     if not lines:
         return None
+    index = read()
     at = -1 if index is None else index.rfind("\n<!-- wikic:")
     if index is None or at < 0 or seal(index[:at]) != index:
         return False
@@ -183,6 +247,7 @@ class Quick:
 
     names: Names
     changed: list[str]
+    starts: dict[str, tuple[int, ...]]  # a PDF's first line of each page, by source
 
 
 def writes_key(template: str, model: str) -> str:
@@ -208,8 +273,8 @@ def decide(build: _Build, pages: dict[str, PagePlan], sources: list[Read]) -> Qu
     names = Names.loads(state.kept("names"), entries, Rows(state.kept_names, state.kept_names))
     if names is None or names.fingerprint != by[1]:
         return None
-    starts = {s.path for s in sources if s.pages}
-    as_kept = _as_kept(keep, pages, sources, build.intake.settled.recorded)
+    starts = {s.path: s.pages for s in sources if s.pages}
+    as_kept = _as_kept(keep, pages, Sources(sources), build.intake.settled.recorded)
     if not keep.same:  # a page moved: every page is planned anew
         return None
     changed = [pid for pid in keep.pages if pid not in as_kept]
@@ -222,11 +287,11 @@ def decide(build: _Build, pages: dict[str, PagePlan], sources: list[Read]) -> Qu
         page, kept = pages[pid], names.entries.get(pages[pid].slug)
         if kept is None or kept[3] != pid or kept[:3] != (page.title, page.type, page.aliases):
             return None  # a page new, moved or renamed: the names changed
-    return Quick(names, changed)
+    return Quick(names, changed, starts)
 
 
 def _as_kept(
-    keep: Keep, pages: dict[str, PagePlan], sources: list[Read], recorded: Mapping[str, tuple[int, int, str]]
+    keep: Keep, pages: dict[str, PagePlan], sources: Sources, recorded: Mapping[str, tuple[int, int, str]]
 ) -> set[str]:
     """The pages the plan made again exactly as the last plan kept them (row for row), whose
     body reads nothing else the edit changed: a topic page's is its row and its text; a source
@@ -240,13 +305,14 @@ def _as_kept(
         was = _lines_by_source((c[1], c[2], c[3]) for c in marshal.loads(keep.before[pid])[6])
         now = _lines_by_source((c.source, c.start, c.end) for c in pages[pid].claims)
         moved |= {src for src in was.keys() | now.keys() if was.get(src) != now.get(src)}
-    read = {s.path: s.hash for s in sources}
     kept = set()
     for pid in rows:
         if pid not in pages:
             continue
         src = pages[pid].sources[0] if pid.startswith("source:") else ""
-        if not src or (src not in moved and read.get(src, "") == recorded.get(src, (0, 0, ""))[2]):
+        if not src or (
+            src not in moved and src in sources and sources[src].hash == recorded.get(src, (0, 0, ""))[2]
+        ):
             kept.add(pid)
     return kept
 
@@ -267,20 +333,16 @@ def outputs(build: _Build, sources: list[Read], pages: dict[str, PagePlan], pros
         pages,
         Prose(prose, state),
         {},
-        {s.path: s.lines for s in sources},
+        LineCounts(Sources(sources)),
         schema.title,
         schema.scope,
         [],
-        page_starts={s.path: s.pages for s in sources if s.pages},
+        page_starts=edit.starts,
         prose_keys=build.prose_keys,
         token=build.kept_plan.token,
         writes=build._writes(),
     )
-    try:
-        index: str | None = (root / "wiki" / "index.md").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        index = None
-    got = quick_assemble(job, edit.changed, edit.names, state, index)
+    got = quick_assemble(job, edit.changed, edit.names, state, lambda: _index(root))
     if got is None:
         return False
     done, new_index = got
