@@ -255,7 +255,11 @@ class _Build:
         subset = pages if self.edit is None else {pid: pages[pid] for pid in self.edit.changed}
         actions = self._actions(subset)
         covers = self.local_only.covers_any  # without globs, no page's notes are looked at
-        local = {pid for pid, p in pages.items() if self.local_only and covers(c.source for c in p.claims)}
+        local = (
+            {pid for pid, p in pages.items() if covers(c.source for c in p.claims)}
+            if self.local_only
+            else set()
+        )
         if local and self.schema.privacy.local_model is None:  # never to the remote model: notes
             actions = {pid: a for pid, a in actions.items() if pid not in local}
         elif local:  # their notes are local-only lines: written by privacy.local_model

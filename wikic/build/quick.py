@@ -49,20 +49,24 @@ SHARE = 4
 
 
 class Sources(Mapping[str, "Read"]):
-    """The sources read, by path, found by bisection (the build reads them in path order; one
-    not where that order puts it is looked for in turn): an edit asks for a few of 100,000."""
+    """The sources read, by path, found by bisection (the sources come in path order, but those
+    read anew come first: where one is not found so, all of them by path, once): an edit asks
+    for a few hundred of 100,000."""
 
     def __init__(self, sources: list[Read]) -> None:
         self.sources = sources
+        self.paths: list[str] | None = None
+        self.whole: dict[str, Read] | None = None
 
     def __getitem__(self, path: str) -> Read:
-        at = bisect.bisect_left(self.sources, path, key=lambda s: s.path)
-        if at < len(self.sources) and self.sources[at].path == path:
-            return self.sources[at]
-        found = next((s for s in self.sources if s.path == path), None)
-        if found is None:
-            raise KeyError(path)
-        return found
+        if self.whole is None:
+            if self.paths is None:
+                self.paths = [s.path for s in self.sources]
+            at = bisect.bisect_left(self.paths, path)
+            if at < len(self.paths) and self.paths[at] == path:
+                return self.sources[at]
+            self.whole = {s.path: s for s in self.sources}
+        return self.whole[path]
 
     def __iter__(self) -> Iterator[str]:
         return (s.path for s in self.sources)
