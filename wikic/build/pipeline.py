@@ -170,7 +170,7 @@ class _Build:
         root, report = self.project.root, self.report
         self.recorded = self.intake.settled.recorded  # as the last build read them (_save compares)
         if self.edit is not None and quick.outputs(self, sources, pages, prose):
-            report.pages = len(pages)
+            report.pages = int(self.state.get_meta(Meta.PAGES) or len(pages))  # the same pages as then
             self.logged = append_log(root, self.state, report)
             return self._save(sources, pages, mark)
         if self.edit is not None:  # assembled in full after all: every page's text is needed

@@ -278,7 +278,7 @@ def decide(build: _Build, pages: dict[str, PagePlan], sources: list[Read]) -> Qu
     if names is None or names.fingerprint != by[1]:
         return None
     starts = {s.path: s.pages for s in sources if s.pages}
-    as_kept = _as_kept(keep, pages, Sources(sources), build.intake.settled.recorded)
+    as_kept = _as_kept(keep, pages, Sources(sources), build.intake.settled.recorded, starts)
     if not keep.same:  # a page moved: every page is planned anew
         return None
     changed = [pid for pid in keep.pages if pid not in as_kept]
@@ -287,6 +287,8 @@ def decide(build: _Build, pages: dict[str, PagePlan], sources: list[Read]) -> Qu
     if len(changed) > max(FEW, len(pages) // SHARE):  # most pages: the full assembly is as cheap
         return None
     entries.load(pages[pid].slug for pid in changed)
+    if any(pages[pid].type != "source" and not pages[pid].claims for pid in changed):
+        return None  # a topic page without notes is not assembled (pipeline._outputs): the full way
     for pid in changed:
         page, kept = pages[pid], names.entries.get(pages[pid].slug)
         if kept is None or kept[3] != pid or kept[:3] != (page.title, page.type, page.aliases):
@@ -295,7 +297,11 @@ def decide(build: _Build, pages: dict[str, PagePlan], sources: list[Read]) -> Qu
 
 
 def _as_kept(
-    keep: Keep, pages: dict[str, PagePlan], sources: Sources, recorded: Mapping[str, tuple[int, int, str]]
+    keep: Keep,
+    pages: dict[str, PagePlan],
+    sources: Sources,
+    recorded: Mapping[str, tuple[int, int, str]],
+    starts: Mapping[str, tuple[int, ...]],
 ) -> set[str]:
     """The pages the plan made again exactly as the last plan kept them (row for row), whose
     body reads nothing else the edit changed: a topic page's is its row and its text; a source
@@ -311,7 +317,7 @@ def _as_kept(
         moved |= {src for src in was.keys() | now.keys() if was.get(src) != now.get(src)}
     kept = set()
     for pid in rows:
-        if pid not in pages:
+        if pid not in pages or any(s in starts for s in pages[pid].sources):  # a PDF's pages read anew
             continue
         src = pages[pid].sources[0] if pid.startswith("source:") else ""
         if not src or (
