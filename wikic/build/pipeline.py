@@ -169,10 +169,8 @@ class _Build:
         """Assemble and publish the pages, append to log.md, and record the build in the state."""
         root, report = self.project.root, self.report
         self.recorded = self.intake.settled.recorded  # as the last build read them (_save compares)
-        if self.edit is not None and quick.outputs(self, sources, pages, prose):
-            report.pages = int(self.state.get_meta(Meta.PAGES) or len(pages))  # the same pages as then
-            self.logged = append_log(root, self.state, report)
-            return self._save(sources, pages, mark)
+        if self.edit is not None and quick.outputs(self, sources, pages, prose, mark):
+            return
         if self.edit is not None:  # assembled in full after all: every page's text is needed
             prose, self.edit = quick.prose_of_all(self, pages), None
         frozen = kept_for_failed_sources(root, self.state, self.failed_sources)

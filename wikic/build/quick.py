@@ -10,10 +10,8 @@ is edited by hand, no answer or hand-made page changed, and every page it wrote 
 
 from __future__ import annotations
 
-import bisect
-import json
 import marshal
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,9 +29,9 @@ from wikic.build.assemble import (
     went_by,
 )
 from wikic.build.linker import Linker
-from wikic.build.lookups import Names, Rows
+from wikic.build.lookups import LineCounts, Names, Prose, Rows, Sources
 from wikic.build.plan import PagePlan
-from wikic.build.publish import publish
+from wikic.build.publish import append_log, publish
 from wikic.build.replan import Keep
 from wikic.hashing import quick_fingerprint
 from wikic.state import Links, Meta, Rendered, State
@@ -46,71 +44,6 @@ if TYPE_CHECKING:
 QUICK = "assemble the edit's pages"  # --explain's line where the quick way was taken
 FEW = 64  # pages an edit may change, or one in SHARE of them, for the quick way to be taken
 SHARE = 4
-
-
-class Sources(Mapping[str, "Read"]):
-    """The sources read, by path, found by bisection (the sources come in path order, but those
-    read anew come first: where one is not found so, all of them by path, once): an edit asks
-    for a few hundred of 100,000."""
-
-    def __init__(self, sources: list[Read]) -> None:
-        self.sources = sources
-        self.paths: list[str] | None = None
-        self.whole: dict[str, Read] | None = None
-
-    def __getitem__(self, path: str) -> Read:
-        if self.whole is None:
-            if self.paths is None:
-                self.paths = [s.path for s in self.sources]
-            at = bisect.bisect_left(self.paths, path)
-            if at < len(self.paths) and self.paths[at] == path:
-                return self.sources[at]
-            self.whole = {s.path: s for s in self.sources}
-        return self.whole[path]
-
-    def __iter__(self) -> Iterator[str]:
-        return (s.path for s in self.sources)
-
-    def __len__(self) -> int:
-        return len(self.sources)
-
-
-class LineCounts(Mapping[str, int]):
-    """source path -> how many lines it has (Assembly.line_counts), looked up as asked."""
-
-    def __init__(self, sources: Sources) -> None:
-        self.sources = sources
-
-    def __getitem__(self, path: str) -> int:
-        return self.sources[path].lines
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.sources)
-
-    def __len__(self) -> int:
-        return len(self.sources)
-
-
-class Prose(Mapping[str, dict[str, Any]]):
-    """Each topic page's composed text: this build's, else as the last build composed it
-    (a page the edit leaves as it was, whose backlinks changed)."""
-
-    def __init__(self, composed: dict[str, dict[str, Any]], state: State) -> None:
-        self.composed, self.state = composed, state
-
-    def __getitem__(self, pid: str) -> dict[str, Any]:
-        if pid not in self.composed:
-            row = self.state.composed_of([pid]).get(pid)
-            if row is None:
-                raise KeyError(pid)
-            self.composed[pid] = json.loads(row[1])
-        return self.composed[pid]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.composed)
-
-    def __len__(self) -> int:
-        return len(self.composed)
 
 
 def _index(root: Path) -> str | None:
@@ -141,13 +74,7 @@ def quick_assemble(
     for pid in mine.values():
         bodies.keys[pid] = bodies._key(pid, pages[pid], names.fingerprint)
         bodies.settle(pid)
-    moved: dict[str, list[str]] = {}  # slug -> its links, where they changed
-    need = set(mine)
-    for slug in mine:
-        links, before = entries[slug].links, set(previous[slug].links)
-        if links != before:
-            moved[slug] = sorted(links - {slug})
-            need |= {t for t in links ^ before if t != slug and names.entries.get(t, ("", "", [], ""))[3]}
+    moved, need = _moved(mine, entries, previous, names)
     more = state.assembled_of(need - set(mine))
     if len(more) != len(need) - len(mine):
         return None
@@ -155,6 +82,39 @@ def quick_assemble(
     back = _backlinks(state, need, mine, entries)
     if isinstance(names.entries, Rows):  # the entries asked for below, read at once
         names.entries.load({*need, *_listed(need, back, mine, entries, previous)})
+    made = _rendered(bodies, need, mine, names, back)
+    if made is None:
+        return None
+    out, rendered = made
+    new_index = _patched_index(index, names, previous, rendered)
+    if new_index is False:
+        return None
+    unchanged = {f"{slug}.md" for slug in need} - set(out)
+    by = went_by(names.fingerprint, job.token, job.writes)
+    done = Assembled(out, unchanged, rendered, by, Links(False, moved, []))
+    return done, new_index if isinstance(new_index, str) else None
+
+
+def _moved(
+    mine: dict[str, str], entries: dict[str, PageEntry], previous: dict[str, Rendered], names: Names
+) -> tuple[dict[str, list[str]], set[str]]:
+    """The changed pages' links where they changed (slug -> targets), and the pages to look at:
+    those, and the pages (of the build's) they link to now or linked to before, not both."""
+    moved: dict[str, list[str]] = {}
+    need = set(mine)
+    for slug in mine:
+        links, before = entries[slug].links, set(previous[slug].links)
+        if links != before:
+            moved[slug] = sorted(links - {slug})
+            need |= {t for t in links ^ before if t != slug and names.entries.get(t, ("", "", [], ""))[3]}
+    return moved, need
+
+
+def _rendered(
+    bodies: _Bodies, need: set[str], mine: dict[str, str], names: Names, back: dict[str, set[str]]
+) -> tuple[dict[str, str], dict[str, Rendered]] | None:
+    """The pages to write (by file name) and the rows that changed, of the pages in `need`."""
+    pages, previous, entries = bodies.job.pages, bodies.job.previous, bodies.entries
     out: dict[str, str] = {}
     rendered: dict[str, Rendered] = {}
     for slug in sorted(need):
@@ -172,15 +132,9 @@ def quick_assemble(
             rendered[slug] = row
         if key != prev.page_key:
             if slug not in mine:
-                bodies.entries[slug] = _entry(page)
+                entries[slug] = _entry(page)
             out[f"{slug}.md"] = page_text(page, bodies.body(pid), extra)
-    new_index = _patched_index(index, names, previous, rendered)
-    if new_index is False:
-        return None
-    unchanged = {f"{slug}.md" for slug in need} - set(out)
-    by = went_by(names.fingerprint, job.token, job.writes)
-    done = Assembled(out, unchanged, rendered, by, Links(False, moved, []))
-    return done, new_index if isinstance(new_index, str) else None
+    return out, rendered
 
 
 def _listed(
@@ -334,9 +288,12 @@ def _lines_by_source(claims: Iterable[tuple[str, int, int]]) -> dict[str, list[t
     return found
 
 
-def outputs(build: _Build, sources: list[Read], pages: dict[str, PagePlan], prose: dict[str, Any]) -> bool:
-    """The edit's pages assembled and published, and the state told (pipeline._outputs, the
-    quick way); False where the full assembly must be made, with nothing written yet."""
+def outputs(
+    build: _Build, sources: list[Read], pages: dict[str, PagePlan], prose: dict[str, Any], mark: str
+) -> bool:
+    """The edit's pages assembled and published, log.md told, and the build saved
+    (pipeline._outputs, the quick way); False where the full assembly must be made, with
+    nothing written yet."""
     edit, root, state, schema = build.edit, build.project.root, build.state, build.schema
     assert edit is not None
     job = Assembly(
@@ -363,6 +320,9 @@ def outputs(build: _Build, sources: list[Read], pages: dict[str, PagePlan], pros
     others = len(done.outputs) + len(done.unchanged) - len(edit.changed)
     why = f"{len(edit.changed)} pages the edit planned again, {others} whose backlinks it changed"
     build._explain(QUICK, why + "; the others as the last build left them")
+    build.report.pages = int(state.get_meta(Meta.PAGES) or len(pages))  # the same pages as then
+    build.logged = append_log(root, state, build.report)
+    build._save(sources, pages, mark)
     return True
 
 
