@@ -241,7 +241,7 @@ def test_an_edit_whose_pages_are_known_is_assembled_from_them_and_equals_a_force
         assert {rel.removeprefix("wiki/") for rel in report.written} - {"log.md"} == changed, kind
         # the figures of the pages' text, and of the actions, as a build of every page counts them
         full = build(Project(tmp_path / "full"), BuildOptions(force=True))
-        assert report.page_text == full.page_text, kind
+        assert report.page_text == full.page_text and report.pages == full.pages, kind
         assert report.ran + report.cached + report.up_to_date == full.up_to_date, kind
         assert report.wiki is not None and report.wiki.digest() == snapshot.wiki(project).digest()
         assert _build(project).nothing_to_do, kind

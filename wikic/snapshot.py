@@ -115,15 +115,27 @@ def restat(before: Tree, touched: Iterable[str], root: Path, dropped: str) -> Tr
     patched (a folder missing, an entry unreadable): walk again. An entry someone else
     changed meanwhile keeps its old line, so a digest of this tree differs from the next
     walk's: at worst a build that finds nothing to do, never a skipped one."""
-    if not before.complete or any(line.endswith("\tmissing") for line in before.lines):
+    # each of 100,000 lines looked at in Python only where their text holds what is looked for
+    text = "\n".join(before.lines)
+    missing = "\tmissing" in text and any(line.endswith("\tmissing") for line in before.lines)
+    if not before.complete or missing:
         return None
     gone = set(touched)
 
     def kept(name: str) -> bool:
         return name not in gone and not name.rsplit("/", 1)[-1].startswith(dropped)
 
-    tree = Tree([line for line in before.lines if kept(line.split("\t", 1)[0])])
-    tree.stats = {name: stat for name, stat in before.stats.items() if kept(name)}
+    if dropped in text or any("\t" in name for name in gone):
+        tree = Tree([line for line in before.lines if kept(line.split("\t", 1)[0])])
+        tree.stats = {name: stat for name, stat in before.stats.items() if kept(name)}
+    else:  # no temporary file: only the entries touched go
+        heads = tuple(f"{name}\t" for name in gone)
+        tree = Tree(
+            [line for line in before.lines if not line.startswith(heads)] if heads else list(before.lines)
+        )
+        tree.stats = dict(before.stats)
+        for name in gone:
+            tree.stats.pop(name, None)
     for name in sorted(gone):
         try:
             st = os.stat(os.path.join(str(root), name))  # as walk stats it: through a link

@@ -40,7 +40,7 @@ def _cites(page: PagePlan, notes: list[int]) -> str:
 
 
 def topic_body(
-    page: PagePlan, text: dict[str, Any], linker: Linker, source_slugs: Mapping[str, str]
+    page: PagePlan, text: dict[str, Any], linker: Linker, source_slugs: SourceSlugs
 ) -> tuple[str, set[str]]:
     """The page from its composed text (compose.py): each sentence followed by the citation
     of the lines it draws on; notes beyond write.max_notes listed after it."""
@@ -63,7 +63,7 @@ def topic_body(
         by_source[c.source].append(Citation(c.source, c.start, c.end))
     for source in page.sources:
         slug = source_slugs.get(source)
-        name = f"[[{slug}|{linker.titles[slug]}]]" if slug else source
+        name = f"[[{slug}|{source_slugs.title(source)}]]" if slug else source
         if slug:
             linked.add(slug)
         parts.append(f"- {name}: {_line_ranges(by_source[source])}")
@@ -177,7 +177,7 @@ class Assembly:
     pages: Mapping[str, PagePlan]
     prose: Mapping[str, dict[str, Any]]
     foreign: dict[str, str]
-    line_counts: dict[str, int]
+    line_counts: Mapping[str, int]
     title: str
     scope: str
     type_order: list[str]

@@ -216,6 +216,7 @@ class Composer:
         self.saved = {} if force else state.composed() if only is None else state.composed_of(only)
         self.changed: dict[str, tuple[str, str]] = {}
         self.keys: dict[str, str] = {}
+        self.others = 0  # with `only`: the pages composed as the last build composed them (save())
 
     def __call__(self, page: PagePlan, output: dict[str, Any] | None, threshold: float) -> dict[str, Any]:
         claims = list(map(tuple, page.claims))  # text, source, start, end, section
@@ -250,6 +251,7 @@ class Composer:
             figures = _figures(
                 self.state.kept("page_text"), [json.loads(t) for _, t in self.saved.values()], figures
             )
+            self.others = sum(figures["pages_by_mode"].values()) - len(composed)
         if self.changed or gone:
             self.state.set_composed(self.changed, gone)
         self.state.keep("page_text", json.dumps(figures).encode())

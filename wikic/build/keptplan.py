@@ -1,7 +1,7 @@
 """What a plan keeps for the next to patch (replan.py): what it went by (Kept: a base blob and,
-beside it, what changed since), and its pages, each as a row that starts with its head (its
-slug, type, and whether it has notes) so that a patched plan reads the heads of every page and
-the rows of only those it asks for (Pages).
+beside it, what changed since), and its pages, each as a row that starts with its slug (its
+head, kept apart too) so that a patched plan reads the slug of every page and the rows of only
+those it asks for (Pages).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from wikic.build.plan import PagePlan
 from wikic.build.sourceplan import Claim
 from wikic.errors import StateError
 
-VERSION = 6  # bump whenever Kept or a kept page changes shape
+VERSION = 7  # bump whenever Kept or a kept page changes shape
 SINCE = 8  # more than one source in this many changed since the base (and more than replan.FEW): a new base
 
 
@@ -98,8 +98,8 @@ class Unreadable(Exception):
 
 
 class Rows(Protocol):
-    """The kept plan's pages as state.db has them: each one's head (its slug, type, whether it
-    has notes: row_of) without the rows, and the rows of those asked for."""
+    """The kept plan's pages as state.db has them: each one's head (its slug: row_of) without
+    the rows, and the rows of those asked for."""
 
     def kept_heads(self) -> Iterable[tuple[str, str]]: ...
 
@@ -107,7 +107,7 @@ class Rows(Protocol):
 
 
 class RowsOf:
-    """Rows from the rows themselves (a plan kept in memory: tests, --dry-run)."""
+    """Rows from the rows themselves: a plan kept in memory (tests/test_replan.py)."""
 
     def __init__(self, rows: dict[str, bytes]) -> None:
         self.rows = rows
@@ -132,14 +132,13 @@ def pages_of(
     the edit leaves as the last plan made them (read and decoded when asked for), and those
     planned again; the slug of every page the last plan kept; and its rows of those planned
     again (build/quick.py compares)."""
-    heads: dict[str, tuple[str, str, str]] = {}
+    unread: set[str] = set()  # the pages taken as the last plan kept them
     before: dict[str, str] = {}
     redone: list[str] = []
     for pid, head in rows.kept_heads():
-        fields = head.split("\t")
-        if len(fields) != 3:  # not as a plan of this version writes a page (row_of)
+        if not head or not head.isascii() or "\t" in head:  # not as this version writes a page (row_of)
             raise Unreadable(pid)
-        before[pid] = fields[0]
+        before[pid] = head
         if pid.startswith("source:"):
             again = pid.removeprefix("source:") in replanned or pid.removeprefix("source:") not in live
         else:
@@ -147,12 +146,12 @@ def pages_of(
         if again:
             redone.append(pid)
         else:
-            heads[pid] = (fields[0], fields[1], fields[2])
+            unread.add(pid)
     rows_before = rows.kept_rows(redone)
     if len(rows_before) != len(redone):
         raise Unreadable(next(pid for pid in redone if pid not in rows_before))
-    ids = sorted(heads.keys() | own.keys() | new.keys(), key=lambda pid: (not pid.startswith("source:"), pid))
-    return Pages(ids, own | new, heads, rows), before, rows_before
+    ids = sorted(unread | own.keys() | new.keys(), key=lambda pid: (not pid.startswith("source:"), pid))
+    return Pages(ids, own | new, unread, rows), before, rows_before
 
 
 class Pages(Mapping[str, PagePlan]):
@@ -160,16 +159,14 @@ class Pages(Mapping[str, PagePlan]):
     from the row the last plan kept when first asked for (an edit among 10,000 pages asks for
     few). `slugs`: every page's slug (a decoded page takes its own)."""
 
-    def __init__(
-        self, ids: list[str], made: dict[str, PagePlan], heads: dict[str, tuple[str, str, str]], rows: Rows
-    ) -> None:
-        self.ids, self.decoded, self.heads, self.rows = ids, made, heads, rows
+    def __init__(self, ids: list[str], made: dict[str, PagePlan], unread: set[str], rows: Rows) -> None:
+        self.ids, self.decoded, self.unread, self.rows = ids, made, unread, rows
         self.slugs: dict[str, str] = {}
 
     def __getitem__(self, pid: str) -> PagePlan:
         page = self.decoded.get(pid)
         if page is None:
-            if pid not in self.heads:
+            if pid not in self.unread:
                 raise KeyError(pid)
             self.load([pid])
             page = self.decoded[pid]
@@ -177,7 +174,7 @@ class Pages(Mapping[str, PagePlan]):
 
     def load(self, ids: Iterable[str]) -> None:
         """These pages read at once (those not read yet)."""
-        wanted = [pid for pid in ids if pid not in self.decoded and pid in self.heads]
+        wanted = [pid for pid in ids if pid not in self.decoded and pid in self.unread]
         rows = self.rows.kept_rows(wanted) if wanted else {}
         for pid in wanted:
             try:
@@ -191,7 +188,7 @@ class Pages(Mapping[str, PagePlan]):
             self.decoded[pid] = page
 
     def __contains__(self, pid: object) -> bool:
-        return pid in self.decoded or pid in self.heads
+        return pid in self.decoded or pid in self.unread
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.ids)
@@ -207,20 +204,11 @@ class Pages(Mapping[str, PagePlan]):
         self.load(self.ids)
         return super().items()
 
-    def written(self, pid: str) -> bool:
-        """Whether a page is a topic page with notes (a write action's), without reading it."""
-        page = self.decoded.get(pid)
-        if page is not None:
-            return page.type != "source" and bool(page.claims)
-        head = self.heads[pid]
-        return head[1] != "source" and head[2] == "1"
-
 
 def row_of(page: PagePlan) -> bytes:
-    """A page as a plan keeps it: `slug<TAB>type<TAB>1 if it has notes`, a newline, and the
-    page (read without decoding the page: its slug, type, and whether a write action is its)."""
-    head = f"{page.slug}\t{page.type}\t{int(bool(page.claims))}\n".encode()
-    return head + marshal.dumps(_flat(page))
+    """A page as a plan keeps it: its slug (the row's head, read without decoding the page), a
+    newline, and the page."""
+    return f"{page.slug}\n".encode() + marshal.dumps(_flat(page))
 
 
 def claims_of(row: bytes) -> list[tuple[str, str, int, int, str]]:

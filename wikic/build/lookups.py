@@ -1,15 +1,21 @@
-"""What assemble looks up of the plan's pages, found as it is asked for (an edit's assembly
-asks about a few pages, never all of them), and the wiki's names as an assembly went by
-them, kept for the next (build/quick.py)."""
+"""What assemble looks up of the plan's pages, the sources and the state, found as it is
+asked for (an edit's assembly asks about a few pages, never all of them), and the wiki's
+names as an assembly went by them, kept for the next (build/quick.py)."""
 
 from __future__ import annotations
 
+import bisect
+import json
 import marshal
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from wikic.build.plan import Claim, PagePlan
+
+if TYPE_CHECKING:
+    from wikic.build.intake import Read
+    from wikic.state import State
 
 NAMES_VERSION = 2  # of the kept names: bump when what they hold changes
 V = TypeVar("V")
@@ -26,6 +32,10 @@ class SourceSlugs(Mapping[str, str]):
         if page is None or page.type != "source":
             raise KeyError(path)
         return page.slug
+
+    def title(self, path: str) -> str:
+        """The title of the source's page (as the linker has it: the plan's)."""
+        return self.pages[f"source:{path}"].title
 
     def __iter__(self) -> Iterator[str]:
         return (p.sources[0] for p in self.pages.values() if p.type == "source")
@@ -182,3 +192,68 @@ class _Titles(Mapping[str, str]):
 
     def __len__(self) -> int:
         return len(self.entries)
+
+
+class Sources(Mapping[str, "Read"]):
+    """The sources read, by path, found by bisection (the sources come in path order, but those
+    read anew come first: where one is not found so, all of them by path, once): an edit asks
+    for a few hundred of 100,000."""
+
+    def __init__(self, sources: list[Read]) -> None:
+        self.sources = sources
+        self.paths: list[str] | None = None
+        self.whole: dict[str, Read] | None = None
+
+    def __getitem__(self, path: str) -> Read:
+        if self.whole is None:
+            if self.paths is None:
+                self.paths = [s.path for s in self.sources]
+            at = bisect.bisect_left(self.paths, path)
+            if at < len(self.paths) and self.paths[at] == path:
+                return self.sources[at]
+            self.whole = {s.path: s for s in self.sources}
+        return self.whole[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return (s.path for s in self.sources)
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+
+class LineCounts(Mapping[str, int]):
+    """source path -> how many lines it has (Assembly.line_counts), looked up as asked."""
+
+    def __init__(self, sources: Sources) -> None:
+        self.sources = sources
+
+    def __getitem__(self, path: str) -> int:
+        return self.sources[path].lines
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.sources)
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+
+class Prose(Mapping[str, dict[str, Any]]):
+    """Each topic page's composed text: this build's, else as the last build composed it
+    (a page the edit leaves as it was, whose backlinks changed)."""
+
+    def __init__(self, composed: dict[str, dict[str, Any]], state: State) -> None:
+        self.composed, self.state = composed, state
+
+    def __getitem__(self, pid: str) -> dict[str, Any]:
+        if pid not in self.composed:
+            row = self.state.composed_of([pid]).get(pid)
+            if row is None:
+                raise KeyError(pid)
+            self.composed[pid] = json.loads(row[1])
+        return self.composed[pid]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.composed)
+
+    def __len__(self) -> int:
+        return len(self.composed)

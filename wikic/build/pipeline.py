@@ -24,7 +24,7 @@ from wikic.build.batches import Batches
 from wikic.build.compose import Composer, compose_pages
 from wikic.build.existing import foreign, intact, kept_for_failed_sources, missing
 from wikic.build.intake import Intake, Read
-from wikic.build.plan import PagePlan, SourceInfo, memo_for
+from wikic.build.plan import PagePlan, SourceInfo, memo_for, write_mode
 from wikic.build.publish import append_log, publish
 from wikic.build.replan import Keep, plan_kept
 from wikic.build.report import Progress, Report, price_report
@@ -173,10 +173,8 @@ class _Build:
         """Assemble and publish the pages, append to log.md, and record the build in the state."""
         root, report = self.project.root, self.report
         self.recorded = self.intake.settled.recorded  # as the last build read them (_save compares)
-        if self.edit is not None and quick.outputs(self, sources, pages, prose):
-            report.pages = len(pages)
-            self.logged = append_log(root, self.state, report)
-            return self._save(sources, pages, mark)
+        if self.edit is not None and quick.outputs(self, sources, pages, prose, mark):
+            return
         if self.edit is not None:  # assembled in full after all: every page's text is needed
             prose, self.edit = quick.prose_of_all(self, pages), None
         frozen = kept_for_failed_sources(root, self.state, self.failed_sources)
@@ -260,8 +258,6 @@ class _Build:
         self.edit = quick.decide(self, pages, sources)
         subset = pages if self.edit is None else {pid: pages[pid] for pid in self.edit.changed}
         actions = self._actions(subset)
-        if self.edit is not None:  # the others' actions are up to date: their plan and settings are
-            self.report.up_to_date += self.edit.writes
         covers = self.local_only.covers_any  # without globs, no page's notes are looked at
         local = (
             {pid for pid, p in pages.items() if covers(c.source for c in p.claims)}
@@ -290,6 +286,8 @@ class _Build:
             pages, written, set(actions), self.schema.lint.citation_threshold, composer
         )
         self.report.page_text = page_text if self.opts.dry_run else composer.save(texts, page_text)
+        if only is not None and write_mode(self.schema) != "notes":  # each other's write is up to date
+            self.report.up_to_date += composer.others
         self.prose_keys = composer.keys  # assemble's key of a topic page reads them, not its notes
         same = self.kept_plan.same  # a topic page among them whose text is composed as it was too
         same -= {pid for pid, key in composer.keys.items() if composer.saved.get(pid, ("", ""))[0] != key}
@@ -369,9 +367,10 @@ class _Build:
 
     def _save(self, sources: list[Read], pages: Mapping[str, PagePlan], mark: str) -> None:
         state, report = self.state, self.report
-        live = {s.path for s in sources} | self.failed_sources
+        # an edit's pages known (quick.py): no page and no source went, no page moved
+        live = {s.path for s in sources} | self.failed_sources if self.edit is None else set()
         with state.transaction():
-            for path in set(self.recorded) - live:
+            for path in set(self.recorded) - live if self.edit is None else ():
                 state.remove_source(path)
                 report.reread.append(path)
             for src in sources:  # what this build read: lint's stale-page compares against it
@@ -379,7 +378,6 @@ class _Build:
                 if self.recorded.get(src.path) != (st.size, st.mtime_ns, src.hash):
                     state.set_source(src.path, st.size, st.mtime_ns, src.hash)
                     report.reread.append(src.path)
-            # an edit's pages known (quick.py): no page and no source went, no page moved
             for rec in self.records.values() if self.edit is None else ():
                 if _gone(rec, live, pages):
                     state.remove_action(rec.id)

@@ -10,9 +10,9 @@ is edited by hand, no answer or hand-made page changed, and every page it wrote 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wikic.build import compose, write
@@ -27,11 +27,11 @@ from wikic.build.assemble import (
     page_text,
     went_by,
 )
-from wikic.build.keptplan import Pages, claims_of
+from wikic.build.keptplan import claims_of
 from wikic.build.linker import Linker
-from wikic.build.lookups import Names, Rows
-from wikic.build.plan import PagePlan, write_mode
-from wikic.build.publish import publish
+from wikic.build.lookups import LineCounts, Names, Prose, Rows, Sources
+from wikic.build.plan import PagePlan
+from wikic.build.publish import append_log, publish
 from wikic.build.replan import Keep
 from wikic.hashing import quick_fingerprint
 from wikic.state import Links, Meta, Rendered, State
@@ -46,30 +46,15 @@ FEW = 64  # pages an edit may change, or one in SHARE of them, for the quick way
 SHARE = 4
 
 
-class Prose(Mapping[str, dict[str, Any]]):
-    """Each topic page's composed text: this build's, else as the last build composed it
-    (a page the edit leaves as it was, whose backlinks changed)."""
-
-    def __init__(self, composed: dict[str, dict[str, Any]], state: State) -> None:
-        self.composed, self.state = composed, state
-
-    def __getitem__(self, pid: str) -> dict[str, Any]:
-        if pid not in self.composed:
-            row = self.state.composed_of([pid]).get(pid)
-            if row is None:
-                raise KeyError(pid)
-            self.composed[pid] = json.loads(row[1])
-        return self.composed[pid]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.composed)
-
-    def __len__(self) -> int:
-        return len(self.composed)
+def _index(root: Path) -> str | None:
+    try:
+        return (root / "wiki" / "index.md").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def quick_assemble(
-    job: Assembly, changed: list[str], names: Names, state: State, index: str | None
+    job: Assembly, changed: list[str], names: Names, state: State, index: Callable[[], str | None]
 ) -> tuple[Assembled, str | None] | None:
     """The pages `changed` (ids) and those whose backlinks they change, assembled; and index.md
     as it is to be (None: as it is). `names`: as the last assembly kept them; `index`: index.md
@@ -89,20 +74,47 @@ def quick_assemble(
     for pid in mine.values():
         bodies.keys[pid] = bodies._key(pid, pages[pid], names.fingerprint)
         bodies.settle(pid)
-    moved: dict[str, list[str]] = {}  # slug -> its links, where they changed
-    need = set(mine)
-    for slug in mine:
-        links, before = entries[slug].links, set(previous[slug].links)
-        if links != before:
-            moved[slug] = sorted(links - {slug})
-            need |= {t for t in links ^ before if t != slug and names.entries.get(t, ("", "", [], ""))[3]}
+    moved, need = _moved(mine, entries, previous, names)
     more = state.assembled_of(need - set(mine))
     if len(more) != len(need) - len(mine):
         return None
     previous.update(more)
     back = _backlinks(state, need, mine, entries)
     if isinstance(names.entries, Rows):  # the entries asked for below, read at once
-        names.entries.load({*need, *(s for linked in back.values() for s in linked)})
+        names.entries.load({*need, *_listed(need, back, mine, entries, previous)})
+    made = _rendered(bodies, need, mine, names, back)
+    if made is None:
+        return None
+    out, rendered = made
+    new_index = _patched_index(index, names, previous, rendered)
+    if new_index is False:
+        return None
+    unchanged = {f"{slug}.md" for slug in need} - set(out)
+    by = went_by(names.fingerprint, job.token, job.writes)
+    done = Assembled(out, unchanged, rendered, by, Links(False, moved, []))
+    return done, new_index if isinstance(new_index, str) else None
+
+
+def _moved(
+    mine: dict[str, str], entries: dict[str, PageEntry], previous: dict[str, Rendered], names: Names
+) -> tuple[dict[str, list[str]], set[str]]:
+    """The changed pages' links where they changed (slug -> targets), and the pages to look at:
+    those, and the pages (of the build's) they link to now or linked to before, not both."""
+    moved: dict[str, list[str]] = {}
+    need = set(mine)
+    for slug in mine:
+        links, before = entries[slug].links, set(previous[slug].links)
+        if links != before:
+            moved[slug] = sorted(links - {slug})
+            need |= {t for t in links ^ before if t != slug and names.entries.get(t, ("", "", [], ""))[3]}
+    return moved, need
+
+
+def _rendered(
+    bodies: _Bodies, need: set[str], mine: dict[str, str], names: Names, back: dict[str, set[str]]
+) -> tuple[dict[str, str], dict[str, Rendered]] | None:
+    """The pages to write (by file name) and the rows that changed, of the pages in `need`."""
+    pages, previous, entries = bodies.job.pages, bodies.job.previous, bodies.entries
     out: dict[str, str] = {}
     rendered: dict[str, Rendered] = {}
     for slug in sorted(need):
@@ -120,15 +132,24 @@ def quick_assemble(
             rendered[slug] = row
         if key != prev.page_key:
             if slug not in mine:
-                bodies.entries[slug] = _entry(page)
+                entries[slug] = _entry(page)
             out[f"{slug}.md"] = page_text(page, bodies.body(pid), extra)
-    new_index = _patched_index(index, names, previous, rendered)
-    if new_index is False:
-        return None
-    unchanged = {f"{slug}.md" for slug in need} - set(out)
-    by = went_by(names.fingerprint, job.token, job.writes)
-    done = Assembled(out, unchanged, rendered, by, Links(False, moved, []))
-    return done, new_index if isinstance(new_index, str) else None
+    return out, rendered
+
+
+def _listed(
+    need: set[str],
+    back: dict[str, set[str]],
+    mine: dict[str, str],
+    entries: dict[str, PageEntry],
+    previous: dict[str, Rendered],
+) -> set[str]:
+    """The pages listed as backlinks of those in `need`: linking to one that does not link back."""
+    listed: set[str] = set()
+    for slug in need:
+        links = entries[slug].links if slug in mine else set(previous[slug].links)
+        listed |= back.get(slug, set()) - links
+    return listed
 
 
 def _entry(page: PagePlan) -> PageEntry:
@@ -151,7 +172,7 @@ def _backlinks(
 
 
 def _patched_index(
-    index: str | None, names: Names, previous: dict[str, Rendered], rendered: dict[str, Rendered]
+    read: Callable[[], str | None], names: Names, previous: dict[str, Rendered], rendered: dict[str, Rendered]
 ) -> str | bool | None:
     """index.md with the lines of the pages whose description changed made again (a page's
     line stays where it was: its title, type and slug did not change); None: unchanged;
@@ -163,6 +184,7 @@ def _patched_index(
     }
     if not lines:
         return None
+    index = read()
     at = -1 if index is None else index.rfind("\n<!-- wikic:")
     if index is None or at < 0 or seal(index[:at]) != index:
         return False
@@ -178,12 +200,12 @@ def _patched_index(
 
 @dataclass
 class Quick:
-    """An edit whose pages are known: `names` as the last assembly kept them, the pages it
-    changed (ids), and how many write actions the others have (each up to date)."""
+    """An edit whose pages are known: `names` as the last assembly kept them, and the pages it
+    changed (ids)."""
 
     names: Names
     changed: list[str]
-    writes: int
+    starts: dict[str, tuple[int, ...]]  # a PDF's first line of each page, by source
 
 
 def writes_key(template: str, model: str) -> str:
@@ -209,31 +231,31 @@ def decide(build: _Build, pages: Mapping[str, PagePlan], sources: list[Read]) ->
     names = Names.loads(state.kept("names"), entries, Rows(state.kept_names, state.kept_names))
     if names is None or names.fingerprint != by[1]:
         return None
-    starts = {s.path for s in sources if s.pages}
-    as_kept = _as_kept(keep, pages, sources, build.intake.settled.recorded)
-    changed = [pid for pid in pages if pid not in keep.same and pid not in as_kept]
+    starts = {s.path: s.pages for s in sources if s.pages}
+    as_kept = _as_kept(keep, pages, Sources(sources), build.intake.settled.recorded, starts)
+    if not keep.same:  # a page moved: every page is planned anew
+        return None
+    changed = [pid for pid in keep.pages if pid not in as_kept]
     if starts:  # a PDF's pages are read anew: its pages' keys too (assemble._same_key)
         changed += [pid for pid in keep.same if any(s in starts for s in pages[pid].sources)]
     if len(changed) > max(FEW, len(pages) // SHARE):  # most pages: the full assembly is as cheap
         return None
     entries.load(pages[pid].slug for pid in changed)
+    if any(pages[pid].type != "source" and not pages[pid].claims for pid in changed):
+        return None  # a topic page without notes is not assembled (pipeline._outputs): the full way
     for pid in changed:
         page, kept = pages[pid], names.entries.get(pages[pid].slug)
         if kept is None or kept[3] != pid or kept[:3] != (page.title, page.type, page.aliases):
             return None  # a page new, moved or renamed: the names changed
-    notes = write_mode(build.schema) == "notes"
-    mine = set(changed)
-    others = (pid for pid in [*keep.same, *as_kept] if pid not in mine)
-    written = pages.written if isinstance(pages, Pages) else lambda pid: _written(pages[pid])  # undecoded
-    writes = 0 if notes else sum(1 for pid in others if written(pid))
-    return Quick(names, changed, writes)
+    return Quick(names, changed, starts)
 
 
 def _as_kept(
     keep: Keep,
     pages: Mapping[str, PagePlan],
-    sources: list[Read],
+    sources: Sources,
     recorded: Mapping[str, tuple[int, int, str]],
+    starts: Mapping[str, tuple[int, ...]],
 ) -> set[str]:
     """The pages the plan made again exactly as the last plan kept them (row for row), whose
     body reads nothing else the edit changed: a topic page's is its row and its text; a source
@@ -247,13 +269,14 @@ def _as_kept(
         was = _lines_by_source((c[1], c[2], c[3]) for c in claims_of(keep.before[pid]))
         now = _lines_by_source((c.source, c.start, c.end) for c in pages[pid].claims)
         moved |= {src for src in was.keys() | now.keys() if was.get(src) != now.get(src)}
-    read = {s.path: s.hash for s in sources}
     kept = set()
     for pid in rows:
-        if pid not in pages:
+        if pid not in pages or any(s in starts for s in pages[pid].sources):  # a PDF's pages read anew
             continue
         src = pages[pid].sources[0] if pid.startswith("source:") else ""
-        if not src or (src not in moved and read.get(src, "") == recorded.get(src, (0, 0, ""))[2]):
+        if not src or (
+            src not in moved and src in sources and sources[src].hash == recorded.get(src, (0, 0, ""))[2]
+        ):
             kept.add(pid)
     return kept
 
@@ -265,33 +288,28 @@ def _lines_by_source(claims: Iterable[tuple[str, int, int]]) -> dict[str, list[t
     return found
 
 
-def _written(page: PagePlan) -> bool:
-    return page.type != "source" and bool(page.claims)
-
-
-def outputs(build: _Build, sources: list[Read], pages: Mapping[str, PagePlan], prose: dict[str, Any]) -> bool:
-    """The edit's pages assembled and published, and the state told (pipeline._outputs, the
-    quick way); False where the full assembly must be made, with nothing written yet."""
+def outputs(
+    build: _Build, sources: list[Read], pages: Mapping[str, PagePlan], prose: dict[str, Any], mark: str
+) -> bool:
+    """The edit's pages assembled and published, log.md told, and the build saved
+    (pipeline._outputs, the quick way); False where the full assembly must be made, with
+    nothing written yet."""
     edit, root, state, schema = build.edit, build.project.root, build.state, build.schema
     assert edit is not None
     job = Assembly(
         pages,
         Prose(prose, state),
         {},
-        {s.path: s.lines for s in sources},
+        LineCounts(Sources(sources)),
         schema.title,
         schema.scope,
         [],
-        page_starts={s.path: s.pages for s in sources if s.pages},
+        page_starts=edit.starts,
         prose_keys=build.prose_keys,
         token=build.kept_plan.token,
         writes=build._writes(),
     )
-    try:
-        index: str | None = (root / "wiki" / "index.md").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        index = None
-    got = quick_assemble(job, edit.changed, edit.names, state, index)
+    got = quick_assemble(job, edit.changed, edit.names, state, lambda: _index(root))
     if got is None:
         return False
     done, new_index = got
@@ -302,6 +320,9 @@ def outputs(build: _Build, sources: list[Read], pages: Mapping[str, PagePlan], p
     others = len(done.outputs) + len(done.unchanged) - len(edit.changed)
     why = f"{len(edit.changed)} pages the edit planned again, {others} whose backlinks it changed"
     build._explain(QUICK, why + "; the others as the last build left them")
+    build.report.pages = int(state.get_meta(Meta.PAGES) or len(pages))  # the same pages as then
+    build.logged = append_log(root, state, build.report)
+    build._save(sources, pages, mark)
     return True
 
 
