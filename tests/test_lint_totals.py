@@ -66,18 +66,16 @@ def _kept(project: Project) -> dict[str, Any]:
 
 
 def _source(name: str, find: str, put: str) -> Callable[[Project], None]:
-    def edit(p: Project) -> None:
-        path = p.sources_dir / name
-        text = path.read_text(encoding="utf-8")
-        assert find in text
-        path.write_text(text.replace(find, put, 1), encoding="utf-8")
-
-    return edit
+    return _rewrite(lambda p: p.sources_dir / name, find, put)
 
 
 def _page(name: str, find: str, put: str) -> Callable[[Project], None]:
+    return _rewrite(lambda p: p.wiki_dir / name, find, put)
+
+
+def _rewrite(where: Callable[[Project], Path], find: str, put: str) -> Callable[[Project], None]:
     def edit(p: Project) -> None:
-        path = p.wiki_dir / name
+        path = where(p)
         text = path.read_text(encoding="utf-8")
         assert find in text
         path.write_text(text.replace(find, put, 1), encoding="utf-8")
