@@ -28,9 +28,8 @@ LINES = {"names": "name_lines", "phrases": "phrase_lines"}  # the picked keys' l
 EMPTY = dict.fromkeys(SECTIONS, "")  # a source without names (terms() reads no names)
 
 Where = dict[str, list[int]]  # source path -> line numbers, in the sources' order
-At = tuple[
-    str, str, "str | None"
-]  # an entry of the kept merge: (field, key, key within) or (field, key, None)
+# an entry of the kept merge: (field, key, key within), or (field, key, None) for a field of one level
+At = tuple[str, str, "str | None"]
 
 
 class Merge:

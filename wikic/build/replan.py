@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from wikic import __version__
 from wikic.build import merge, sourceplan
 from wikic.build.candidates import Candidate
-from wikic.build.keptplan import SINCE, VERSION, Entry, Kept, Rows, Unreadable, row_of
-from wikic.build.keptplan import pages_of as _pages
+from wikic.build.keptplan import SINCE, VERSION, Entry, Kept, Rows, Unreadable, pages_of, row_of
 from wikic.build.plan import (
     PagePlan,
     Run,
@@ -152,7 +151,7 @@ def patched(
     run.from_structure(subset, facts, structural, own)
     run.pinned(subset, facts)
     new = run.topic_pages(_titles(sources, kept), only=topics)
-    pages, before, rows_before = _pages(rows, live, {src.path for src in subset}, topics, own, new)
+    pages, before, rows_before = pages_of(rows, live, {src.path for src in subset}, topics, own, new)
     for page in own.values():
         page.topics = [t for t in page.topics if t in pages]
     mine = {src.path for src in subset}  # their notes are on the pages of the topics they give to
@@ -160,9 +159,8 @@ def patched(
     pages.load(shows)
     run.other_notes(subset, pages, _shown({pid: pages[pid] for pid in shows if pid in pages} | own, mine))
     made.flush()
-    pages.slugs = slugs_for(
-        pages, sticky, pages.__getitem__
-    )  # the pages kept undecoded, as far as they can be
+    # the pages kept undecoded where they can be: a title is asked only of a page without a sticky slug
+    pages.slugs = slugs_for(pages, sticky, pages.__getitem__)
     for pid, page in pages.decoded.items():
         page.slug = pages.slugs[pid]
     redone = {pid: before.get(pid, "") for pid in [*own, *new]}

@@ -174,18 +174,22 @@ class LintTables(Tables):
                 [(rel, *r) for rel, r in sources.items()],
             )
             self._save_blocks(blocks, everything)
-            db.executemany(
-                "INSERT OR IGNORE INTO lint_deps VALUES (?, ?)",
-                [(source, rel) for rel, sources in deps.items() for source in sources],
-            )
-            db.executemany(
-                "INSERT INTO lint_mentions VALUES (?, ?, ?, ?)",
-                [
-                    (key, rel, line, _json(terms))
-                    for rel, m in mentions.items()
-                    for key, (line, terms) in m.items()
-                ],
-            )
+            self._save_refs(deps, mentions)
+
+    def _save_refs(self, deps: Mapping[str, Iterable[str]], mentions: Mapping[str, Mentions]) -> None:
+        """In save_lint's transaction: the sources and the mentions of the pages read."""
+        self.db.executemany(
+            "INSERT OR IGNORE INTO lint_deps VALUES (?, ?)",
+            [(source, rel) for rel, sources in deps.items() for source in sources],
+        )
+        self.db.executemany(
+            "INSERT INTO lint_mentions VALUES (?, ?, ?, ?)",
+            [
+                (key, rel, line, _json(terms))
+                for rel, m in mentions.items()
+                for key, (line, terms) in m.items()
+            ],
+        )
 
     def _save_blocks(
         self, blocks: tuple[Iterable[tuple[str, str]], Iterable[tuple[str, str, str]]], everything: bool
