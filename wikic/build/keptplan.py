@@ -157,11 +157,13 @@ def pages_of(
 class Pages(Mapping[str, PagePlan]):
     """A patched plan's pages: those planned again as made, each other one read and decoded
     from the row the last plan kept when first asked for (an edit among 10,000 pages asks for
-    few). `slugs`: every page's slug (a decoded page takes its own)."""
+    few). `slugs`: every page's slug (a decoded page takes its own); `titles`: every source
+    page's title, as the pages linking to them show it."""
 
     def __init__(self, ids: list[str], made: dict[str, PagePlan], unread: set[str], rows: Rows) -> None:
         self.ids, self.decoded, self.unread, self.rows = ids, made, unread, rows
         self.slugs: dict[str, str] = {}
+        self.titles: dict[str, str] = {}  # source path -> its page's title (its source's)
 
     def __getitem__(self, pid: str) -> PagePlan:
         page = self.decoded.get(pid)

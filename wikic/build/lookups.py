@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from wikic.build.keptplan import Pages
 from wikic.build.plan import Claim, PagePlan
 
 if TYPE_CHECKING:
@@ -28,13 +29,18 @@ class SourceSlugs(Mapping[str, str]):
         self.pages = pages
 
     def __getitem__(self, path: str) -> str:
-        page = self.pages.get(f"source:{path}")
+        pid = f"source:{path}"
+        if isinstance(self.pages, Pages) and self.pages.slugs:  # a patched plan: no page decoded for it
+            return self.pages.slugs[pid]
+        page = self.pages.get(pid)
         if page is None or page.type != "source":
             raise KeyError(path)
         return page.slug
 
     def title(self, path: str) -> str:
         """The title of the source's page (as the linker has it: the plan's)."""
+        if isinstance(self.pages, Pages) and self.pages.titles:
+            return self.pages.titles[path]
         return self.pages[f"source:{path}"].title
 
     def __iter__(self) -> Iterator[str]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from wikic import __version__
 from wikic.build import merge, sourceplan
 from wikic.build.candidates import Candidate
-from wikic.build.keptplan import SINCE, VERSION, Entry, Kept, Rows, Unreadable, pages_of, row_of
+from wikic.build.keptplan import SINCE, VERSION, Entry, Kept, Rows, Unreadable, claims_of, pages_of, row_of
 from wikic.build.plan import (
     PagePlan,
     Run,
@@ -142,7 +142,7 @@ def patched(
     topics, paths = _touched(changed, gone, facts, kept, clusters, structural)
     givers = {path for path, gives in kept.gives.items() if not topics.isdisjoint(gives)}
     replanned = paths | givers
-    subset = [src for src in sources if src.path in replanned]
+    subset = givers_read = [src for src in sources if src.path in replanned]
     if hasattr(made.rows, "load"):
         made.rows.load([src.path for src in subset])  # a few hundred rows at once, not a window each
     facts.update({src.path: made.facts(src) for src in subset if src.path not in facts})
@@ -151,10 +151,14 @@ def patched(
     run.from_structure(subset, facts, structural, own)
     run.pinned(subset, facts)
     new = run.topic_pages(_titles(sources, kept), only=topics)
-    pages, before, rows_before = pages_of(rows, live, {src.path for src in subset}, topics, own, new)
+    # of the givers, only those whose own pages these topics change are planned again
+    mine = paths | _moved(rows, topics, new, own)
+    subset = [src for src in subset if src.path in mine]
+    own = {pid: page for pid, page in own.items() if page.sources[0] in mine}
+    pages, before, rows_before = pages_of(rows, live, mine, topics, own, new)
     for page in own.values():
         page.topics = [t for t in page.topics if t in pages]
-    mine = {src.path for src in subset}  # their notes are on the pages of the topics they give to
+    # their notes are on the pages of the topics they give to
     shows = {f"topic:{cid}" for path in mine for cid in [*run.gives.get(path, ()), *kept.gives.get(path, ())]}
     pages.load(shows)
     run.other_notes(subset, pages, _shown({pid: pages[pid] for pid in shows if pid in pages} | own, mine))
@@ -163,11 +167,38 @@ def patched(
     pages.slugs = slugs_for(pages, sticky, pages.__getitem__)
     for pid, page in pages.decoded.items():
         page.slug = pages.slugs[pid]
+    pages.titles = {src.path: src.title for src in sources}
     redone = {pid: before.get(pid, "") for pid in [*own, *new]}
     redone |= {pid: slug for pid, slug in before.items() if pid in pages and pages.slugs[pid] != slug}
     gone_pages = [pid for pid in before if pid not in pages]
-    read = unsettled | {src.path: src for src in subset}
+    read = unsettled | {src.path: src for src in givers_read}
     return Trace(run, sources, structural, pages), redone, gone_pages, read, rows_before
+
+
+def _moved(rows: Rows, topics: set[str], new: dict[str, PagePlan], own: dict[str, PagePlan]) -> set[str]:
+    """The sources whose own pages the topics planned again change: those whose notes on one
+    of these topic pages are not as the last plan kept them there (what the source page shows
+    of its lines is what no topic page shows), and those giving to a topic page made or let go
+    (the topics a source page lists). Every other giver's page stands as the last plan made it."""
+    ids = [f"topic:{cid}" for cid in topics]
+    old = rows.kept_rows(ids)
+    moved: set[str] = set()
+    for pid in ids:
+        try:
+            was = _by_source((c[1], c[2], c[3], c[0]) for c in claims_of(old[pid])) if pid in old else {}
+        except (EOFError, ValueError, TypeError, IndexError) as exc:
+            raise Unreadable(pid) from exc
+        now = _by_source((c.source, c.start, c.end, c.text) for c in new[pid].claims) if pid in new else {}
+        moved |= {src for src in was.keys() | now.keys() if was.get(src) != now.get(src)}
+    flipped = old.keys() ^ new.keys()
+    return moved | {page.sources[0] for page in own.values() if not flipped.isdisjoint(page.topics)}
+
+
+def _by_source(claims: Iterator[tuple[str, int, int, str]]) -> dict[str, list[tuple[int, int, str]]]:
+    found: dict[str, list[tuple[int, int, str]]] = {}
+    for source, start, end, text in claims:
+        found.setdefault(source, []).append((start, end, text))
+    return found
 
 
 def _clusters(
