@@ -208,10 +208,11 @@ def test_a_kept_plan_not_of_the_planned_rows_is_not_patched() -> None:
     assert not plan_kept(project.infos(NOTES), PROSE, {}, memo, project.kept, rows)[1].every  # unchecked
 
 
-def test_a_kept_page_that_does_not_read_means_the_full_plan() -> None:
+@pytest.mark.parametrize("row", [b"not a page", b"a\tslug\n" + b"x", "sl\u00e9g\n".encode() + b"x"])
+def test_a_kept_page_that_does_not_read_means_the_full_plan(row: bytes) -> None:
     project = _Project(PROSE)
     project.plan(NOTES)
-    project.pages["source:sources/rag.md"] = b"not a page"
+    project.pages["source:sources/rag.md"] = row
     notes = {**NOTES, "rag.md": NOTES["rag.md"].replace("a few hundred tokens", "some tokens")}
     pages, was_patched = project.plan(notes)
     assert not was_patched and pages == _full(notes, PROSE)

@@ -122,7 +122,7 @@ class RowsOf:
 
 def pages_of(
     rows: Rows,
-    live: set[str],
+    gone: list[str],
     replanned: set[str],
     topics: set[str],
     own: dict[str, PagePlan],
@@ -131,26 +131,20 @@ def pages_of(
     """Every page, in the full plan's order (source pages, then topic pages, each by id): those
     the edit leaves as the last plan made them (read and decoded when asked for), and those
     planned again; the slug of every page the last plan kept; and its rows of those planned
-    again (build/quick.py compares)."""
-    unread: set[str] = set()  # the pages taken as the last plan kept them
-    before: dict[str, str] = {}
-    redone: list[str] = []
-    for pid, head in rows.kept_heads():
-        if not head or not head.isascii() or "\t" in head:  # not as this version writes a page (row_of)
-            raise Unreadable(pid)
-        before[pid] = head
-        if pid.startswith("source:"):
-            again = pid.removeprefix("source:") in replanned or pid.removeprefix("source:") not in live
-        else:
-            again = pid.removeprefix("topic:") in topics
-        if again:
-            redone.append(pid)
-        else:
-            unread.add(pid)
+    again (build/quick.py compares). `gone`: the sources deleted since."""
+    before = dict(rows.kept_heads())  # by id: "source:" ones first, as the plan orders them
+    heads = before.values()
+    if "" in heads or not (joined := "\t".join(heads)).isascii() or joined.count("\t") >= len(before):
+        raise Unreadable(next(p for p, h in before.items() if not h or not h.isascii() or "\t" in h))
+    again = {f"source:{path}" for path in [*replanned, *gone]} | {f"topic:{cid}" for cid in topics}
+    redone = [pid for pid in again if pid in before]
     rows_before = rows.kept_rows(redone)
     if len(rows_before) != len(redone):
         raise Unreadable(next(pid for pid in redone if pid not in rows_before))
-    ids = sorted(unread | own.keys() | new.keys(), key=lambda pid: (not pid.startswith("source:"), pid))
+    ids = [pid for pid in before if pid not in again]
+    unread = set(ids)
+    ids += [pid for pid in [*own, *new] if pid not in unread]
+    ids.sort()  # nearly sorted already: the few pages planned again put in place
     return Pages(ids, own | new, unread, rows), before, rows_before
 
 

@@ -155,7 +155,7 @@ def patched(
     mine = paths | _moved(rows, topics, new, own)
     subset = [src for src in subset if src.path in mine]
     own = {pid: page for pid, page in own.items() if page.sources[0] in mine}
-    pages, before, rows_before = pages_of(rows, live, mine, topics, own, new)
+    pages, before, rows_before = pages_of(rows, gone, mine, topics, own, new)
     for page in own.values():
         page.topics = [t for t in page.topics if t in pages]
     # their notes are on the pages of the topics they give to
@@ -169,8 +169,9 @@ def patched(
         page.slug = pages.slugs[pid]
     pages.titles = {src.path: src.title for src in sources}
     redone = {pid: before.get(pid, "") for pid in [*own, *new]}
-    redone |= {pid: slug for pid, slug in before.items() if pid in pages and pages.slugs[pid] != slug}
-    gone_pages = [pid for pid in before if pid not in pages]
+    slugs = pages.slugs  # a page gone has none
+    redone |= {pid: slug for pid, slug in before.items() if slugs.get(pid, slug) != slug}
+    gone_pages = sorted(pid for pid in rows_before if pid not in slugs)  # every other page stays
     read = unsettled | {src.path: src for src in givers_read}
     return Trace(run, sources, structural, pages), redone, gone_pages, read, rows_before
 
