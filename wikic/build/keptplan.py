@@ -15,7 +15,7 @@ from wikic.build.plan import PagePlan
 from wikic.build.sourceplan import Claim
 from wikic.errors import StateError
 
-VERSION = 7  # bump whenever Kept or a kept page changes shape
+VERSION = 8  # bump whenever Kept or a kept page changes shape
 SINCE = 8  # more than one source in this many changed since the base (and more than replan.FEW): a new base
 
 
@@ -34,12 +34,14 @@ class Kept:
     by_key: list[tuple[str, str]]  # the clusters' keys, in the order they were made, and their ids
     structural: list[tuple[str, str, dict[str, list[int]]]]  # names from structure: name, kind, lines
     title_keys: dict[str, str]  # topic page id -> the key of the name it is titled by
+    firsts: dict[str, str]  # a digest name's key -> the first source (by path) to give it
+    sourced: int  # how many of by_key the digests gave (after the pinned, before those from structure)
     token: str = ""  # this plan's own: what was assembled from it says so (Keep.same)
     since: dict[str, Entry | None] = field(default_factory=dict)  # changed since the base (None: gone)
     base: str = ""  # the token of the base blob
 
     def _shared(self) -> list[Any]:
-        return [self.by_key, self.structural, self.title_keys, self.token]
+        return [self.by_key, self.structural, self.title_keys, self.firsts, self.sourced, self.token]
 
     def dumps(self, settings: str) -> bytes:
         """The base blob: every source's entry."""
@@ -54,17 +56,17 @@ class Kept:
     @classmethod
     def loads(cls, blob: bytes, settings: str, since: bytes | None = None) -> Kept | None:
         """The base blob, patched by the one beside it (None where either is not as kept)."""
-        parts = _parts(blob, settings, 10)
+        parts = _parts(blob, settings, 12)
         if parts is None:
             return None
         kept = cls(*parts[2:])
         kept.base = kept.token
         if since:
-            more = _parts(since, settings, 8)
+            more = _parts(since, settings, 10)
             if more is None or more[2] != kept.base:
                 return None
             kept.update(more[3])
-            kept.by_key, kept.structural, kept.title_keys, kept.token = more[4:]
+            kept.by_key, kept.structural, kept.title_keys, kept.firsts, kept.sourced, kept.token = more[4:]
         return kept
 
     def entry(self, path: str) -> Entry | None:
