@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from wikic.fsutil import TMP_MARK, atomic_write_many, temp_path
+from wikic.fsutil import TMP_MARK, atomic_write_many, remove_stale_temps, temp_path
+from wikic.snapshot import walk
 
 
 def test_many_files_are_renamed_in_order_after_all_are_written(tmp_path: Path) -> None:
@@ -36,3 +37,18 @@ def test_a_failed_write_changes_no_file_and_leaves_no_temporary_file(tmp_path: P
         atomic_write_many(files)
     assert {path.read_bytes() for path, _ in files} == {b"old"}
     assert [p.name for p in tmp_path.glob(f"{TMP_MARK}*")] == [temp_path(files[12][0]).name]
+
+
+def test_stale_temporary_files_are_found_in_the_walk_just_taken(tmp_path: Path) -> None:
+    wiki = tmp_path / "wiki"
+    (wiki / "sub").mkdir(parents=True)
+    stale = [wiki / f"{TMP_MARK}a.md", wiki / "sub" / f"{TMP_MARK}b.md"]
+    kept = [wiki / "page.md", wiki / f"page{TMP_MARK}c.md", wiki / "sub" / "other.md"]
+    for path in stale + kept:
+        path.write_text("x")
+    (wiki / "link.md").symlink_to(stale[0])  # a link to a temporary file is not one
+    tree = walk(wiki, "wiki")
+    assert sum(TMP_MARK in line for line in tree.lines) == 4
+    remove_stale_temps(wiki, tree.lines)
+    assert not any(path.exists() for path in stale)
+    assert all(path.exists() for path in kept) and (wiki / "link.md").is_symlink()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -64,8 +64,15 @@ def _write_synced(tmp: Path, data: bytes) -> None:
         os.fsync(fh.fileno())
 
 
-def remove_stale_temps(folder: Path) -> None:
-    """Temporary files left by a killed process are never anybody's work."""
-    if folder.is_dir():
-        for tmp in folder.rglob(f"{TMP_MARK}*"):
-            tmp.unlink(missing_ok=True)
+def remove_stale_temps(folder: Path, listed: Iterable[str] | None = None) -> None:
+    """Temporary files left by a killed process are never anybody's work. `listed`: every
+    entry below `folder` as a walk just named them, relative to its parent (snapshot.walk's
+    lines): only those of a temporary file's name are looked at, not the folder again."""
+    if listed is None:
+        if folder.is_dir():
+            for tmp in folder.rglob(f"{TMP_MARK}*"):
+                tmp.unlink(missing_ok=True)
+        return
+    for line in listed:
+        if TMP_MARK in line and (rel := line.partition("\t")[0]).rpartition("/")[2].startswith(TMP_MARK):
+            (folder.parent / rel).unlink(missing_ok=True)

@@ -148,7 +148,7 @@ class _Build:
         root, report = self.project.root, self.report
         if not self.opts.dry_run:
             self.intake.settled.drop()  # until this build has finished
-        remove_stale_temps(root / "wiki")
+        remove_stale_temps(root / "wiki", self.found.lines if self.found.complete else None)
         for err in list_errors:
             report.error(err.path, err.reason)
             self.failed_sources.add(err.path)
