@@ -10,6 +10,7 @@ import sqlite3
 from pathlib import Path
 
 from tests.projects import NOTES, make_project, wiki_files
+from wikic.build.keptplan import Kept
 from wikic.build.run import BuildOptions, build
 from wikic.project import Project
 from wikic.state import State
@@ -63,3 +64,25 @@ def test_rows_changed_by_a_plan_that_kept_nothing_mean_the_full_plan(tmp_path: P
     after = _kept(project)
     assert after["plan"] != before["plan"] and "plan+" not in after and "plan?" not in after  # in full
     assert _forced_equal(project, tmp_path)
+
+
+def _loaded(base: bytes, since: bytes | None = None) -> Kept:
+    kept = Kept.loads(base, "s", since)
+    assert kept is not None
+    return kept
+
+
+def test_names_from_structure_moved_since_the_base_stay_beside_it_until_the_next_base() -> None:
+    before = [("Ninja", "entity", {"sources/a.md": [1]})]
+    moved = [("Ninja", "entity", {"sources/a.md": [1], "sources/b.md": [3]})]
+    kept = Kept({"sources/a.md": "k"}, {}, {}, {}, [], before, {}, {}, 0, "t0")
+    base = kept.dumps("s")
+    kept.base = "t0"
+    assert _loaded(base, kept.dumps_since("s")).structural == before  # not written beside
+    kept.structural, kept.moved = moved, True  # an edit moved them (replan._kept_since)
+    since = kept.dumps_since("s")
+    assert len(since) > len(_loaded(base).dumps_since("s"))
+    for _ in range(2):  # edits that leave them: they stay as moved, not the base's
+        again = _loaded(base, since)
+        assert again.structural == moved
+        since = again.dumps_since("s")

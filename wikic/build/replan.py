@@ -398,7 +398,9 @@ def _kept_since(trace: Trace, made: Memo, kept: Kept, read: dict[str, SourceInfo
     title_keys = {pid: run.title_keys.get(pid) or kept.title_keys.get(pid, "") for pid in topic_ids}
     kept.update(entries)
     kept.by_key = list(run.clusters.by_key.items())
-    kept.structural = [(c.name, c.kind, c.lines) for c in trace.structural]
+    structural = [(c.name, c.kind, c.lines) for c in trace.structural]
+    if structural != kept.structural:
+        kept.structural, kept.moved = structural, True
     kept.title_keys = {pid: key for pid, key in title_keys.items() if key}
     kept.token = secrets.token_hex(8)
     return kept
