@@ -35,6 +35,9 @@ NOT_NAMES = frozenset(_NOT_NAMES.split())
 _NOT_LEADING = """i however although though there here when while after before during yes no ok note notes
 see also without many most some few because unlike like we our us today yesterday tomorrow"""
 NOT_LEADING = frozenset(_NOT_LEADING.split())
+_LEADING = STOP | NOT_LEADING  # made once: a name's words are checked against them by the thousand
+_UNNAMED = STOP | NOT_NAMES
+POSSESSIVE = re.compile(r"['’]s\b")
 MAX_TOPIC_WORDS = 8
 _POINTING = "it its he she his her they their them this these those we our you"
 POINTING = frozenset(_POINTING.split())
@@ -54,7 +57,7 @@ def is_topic_name(name: str) -> bool:
     not a dated phrase ("In 1995"), a legal suffix ("Inc") or a sentence ("It has the second
     largest number of users ..."); a small model proposes all of these."""
     words = name.split()
-    named = [w for w in re.findall(r"[^\W\d_][\w'’-]*", name) if w.casefold() not in STOP | NOT_NAMES]
+    named = [w for w in re.findall(r"[^\W\d_][\w'’-]*", name) if w.casefold() not in _UNNAMED]
     return bool(
         named
         and len(words) <= MAX_TOPIC_WORDS
@@ -69,7 +72,7 @@ def _clean(name: str) -> str:
     Bazel"); "New York City", "National Football League", "St Louis" keep theirs."""
     words = name.split()
     while words and (
-        words[0].casefold() in STOP | NOT_LEADING or (len(words) == 1 and words[0].casefold() in NOT_NAMES)
+        words[0].casefold() in _LEADING or (len(words) == 1 and words[0].casefold() in NOT_NAMES)
     ):
         words = words[1:]
     return " ".join(words[:MAX_WORDS])
@@ -82,12 +85,24 @@ def names_in_line(line: str) -> tuple[set[str], set[str]]:
     sure: set[str] = set()
     maybe: set[str] = set()
     for m in NAME.finditer(text):
-        name = _clean(re.sub(r"['’]s\b", "", m.group(0)))
+        name = _clean(POSSESSIVE.sub("", m.group(0)))
         if not name or len(name) < 3 or name.casefold() in NOT_NAMES or name.isdigit() or _adjective(name):
             continue
-        starts = bool(SENTENCE_START.search(text[: m.start()])) and m.group(0).startswith(name)
+        starts = _sentence_start(text[: m.start()]) and m.group(0).startswith(name)
         (maybe if starts and " " not in name else sure).add(name)
     return sure, maybe
+
+
+def _sentence_start(before: str) -> bool:
+    """SENTENCE_START.search(before), without the regular expression trying every position
+    of a long line: nothing before, a sentence's end and then space, or an opening quote or
+    parenthesis and maybe space (a line holds no newline)."""
+    if not before:
+        return True
+    kept = before.rstrip()
+    if not kept:
+        return False
+    return kept[-1] in "\"“(" or (kept[-1] in ".!?:;" and len(kept) < len(before))
 
 
 SECTIONS = (
