@@ -102,7 +102,7 @@ def _sentence_start(before: str) -> bool:
     kept = before.rstrip()
     if not kept:
         return False
-    return kept[-1] in "\"“(" or (kept[-1] in ".!?:;" and len(kept) < len(before))
+    return kept[-1] in '"“(' or (kept[-1] in ".!?:;" and len(kept) < len(before))
 
 
 SECTIONS = (
