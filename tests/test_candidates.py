@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from wikic.build.candidates import SECTIONS, is_topic_name, source_names, unpack
+import random
+
+from wikic.build.candidates import SECTIONS, SENTENCE_START, _sentence_start, is_topic_name, source_names, unpack
 from wikic.build.merge import candidates
 
 
@@ -77,3 +79,11 @@ def test_the_packed_facts_of_each_source_give_what_reading_the_sources_gives() -
     direct = [(c.name, c.lines, c.kind) for c in candidates(lines)]
     assert [(c.name, c.lines, c.kind) for c in candidates(lines, facts=packed)] == direct
     assert {name for name, _, _ in direct} >= {"Alice Moreau", "PostgreSQL", "Load tests"}
+
+
+def test_a_sentence_start_is_told_as_the_regular_expression_tells_it() -> None:
+    marks = ["a", "B", " ", "\t", ".", "!", "?", ":", ";", '"', "“", "(", ")", ",", "\u00a0", "\u2003", "1", "'"]
+    rng = random.Random(7)
+    for _ in range(20_000):
+        before = "".join(rng.choice(marks) for _ in range(rng.randint(0, 8)))
+        assert _sentence_start(before) == bool(SENTENCE_START.search(before)), repr(before)
