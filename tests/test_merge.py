@@ -3,6 +3,7 @@ sources, it finds what a merge of every source from nothing finds, edit after ed
 
 from __future__ import annotations
 
+import marshal
 import random
 
 import pytest
@@ -97,7 +98,8 @@ def test_a_kept_merge_patched_by_each_edit_finds_what_a_fresh_merge_finds(seed: 
 
 def _state(merge: Merge | None) -> list[object]:
     assert merge is not None
-    return [merge.keys, merge.counts, merge.marks, merge.where, merge.uses, merge.inside]
+    marks = {key: marshal.loads(v) if isinstance(v, bytes) else v for key, v in merge.marks.items()}
+    return [merge.keys, merge.counts, marks, merge.where, merge.uses, merge.inside, merge.first]
 
 
 def test_a_kept_merge_that_is_not_what_the_last_plan_merged_is_merged_again() -> None:

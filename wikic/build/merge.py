@@ -20,7 +20,7 @@ from wikic.build.phrases import _cohesive, _longest, distinct_uses, lines_of, so
 
 # Bump when the same packed names would merge differently (this module, candidates.py's and
 # phrases.py's decisions): a kept merge of another version is never patched.
-VERSION = 2
+VERSION = 3
 SINCE = 8  # more changed since the base than an eighth of the counted items (and than FEW): a new base
 FEW = 64
 COUNTED = ("sure", "maybe", "lower", "titles", "names", "used", "phrases")  # sections counted by source
@@ -38,7 +38,9 @@ class Merge:
 
     def __init__(self) -> None:
         self.counts: dict[str, dict[str, int]] = {k: {} for k in COUNTED}
-        self.marks: dict[str, dict[str, str]] = {}  # marked key -> source path -> form written
+        # marked key -> source path -> form written; a kept merge's as marshalled bytes until asked
+        self.marks: dict[str, dict[str, str] | bytes] = {}
+        self.first: dict[str, str] = {}  # marked key -> the form of the first source marking it
         self.where: dict[str, dict[str, Where]] = {kind: {} for kind in LINES}
         self.uses: dict[str, dict[str, bool]] = {kind: {} for kind in LINES}  # distinct_uses verdicts
         self.inside: dict[str, tuple[list[str], bool]] = {}  # a word -> (longer names, inside one)
@@ -54,7 +56,11 @@ class Merge:
     def add(self, path: str, parts: Mapping[str, str]) -> None:
         self._count(parts, 1)
         for key, form in zip(unjoin(parts["marks"]), unjoin(parts["forms"]), strict=True):
-            self.marks.setdefault(key, {})[path] = form
+            marked = self._marked(key)
+            if marked is None:
+                marked = self.marks[key] = {}
+            marked[path] = form
+            self._unfirst(key)
             if self.patched:
                 self.remarked.add(key)
                 self.touched.add(("marks", key, None))
@@ -68,10 +74,13 @@ class Merge:
     def remove(self, path: str, parts: Mapping[str, str]) -> None:
         self._count(parts, -1)
         for key in unjoin(parts["marks"]):
-            marked = self.marks[key]
+            marked = self._marked(key)
+            if marked is None:
+                raise KeyError(key)
             del marked[path]
             self.remarked.add(key)  # only a patch removes
             self.touched.add(("marks", key, None))
+            self._unfirst(key)
             if not marked:
                 del self.marks[key]
         for kind in LINES:
@@ -123,10 +132,34 @@ class Merge:
         found = {p: dict(where[p]) for p in sorted(picked) if self._uses("phrases", p, sources)}
         named: dict[str, Where] = {}
         for phrase, at in _longest(found).items():
-            marked = self.marks.get(phrase)  # the form of the first source that marks it
-            form = marked[min(marked, key=rank.__getitem__)] if marked else ""
-            named[form or phrase[0].upper() + phrase[1:]] = at
+            named[self._first_form(phrase, rank) or phrase[0].upper() + phrase[1:]] = at
         return named
+
+    def _marked(self, key: str) -> dict[str, str] | None:
+        """Who marks the key and how, decoded when first asked for (a kept merge holds each
+        key's as bytes: 14 MB at 100,000 sources, most of which an edit never asks for)."""
+        marked = self.marks.get(key)
+        if isinstance(marked, bytes):
+            marked = self.marks[key] = marshal.loads(marked)
+        return marked
+
+    def _unfirst(self, key: str) -> None:
+        """A source marks the key anew or no longer: its first form is found again if asked."""
+        if self.first.pop(key, None) is not None:
+            self.touched.add(("first", key, None))
+
+    def _first_form(self, key: str, rank: dict[str, int]) -> str:
+        """The form of the first source (in the sources' order) that marks the key ("" where
+        none does): kept from the last merge while no source marks it anew or stops (_unfirst)."""
+        if key not in self.marks:
+            return ""
+        if key in self.first:
+            return self.first[key]
+        marked = self._marked(key)
+        assert marked is not None
+        self.first[key] = marked[min(marked, key=rank.__getitem__)]
+        self.touched.add(("first", key, None))
+        return self.first[key]
 
     def _picked_phrases(self) -> set[str]:
         """The phrases two or more sources write that some source marks or whose words stand
@@ -210,11 +243,12 @@ class Merge:
     def dumps(self) -> bytes:
         """The whole merge, as a new base."""
         self.token, self.since, self.touched = secrets.token_hex(8), {}, set()
-        kept = [VERSION, self.token, self.keys, self.counts, self.marks, self.where, self.uses, self.inside]
-        return marshal.dumps(kept)
+        marks = {key: v if isinstance(v, bytes) else marshal.dumps(v) for key, v in self.marks.items()}
+        kept = [VERSION, self.token, self.keys, self.counts, marks, self.where, self.uses, self.inside]
+        return marshal.dumps([*kept, self.first])
 
     def _fields(self) -> dict[str, Any]:
-        names = ("keys", "counts", "marks", "where", "uses", "inside")
+        names = ("keys", "counts", "marks", "where", "uses", "inside", "first")
         return {name: getattr(self, name) for name in names}
 
     def kept(self) -> tuple[bytes, bytes | None]:
@@ -225,6 +259,9 @@ class Merge:
             return self.dumps(), None
         fields = self._fields()
         for at in self.touched:
+            if at[0] == "marks":  # decoded: a patch touches only the keys it asked for
+                self.since[at] = self._marked(at[1])
+                continue
             table = fields[at[0]] if at[2] is None else fields[at[0]].get(at[1], {})
             self.since[at] = table.get(at[1] if at[2] is None else at[2])
         self.touched = set()
@@ -237,11 +274,12 @@ class Merge:
     def loads(cls, blob: bytes, since: bytes | None = None) -> Merge | None:
         """A kept merge (the base `blob`, patched by what changed `since`), or None where it is
         of another version or unreadable (merge again)."""
-        state, more = _parts(blob, 8), _parts(since, 3) if since else None
+        state, more = _parts(blob, 9), _parts(since, 3) if since else None
         if state is None or (since and (more is None or more[1] != state[1])):
             return None
         merge = cls()
-        _, merge.token, merge.keys, merge.counts, merge.marks, merge.where, merge.uses, merge.inside = state
+        _, merge.token, merge.keys, merge.counts, merge.marks, merge.where, merge.uses, *rest = state
+        merge.inside, merge.first = rest
         merge.since, fields = more[2] if more else {}, merge._fields()
         for (name, key, within), value in merge.since.items():
             table: dict[str, Any] = fields[name]
