@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from wikic.build.plan import PagePlan
-from wikic.build.sourceplan import Claim
+from wikic.build.sourceplan import Claim, SourceInfo
 from wikic.errors import StateError
 
 VERSION = 8  # bump whenever Kept or a kept page changes shape
@@ -157,13 +157,13 @@ def pages_of(
 class Pages(Mapping[str, PagePlan]):
     """A patched plan's pages: those planned again as made, each other one read and decoded
     from the row the last plan kept when first asked for (an edit among 10,000 pages asks for
-    few). `slugs`: every page's slug (a decoded page takes its own); `titles`: every source
-    page's title, as the pages linking to them show it."""
+    few). `slugs`: every page's slug (a decoded page takes its own)."""
 
     def __init__(self, ids: list[str], made: dict[str, PagePlan], unread: set[str], rows: Rows) -> None:
         self.ids, self.decoded, self.unread, self.rows = ids, made, unread, rows
         self.slugs: dict[str, str] = {}
-        self.titles: dict[str, str] = {}  # source path -> its page's title (its source's)
+        self.sources: list[SourceInfo] = []  # the plan's: their titles are their pages' (title())
+        self._titles: dict[str, str] = {}
 
     def __getitem__(self, pid: str) -> PagePlan:
         page = self.decoded.get(pid)
@@ -188,6 +188,13 @@ class Pages(Mapping[str, PagePlan]):
                 ) from exc
             page.slug = self.slugs.get(pid, page.slug)
             self.decoded[pid] = page
+
+    def title(self, path: str) -> str | None:
+        """The title of a source's page, as pages linking to it show it, without decoding the
+        page (None: no such source, or no sources given)."""
+        if not self._titles and self.sources:
+            self._titles = {src.path: src.title for src in self.sources}
+        return self._titles.get(path)
 
     def __contains__(self, pid: object) -> bool:
         return pid in self.decoded or pid in self.unread

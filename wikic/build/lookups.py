@@ -39,9 +39,8 @@ class SourceSlugs(Mapping[str, str]):
 
     def title(self, path: str) -> str:
         """The title of the source's page (as the linker has it: the plan's)."""
-        if isinstance(self.pages, Pages) and self.pages.titles:
-            return self.pages.titles[path]
-        return self.pages[f"source:{path}"].title
+        title = self.pages.title(path) if isinstance(self.pages, Pages) else None
+        return title if title is not None else self.pages[f"source:{path}"].title
 
     def __iter__(self) -> Iterator[str]:
         return (p.sources[0] for p in self.pages.values() if p.type == "source")

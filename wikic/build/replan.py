@@ -131,7 +131,7 @@ def patched(
         if made.keys[src.path] != key:
             changed.append(src)
     live = {src.path for src in sources}
-    gone = [path for path in kept.keys if path not in live]
+    gone = sorted(kept.keys.keys() - live)
     if len(changed) + len(gone) > max(FEW, len(sources) // SHARE):
         return None
     named = _Lines({src.path: src for src in sources if not src.fallback})
@@ -167,10 +167,10 @@ def patched(
     pages.slugs = slugs_for(pages, sticky, pages.__getitem__)
     for pid, page in pages.decoded.items():
         page.slug = pages.slugs[pid]
-    pages.titles = {src.path: src.title for src in sources}
+    pages.sources = sources
     redone = {pid: before.get(pid, "") for pid in [*own, *new]}
     slugs = pages.slugs  # a page gone has none
-    redone |= {pid: slug for pid, slug in before.items() if slugs.get(pid, slug) != slug}
+    redone |= {pid: slug for pid, slug in sorted(before.items() - slugs.items()) if pid in slugs}
     gone_pages = sorted(pid for pid in rows_before if pid not in slugs)  # every other page stays
     read = unsettled | {src.path: src for src in givers_read}
     return Trace(run, sources, structural, pages), redone, gone_pages, read, rows_before
@@ -394,14 +394,15 @@ def _kept_since(trace: Trace, made: Memo, kept: Kept, read: dict[str, SourceInfo
         entry = (made.keys[path], (src.title, src.count, src.fallback, _title_key(src, kept)), names, gives)
         if kept.entry(path) != entry:
             entries[path] = entry
-    topic_ids = [pid for pid in trace.pages if not pid.startswith("source:")]
-    title_keys = {pid: run.title_keys.get(pid) or kept.title_keys.get(pid, "") for pid in topic_ids}
+    # the topic pages planned again take their titles' keys anew, the others keep theirs
+    title_keys = {pid: key for pid, key in kept.title_keys.items() if pid in trace.pages}
+    title_keys.update({pid: key for pid, key in run.title_keys.items() if key and pid in trace.pages})
     kept.update(entries)
     kept.by_key = list(run.clusters.by_key.items())
     structural = [(c.name, c.kind, c.lines) for c in trace.structural]
     if structural != kept.structural:
         kept.structural, kept.moved = structural, True
-    kept.title_keys = {pid: key for pid, key in title_keys.items() if key}
+    kept.title_keys = title_keys
     kept.token = secrets.token_hex(8)
     return kept
 
