@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wikic.build.plan import PagePlan, SourceInfo, plan
+from wikic.build.plan import PagePlan, SourceInfo, plan, slugs_for
 from wikic.config import Schema, WriteConfig
 
 PROSE = Schema(write=WriteConfig(mode="prose"))
@@ -65,6 +65,16 @@ def test_slugs_stay_as_they_were_when_titles_change() -> None:
     pages = plan(sources, Schema(), sticky)
     assert pages["topic:canon law"].slug == "the-canon-law" and pages["topic:canon law"].title == "Canon law"
     assert pages["source:sources/Canon_law.txt"].slug == "canon-law"
+
+
+def test_a_sticky_slug_another_page_took_first_or_an_empty_one_is_made_from_the_title() -> None:
+    titles = {"topic:a": "Ninja", "topic:b": "Bazel", "source:s/c.md": "Make"}
+    page = lambda pid: PagePlan(pid, titles[pid], "entity")  # noqa: E731
+    kept = {"topic:a": "ninja", "topic:b": "bazel", "source:s/c.md": "make"}
+    assert slugs_for(titles, kept, page) == kept  # each keeps its own
+    assert slugs_for(titles, {**kept, "topic:b": "ninja"}, page)["topic:b"] == "bazel"
+    assert slugs_for(titles, {**kept, "source:s/c.md": ""}, page)["source:s/c.md"] == "make"
+    assert slugs_for(titles, {"topic:a": "ninja"}, page) == kept
 
 
 CECIL = [

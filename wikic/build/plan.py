@@ -187,9 +187,11 @@ class Run:
             if cid not in found.names:
                 found.types[cid][cand.kind if cand.kind in types else types[0]] += 1
             found.names[cid][cand.name] += 0
-            for path, numbers in sorted(cand.lines.items()):
+            # a patched plan's few sources, not every source naming it (100,000 lines)
+            paths = cand.lines.keys() & by_path.keys() if len(by_path) < len(cand.lines) else cand.lines
+            for path in sorted(paths):
                 if (path, cid) not in fed and path in by_path:
-                    wanted[path].append((cand.name, cid, numbers))
+                    wanted[path].append((cand.name, cid, cand.lines[path]))
                     _feeds(pages[f"source:{path}"], cid)
                     self.gives[path].add(cid)
         for path, items in wanted.items():  # the order of a topic's notes is the plan's (_pick_claims)
@@ -372,9 +374,13 @@ def slugs_for(ids: Iterable[str], sticky: dict[str, str], page: Callable[[str], 
     """Each page's slug: its sticky one where no page before it (by id) took it, else one from
     its title (`page`: asked only of those), topic pages first, so that a source titled like a
     topic gets `-source`."""
-    taken: set[str] = set()
-    slugs: dict[str, str] = {}
     ordered = sorted(ids)
+    if all(sticky.get(pid) for pid in ordered):  # an edit's plan: no page without one, most likely
+        slugs = {pid: sticky[pid] for pid in ordered}
+        if len(set(slugs.values())) == len(slugs):  # none taken by a page before it: each keeps its own
+            return slugs
+    taken: set[str] = set()
+    slugs = {}
     for pid in ordered:
         slug = sticky.get(pid)
         if slug and slug not in taken:
