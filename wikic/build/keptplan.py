@@ -140,7 +140,8 @@ def pages_of(
     again (build/quick.py compares). `gone`: the sources deleted since."""
     before = dict(rows.kept_heads())  # by id: "source:" ones first, as the plan orders them
     heads = before.values()
-    if "" in heads or not (joined := "\t".join(heads)).isascii() or joined.count("\t") >= len(before):
+    joined = "\t".join(heads)  # as many tabs as heads between them, where none holds one
+    if "" in heads or not joined.isascii() or joined.count("\t") != max(len(before) - 1, 0):
         raise Unreadable(next(p for p, h in before.items() if not h or not h.isascii() or "\t" in h))
     again = {f"source:{path}" for path in [*replanned, *gone]} | {f"topic:{cid}" for cid in topics}
     redone = [pid for pid in again if pid in before]
