@@ -142,7 +142,7 @@ def patched(
     topics, paths = _touched(changed, gone, facts, kept, clusters, structural)
     givers = {path for path, gives in kept.gives.items() if not topics.isdisjoint(gives)}
     replanned = paths | givers
-    subset = givers_read = [src for src in sources if src.path in replanned]
+    subset = [src for src in sources if src.path in replanned]
     if hasattr(made.rows, "load"):
         made.rows.load([src.path for src in subset])  # a few hundred rows at once, not a window each
     facts.update({src.path: made.facts(src) for src in subset if src.path not in facts})
@@ -172,7 +172,7 @@ def patched(
     slugs = pages.slugs  # a page gone has none
     redone |= {pid: slug for pid, slug in sorted(before.items() - slugs.items()) if pid in slugs}
     gone_pages = sorted(pid for pid in rows_before if pid not in slugs)  # every other page stays
-    read = unsettled | {src.path: src for src in givers_read}
+    read = unsettled | {src.path: src for src in subset}  # a giver whose page stands: as kept
     return Trace(run, sources, structural, pages), redone, gone_pages, read, rows_before
 
 
