@@ -16,12 +16,13 @@ wikic, a name now in another cluster, a quarter of the sources) the plan is made
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from wikic import __version__
 from wikic.build import merge, sourceplan
 from wikic.build.candidates import Candidate
+from wikic.build.keptclusters import first_givers, kept_clusters
 from wikic.build.keptplan import SINCE, VERSION, Entry, Kept, Rows, Unreadable, claims_of, pages_of, row_of
 from wikic.build.plan import (
     PagePlan,
@@ -136,7 +137,7 @@ def patched(
         return None
     named = _Lines({src.path: src for src in sources if not src.fallback})
     structural = made.candidates(named, _Packed(named, facts, made))
-    clusters = _clusters(schema, sources, facts, kept, structural, gone)
+    clusters = kept_clusters(schema, sources, facts, kept, structural, gone)
     if clusters is None:
         return None
     topics, paths = _touched(changed, gone, facts, kept, clusters, structural)
@@ -200,90 +201,6 @@ def _by_source(claims: Iterator[tuple[str, int, int, str]]) -> dict[str, list[tu
     for source, start, end, text in claims:
         found.setdefault(source, []).append((start, end, text))
     return found
-
-
-def _clusters(
-    schema: Schema,
-    sources: list[SourceInfo],
-    facts: dict[str, SourceFacts],
-    kept: Kept,
-    structural: list[Candidate],
-    gone: list[str],
-) -> _Clusters | None:
-    """The clusters as the full plan makes them, from its names in the order it meets them (the
-    digests' by source in path order, then the names from structure): the kept ones as far as
-    that order is the same, matched again past it. Where the sources whose names changed give
-    first the keys they gave first, in that order, the digests' part is the kept one as it is.
-    None where a name the last plan had is now in another cluster. `kept` takes the sources
-    that first give each key (Kept.firsts) where they change."""
-    clusters = _Clusters(schema)
-    pinned = len(clusters.by_key)
-    names: Iterable[tuple[str | None, str]]
-    if _same_firsts(clusters.by_key, facts, kept, gone):
-        clusters.by_key.update(kept.by_key[pinned : pinned + kept.sourced])
-        names, order = ((None, cand.name) for cand in structural), kept.by_key[pinned + kept.sourced :]
-    else:
-        names, order = _names(sources, facts, kept, structural), kept.by_key[pinned:]
-        kept.firsts = {}
-    at, same = 0, True
-    for path, name in names:
-        key = topic_key(name) or name.casefold()
-        if key in clusters.by_key:
-            continue
-        if path is not None:
-            kept.firsts[key] = path
-        if same and at < len(order) and order[at][0] == key:
-            clusters.by_key[key] = order[at][1]
-            at += 1
-            continue
-        same = False
-        clusters.find(name)
-    kept.sourced = len(kept.firsts)
-    before = dict(kept.by_key)
-    if any(before.get(key, cid) != cid for key, cid in clusters.by_key.items()):
-        return None
-    return clusters
-
-
-def _same_firsts(
-    pinned: Mapping[str, str], facts: dict[str, SourceFacts], kept: Kept, gone: list[str]
-) -> bool:
-    """Whether every source whose digest names changed (or that came or went) is the first to
-    give the same keys, in the same order, as the last plan found: then the digests make their
-    clusters in the kept order (most sources give names an earlier source gave first)."""
-    moved = {path: [name for name, _, _ in f.topics] for path, f in facts.items()}
-    moved = {path: names for path, names in moved.items() if names != kept.names.get(path)}
-    for path, names in [*moved.items(), *((path, []) for path in gone)]:
-        was = _first_keys(kept.names.get(path, []), pinned, kept, path, True)
-        if was != _first_keys(names, pinned, kept, path, False):
-            return False
-    return True
-
-
-def _first_keys(names: list[str], pinned: Mapping[str, str], kept: Kept, path: str, was: bool) -> list[str]:
-    """The keys of these names, each once, in order, not pinned, that this source gave first
-    (`was`), or gives first now: no source before it gave them."""
-    seen: set[str] = set()
-    keys = []
-    for name in names:
-        key = topic_key(name) or name.casefold()
-        given = kept.firsts.get(key)
-        first = given == path if was else given is None or given >= path
-        if first and key not in seen and key not in pinned:
-            keys.append(key)
-        seen.add(key)
-    return keys
-
-
-def _names(
-    sources: list[SourceInfo], facts: dict[str, SourceFacts], kept: Kept, structural: list[Candidate]
-) -> Iterator[tuple[str | None, str]]:
-    """Every name the clusters are made of, in order, with the source whose digest gives it
-    (None: a name from structure)."""
-    for src in sorted(sources, key=lambda s: s.path):
-        names = [name for name, _, _ in facts[src.path].topics] if src.path in facts else kept.names[src.path]
-        yield from ((src.path, name) for name in names)
-    yield from ((None, cand.name) for cand in structural)
 
 
 def _touched(
@@ -351,7 +268,7 @@ def _kept(trace: Trace, made: Memo) -> Kept:
     keys = {src.path: made.keys[src.path] for src in trace.sources}
     topic_ids = [pid for pid in trace.pages if not pid.startswith("source:")]
     title_keys = {pid: run.title_keys.get(pid, "") for pid in topic_ids}
-    firsts = _firsts(run, sorted(keys))
+    firsts = first_givers(run, sorted(keys))
     kept = Kept(
         keys,
         {src.path: (src.title, src.count, src.fallback, topic_key(src.title)) for src in trace.sources},
@@ -366,20 +283,6 @@ def _kept(trace: Trace, made: Memo) -> Kept:
     )
     kept.base = kept.token
     return kept
-
-
-def _firsts(run: Run, paths: list[str]) -> dict[str, str]:
-    """Each digest name's key (not pinned) and the first source, by path, to give it: the order
-    the clusters were made in (Kept.firsts)."""
-    seen = set(_Clusters(run.schema).by_key)
-    firsts: dict[str, str] = {}
-    for path in paths:
-        for name in run.names[path]:
-            key = topic_key(name) or name.casefold()
-            if key not in seen:
-                firsts[key] = path
-                seen.add(key)
-    return firsts
 
 
 def _kept_since(trace: Trace, made: Memo, kept: Kept, read: dict[str, SourceInfo]) -> Kept:
