@@ -2,8 +2,9 @@
 (for the build, lint and ask alike) and written back.
 
 Front matter as wikic writes it (plain keys, plain scalars that start with a
-letter, lists of such) reads the same without a YAML parser, which makes lint
-of a large wiki several times faster; anything else goes to PyYAML.
+letter or single-quoted ones on one line, lists of such) reads the same without
+a YAML parser, which makes lint of a large wiki several times faster; anything
+else goes to PyYAML.
 tests/test_lint_reader.py holds the shortcut to PyYAML's answers.
 """
 
@@ -42,15 +43,30 @@ def _plain(value: str) -> bool:
     )
 
 
+def _scalar(value: str) -> str | None:
+    """The string a plain or single-quoted scalar on one line stands for (a title with a colon
+    is written quoted: 'Note 0: Gossip Routing'); None when PyYAML must read it."""
+    if _plain(value):
+        return value
+    if len(value) < 2 or value[0] != "'" or value[-1] != "'":
+        return None
+    inner = value[1:-1]
+    # only doubled quotes inside ('' is '), and only characters YAML takes as they are
+    if "'" in inner.replace("''", "") or not inner.isprintable():
+        return None
+    return inner.replace("''", "'")
+
+
 def simple_yaml(text: str) -> dict[str, Any] | None:
     """The mapping, when the text is in the simple subset; None means: ask PyYAML."""
     meta: dict[str, Any] = {}
     items: list[str] | None = None
     for line in text.split("\n"):
         if line.startswith("- ") and items is not None:
-            if not _plain(line[2:]):
+            item = _scalar(line[2:])
+            if item is None:
                 return None
-            items.append(line[2:])
+            items.append(item)
             continue
         m = SIMPLE_KEY.fullmatch(line)
         if m is None or m.group(1) in meta:
@@ -58,8 +74,8 @@ def simple_yaml(text: str) -> dict[str, Any] | None:
         value = m.group(2)
         if value is None:
             items = meta[m.group(1)] = []
-        elif _plain(value):
-            meta[m.group(1)], items = value, None
+        elif (scalar := _scalar(value)) is not None:
+            meta[m.group(1)], items = scalar, None
         else:
             return None
     return {k: (v if v != [] else None) for k, v in meta.items()}
