@@ -7,12 +7,13 @@ from pathlib import Path
 
 from lintkit import base_pages, cite, crafted, fired, page
 
-from wikic.wiki.overlap import plain
+from wikic.wiki.overlap import content_words, plain
 from wikic.wiki.support import (
     SAID_VERBATIM,
     Verdict,
     _judged,
     _verbatim,
+    best_evidence,
     check,
     cited_sentences,
     judge,
@@ -124,3 +125,44 @@ def _full_check(sentence: str, evidence: str, threshold: float, max_novel: int) 
     if verdict.ok and novel > max_novel:
         return Verdict(False, verdict.score, f"its lines hold only {verdict.score:.0f}% of its words")
     return verdict
+
+
+def _greedy_cover(sentence: str, texts: list[str], limit: int) -> list[int]:
+    """best_evidence as it was before its shortcut: every text's words, then the greedy cover."""
+    words = content_words(plain(sentence))
+    held = [content_words(t) for t in texts]
+    chosen: list[int] = []
+    left = set(words)
+    while left and len(chosen) < limit:
+        gain, best = max(
+            ((len(left & h), -i) for i, h in enumerate(held) if -i not in chosen), default=(0, 0)
+        )
+        if gain == 0:
+            break
+        chosen.append(-best)
+        left -= held[-best]
+    return sorted(chosen)
+
+
+def test_best_evidence_stops_at_the_first_text_holding_every_word() -> None:
+    rng = random.Random(18)
+    vocabulary = [
+        "ninja",
+        "make",
+        "builds",
+        "fast",
+        "slow",
+        "hash",
+        "cutoff",
+        "early",
+        "the",
+        "a",
+        "graph",
+        "1977",
+        "keeps",
+    ]
+    for _ in range(3000):
+        texts = [" ".join(rng.choices(vocabulary, k=rng.randint(0, 7))) for _ in range(rng.randint(0, 6))]
+        sentence = " ".join(rng.choices(vocabulary, k=rng.randint(0, 5)))
+        for limit in (0, 1, 2, 3):
+            assert best_evidence(sentence, texts, limit) == _greedy_cover(sentence, texts, limit)

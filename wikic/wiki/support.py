@@ -258,7 +258,14 @@ def best_evidence(sentence: str, texts: Sequence[str], limit: int = MAX_EVIDENCE
     """The indexes of the few texts (lines, notes) that together hold most of the sentence's
     content words: greedy cover, in their order."""
     words = content_words(plain(sentence))
-    held = [content_words(t) for t in texts]
+    if not words or limit < 1:
+        return []
+    held: list[frozenset[str]] = []
+    for text in texts:  # the first text holding every word is the greedy's first pick and its last
+        have = content_words(text)
+        if words <= have:
+            return [len(held)]
+        held.append(have)
     chosen: list[int] = []
     left = set(words)
     while left and len(chosen) < limit:
