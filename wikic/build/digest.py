@@ -140,7 +140,13 @@ def _claim_lines(name: str, lines: list[str], text: list[int]) -> list[int]:
 def mentions(name: str, lines: list[str], numbers: list[int]) -> list[int]:
     """Those of `numbers` whose line names `name` (fuzzily)."""
     key = name.casefold()
-    return [n for n in numbers if fuzz.partial_ratio(key, lines[n - 1].casefold()) >= MENTION]
+    found = []
+    for n in numbers:
+        line = lines[n - 1].casefold()
+        # a line holding the name as it is scores 100 (unless the name is ""): no fuzzy match
+        if (key and key in line) or fuzz.partial_ratio(key, line) >= MENTION:
+            found.append(n)
+    return found
 
 
 def supporting_lines(name: str, lines: list[str]) -> list[int]:
