@@ -3,7 +3,6 @@ become pages, titles and slugs."""
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from wikic.build.plan import PagePlan, SourceInfo, plan
@@ -116,19 +115,3 @@ def test_a_summary_the_source_does_not_support_gives_way_to_its_lead() -> None:
     digest["summary"] = "Cecil Parker was an English character actor with a husky voice, in 91 films."
     pages = plan([SourceInfo("sources/Cecil_Parker.txt", "Cecil Parker", CECIL, digest)], PROSE, {})
     assert pages["source:sources/Cecil_Parker.txt"].summary == digest["summary"]
-
-
-def test_a_line_mentions_a_name_as_the_fuzzy_match_says() -> None:
-    """mentions() takes a line holding the name as it is without the fuzzy match: the same lines."""
-    from rapidfuzz import fuzz
-
-    from wikic.build.digest import MENTION, mentions
-
-    rng = random.Random(17)
-    for _ in range(3000):
-        lines = ["".join(rng.choices("ab cdÉé-", k=rng.randint(0, 20))) for _ in range(6)]
-        name = "".join(rng.choices("ab cdÉé-", k=rng.randint(0, 6)))
-        fuzzy = [
-            n for n in range(1, 7) if fuzz.partial_ratio(name.casefold(), lines[n - 1].casefold()) >= MENTION
-        ]
-        assert mentions(name, lines, list(range(1, 7))) == fuzzy, (name, lines)
