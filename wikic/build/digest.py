@@ -96,7 +96,7 @@ def candidates(lines: list[str], part: Part) -> list[str]:
         if heading and n > 1:
             found.setdefault(clean_title(heading.group(1), 80), None)
             continue
-        for groups in EMPHASIS.findall(line):
+        for groups in EMPHASIS.findall(line) if "**" in line or "__" in line or "`" in line else ():
             found.setdefault(clean_title(next(g for g in groups if g), 80), None)
         for phrase in PROPER.findall(line.lstrip("#>-* ")):
             found.setdefault(clean_title(phrase, 80), None)

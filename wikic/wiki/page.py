@@ -75,9 +75,12 @@ def unique_slug(wanted: str, taken: set[str]) -> str:
     return slug
 
 
+TITLE_MARKS = re.compile(r"[\[\]#*_`<>|{}]")
+
+
 def clean_title(text: str, limit: int = 120) -> str:
     """A title as shown to readers: one line, no Markdown or link syntax."""
-    text = re.sub(r"[\[\]#*_`<>|{}]", " ", text)
+    text = TITLE_MARKS.sub(" ", text)
     text = " ".join(text.split())
     return text[:limit].strip(" .:;,-")
 
