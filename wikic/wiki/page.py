@@ -8,7 +8,7 @@ import unicodedata
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote, unquote
 
@@ -94,7 +94,12 @@ class Citation(NamedTuple):  # a tuple, not a frozen dataclass: lint makes one p
         label = self.source.removeprefix("sources/")
         lines = f"{self.start}" if self.start == self.end else f"{self.start}-{self.end}"
         anchor = f"L{self.start}" if self.start == self.end else f"L{self.start}-L{self.end}"
-        return f"[{label}:{lines}](../{quote(self.source)}#{anchor})"
+        return f"[{label}:{lines}](../{_quoted(self.source)}#{anchor})"
+
+
+@lru_cache(maxsize=1 << 16)  # a source is cited by every page that draws on it, and again by lint
+def _quoted(path: str) -> str:
+    return quote(path)
 
 
 def with_pages(text: str, page_starts: dict[str, tuple[int, ...]]) -> str:
