@@ -121,7 +121,7 @@ def says_more(line: str, name: str) -> bool:
     return bool(_words(line) - _words(name))
 
 
-@lru_cache(maxsize=4096)  # a name is asked about with each line naming it
+@lru_cache(maxsize=1 << 14)  # a name is asked about with each line naming it, a line with each name
 def _words(text: str) -> frozenset[str]:
     return frozenset(WORDS.findall(text.casefold()))
 
