@@ -3,6 +3,7 @@ same way (they had two parsers with different rules before)."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,14 @@ import pytest
 import yaml
 
 from wikic.ask.context import load_pages
-from wikic.wiki.frontmatter import NOT_A_MAPPING, NOT_CLOSED, simple_yaml, split_front_matter
+from wikic.wiki.frontmatter import (
+    NOT_A_MAPPING,
+    NOT_CLOSED,
+    _quick_front_matter,
+    render_front_matter,
+    simple_yaml,
+    split_front_matter,
+)
 from wikic.wiki.page import split_page
 from wikic.wiki.read import read_wiki
 
@@ -130,3 +138,36 @@ def test_build_lint_and_ask_read_the_same_front_matter(tmp_path: Path) -> None:
         assert linted[slug].meta == asked[slug].meta == built.meta == meta, slug
         assert linted[slug].body == asked[slug].body == built.body == body, slug
         assert linted[slug].title == asked[slug].title, slug
+
+
+_TOKENS = [
+    "Note", "0:", "Gossip", "it's", "yes", "No", "null", "O'Brien", "é", "a-b", "(x)", "#1", "a#b", ":", "x:",
+    "–", "1977", "'", "''", "-", "?", "&", "*", "!", "%", "@", "`", "[a]", "{b}", "sources/s01.md", "~", "=",
+    "<<", ".5", "\u00a0", "Ünïcödé", "漢字", "\U0001d400", "|", ">", ",", "a,b", "true:", "  ", "\t", "\n",
+]  # fmt: skip
+
+
+def test_front_matter_written_without_the_representer_is_pyyamls() -> None:
+    """The quick writer (plain and single-quoted strings, lists of them) writes what yaml.dump
+    does, with PyYAML's emitter and libyaml's, or leaves the page to them."""
+    rng = random.Random(3)
+
+    def text() -> str:
+        return rng.choice(["", " ", ": "]).join(rng.choice(_TOKENS) for _ in range(rng.randint(1, 5)))
+
+    quick = 0
+    for _ in range(6000):
+        for meta in ({"title": text()}, {"sources": [text(), text()], "type": "concept"}):
+            written = _quick_front_matter(meta)
+            if written is not None:
+                quick += 1
+                for dumper in (yaml.SafeDumper, yaml.CSafeDumper):
+                    dumped = yaml.dump(meta, Dumper=dumper, sort_keys=False, allow_unicode=True, width=1000)
+                    assert written == f"---\n{dumped}---\n", meta
+    assert quick > 1500
+    long = {"title": "a: " + "b " * 600, "sources": ["x" * 950]}
+    assert _quick_front_matter(long) is None
+    assert (
+        render_front_matter(long)
+        == f"---\n{yaml.dump(long, sort_keys=False, allow_unicode=True, width=1000)}---\n"
+    )

@@ -12,7 +12,7 @@ import yaml
 from lintkit import built, cite, invoke, lint_json, page
 
 from wikic.wiki.blocks import markdown_blocks, simple_blocks
-from wikic.wiki.frontmatter import render_front_matter, simple_yaml
+from wikic.wiki.frontmatter import LOADER, render_front_matter, simple_yaml
 from wikic.wiki.page import split_page
 from wikic.wiki.read import read_wiki
 
@@ -105,6 +105,24 @@ def test_front_matter_shortcut_agrees_with_pyyaml() -> None:
             checked += 1
             assert quick == yaml.safe_load(raw), raw
     assert checked > 1000
+
+
+def test_single_quoted_front_matter_agrees_with_pyyaml() -> None:
+    """The shortcut reads single-quoted scalars (a title with a colon): PyYAML's answer or none."""
+    rng = random.Random(6)
+    alphabet = "aZ9 :#'\"-[]{}\\\t\u00a0\u2028\ufeff\U0001f600é"
+    checked = 0
+    for _ in range(20000):
+        value = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
+        quoted = rng.choice([f"'{value}'", "'" + value.replace("'", "''") + "'", f"'{value}' ", f"'{value}"])
+        raw = f"title: {quoted}\nsources:\n- {quoted}\n- x"
+        quick = simple_yaml(raw)
+        if quick is not None:
+            checked += 1
+            assert quick == yaml.load(raw, Loader=LOADER), raw
+    assert checked > 2000
+    written = render_front_matter({"title": "Note 0: Gossip Routing", "sources": ["sources/it's.md"]})[4:-5]
+    assert simple_yaml(written) == {"title": "Note 0: Gossip Routing", "sources": ["sources/it's.md"]}
 
 
 def test_links_lines_and_code(tmp_path: Path) -> None:

@@ -4,12 +4,15 @@ about most)."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
 from lintkit import SOURCE_A, base_pages, built, cite, crafted, fired, line_of, lint_json, page, write_index
+from rapidfuzz import fuzz, process
 
 from wikic.lint.runner import RULES
+from wikic.lint.topics import _row_scores, _scores
 
 
 def test_the_crafted_base_wiki_is_clean(tmp_path: Path) -> None:
@@ -138,6 +141,23 @@ def test_duplicate_page_is_silent_for_versions_sources_and_distinct_names(tmp_pa
     pages["meeting-2024-01-02.md"] = page("Meeting notes of Marcj", "x " + cite(3), type="source")
     pages["hnsw-graphs.md"] = page("Graph indexes", f"Like [[hnsw|HNSW]]. {cite(4)}")
     assert fired(crafted(tmp_path, pages), "duplicate-page") == []
+
+
+def test_duplicate_page_scores_small_sets_as_the_matrix_does() -> None:
+    """Without numpy (a small set of names), the scores and their order are cdist's uint8
+    matrix's: a score under the cutoff is no hit, one at or over it rounded half up."""
+    np = pytest.importorskip("numpy")
+    rng = random.Random(17)
+    for _ in range(3000):
+        alphabet = rng.choice(["ab ", "abcde ", "xyz-1 2"])
+        rows = ["".join(rng.choices(alphabet, k=rng.randint(0, 14))) for _ in range(rng.randint(1, 6))]
+        cols = ["".join(rng.choices(alphabet, k=rng.randint(0, 14))) for _ in range(rng.randint(1, 8))]
+        cutoff = rng.choice([0, 1, 50, 70, 85, 90, 95, 100])
+        matrix = process.cdist(rows, cols, scorer=fuzz.ratio, score_cutoff=cutoff, dtype=np.uint8)
+        hits_r, hits_c = np.nonzero(matrix)
+        cells = [(r, c, float(matrix[r, c])) for r, c in zip(hits_r.tolist(), hits_c.tolist(), strict=True)]
+        assert list(_row_scores(rows, cols, cutoff)) == cells, (rows, cols, cutoff)
+        assert list(_scores(rows, cols, cutoff)) == cells
 
 
 # --- stale-page ------------------------------------------------------------------

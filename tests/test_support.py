@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 from lintkit import base_pages, cite, crafted, fired, page
 
-from wikic.wiki.support import check, cited_sentences, judge, sentences
+from wikic.wiki.overlap import content_words, plain
+from wikic.wiki.support import (
+    SAID_VERBATIM,
+    Verdict,
+    _judged,
+    _verbatim,
+    best_evidence,
+    check,
+    cited_sentences,
+    judge,
+    sentences,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EARLY = (ROOT / "sources" / "early-cutoff.md").read_text().splitlines()
@@ -66,3 +78,91 @@ def test_lint_flags_a_whole_source_citation_that_recombines_its_words(tmp_path: 
     )
     found = fired(crafted(tmp_path, pages), "bad-citation")
     assert [f["path"] for f in found] == ["wiki/notes-on-vector-search.md"]
+
+
+def _random_sentence(rng: random.Random) -> str:
+    words = [
+        "Ninja", "builds", "not", "never", "isn't", "Make", "O'Brien", "fast", "slow", "kept",
+        "moved", "3.5", "1,200", "1977", "e.g.", "U.S.", "rather", "than", "instead", "the", "a",
+        "Early-Cutoff", "cutoff", "hash", "Σίσυφος", "straße", "don't", "keep", "drop", "first", "last",
+    ]  # fmt: skip
+    seps = [" ", " ", " ", ", ", ". ", "! ", "? ", " (", ") ", ": ", "; ", " - "]
+    out = [rng.choice(words) for _ in range(rng.randint(1, 14))]
+    return "".join(w + rng.choice(seps) for w in out).strip() + rng.choice(["", ".", "!", "?"])
+
+
+def _marked_up(text: str, rng: random.Random) -> str:
+    """The same words with markup characters that are not word characters, and other spacing."""
+    out = []
+    for word in text.split(" "):
+        roll = rng.random()
+        marked = f"**{word}**" if roll < 0.2 else f"`{word}`" if roll < 0.3 else f"~{word}>"
+        out.append(marked if roll < 0.35 else word)
+    return rng.choice([" ", "  ", "\n", " \n "]).join(out)
+
+
+def test_a_sentence_said_verbatim_gets_the_full_checks_answer() -> None:
+    """The fast path (the sentence is its evidence, word for word) answers what the full check
+    does, on many random sentences with names, numbers, negations and markup."""
+    rng = random.Random(17)
+    verbatim = 0
+    for _ in range(1500):
+        sentence = _random_sentence(rng)
+        text = plain(sentence)
+        for evidence in (text, _marked_up(text, rng), sentence, _marked_up(sentence, rng)):
+            for threshold in (60, 100, 101):
+                full = _judged(sentence, evidence, threshold)
+                if threshold <= 100 and _verbatim(text, evidence):
+                    verbatim += 1
+                    assert full == (SAID_VERBATIM, 0), (sentence, evidence)
+                fast = check(sentence, evidence, threshold, 2)
+                assert fast == _full_check(sentence, evidence, threshold, 2)
+    assert verbatim > 3000
+
+
+def _full_check(sentence: str, evidence: str, threshold: float, max_novel: int) -> Verdict:
+    verdict, novel = _judged(sentence, evidence, threshold)
+    if verdict.ok and novel > max_novel:
+        return Verdict(False, verdict.score, f"its lines hold only {verdict.score:.0f}% of its words")
+    return verdict
+
+
+def _greedy_cover(sentence: str, texts: list[str], limit: int) -> list[int]:
+    """best_evidence as it was before its shortcut: every text's words, then the greedy cover."""
+    words = content_words(plain(sentence))
+    held = [content_words(t) for t in texts]
+    chosen: list[int] = []
+    left = set(words)
+    while left and len(chosen) < limit:
+        gain, best = max(
+            ((len(left & h), -i) for i, h in enumerate(held) if -i not in chosen), default=(0, 0)
+        )
+        if gain == 0:
+            break
+        chosen.append(-best)
+        left -= held[-best]
+    return sorted(chosen)
+
+
+def test_best_evidence_stops_at_the_first_text_holding_every_word() -> None:
+    rng = random.Random(18)
+    vocabulary = [
+        "ninja",
+        "make",
+        "builds",
+        "fast",
+        "slow",
+        "hash",
+        "cutoff",
+        "early",
+        "the",
+        "a",
+        "graph",
+        "1977",
+        "keeps",
+    ]
+    for _ in range(3000):
+        texts = [" ".join(rng.choices(vocabulary, k=rng.randint(0, 7))) for _ in range(rng.randint(0, 6))]
+        sentence = " ".join(rng.choices(vocabulary, k=rng.randint(0, 5)))
+        for limit in (0, 1, 2, 3):
+            assert best_evidence(sentence, texts, limit) == _greedy_cover(sentence, texts, limit)

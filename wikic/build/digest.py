@@ -31,7 +31,12 @@ MAX_LINES = 12
 MAX_CANDIDATES = 12
 MENTION = 85  # rapidfuzz partial_ratio at which a line mentions a name
 EMPHASIS = re.compile(r"\*\*([^*\n]{2,60})\*\*|__([^_\n]{2,60})__|`([^`\n]{2,40})`")
-PROPER = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w-]+(?:\s+(?:of|for|la|à|de|the)?\s*[A-Z][\w-]+)+)")
+# Capitalised phrases, not at the start of the text or of a sentence, starting a word. The checks
+# on what comes before its capital are made after it (lookbehinds that take it in): a pattern
+# that starts with the capital is scanned for it, not tried at every character (4x quicker).
+PROPER = re.compile(
+    r"([A-Z](?<![.!?]\s[A-Z])(?<!^[A-Z])(?<!\w[A-Z])[\w-]+(?:\s+(?:of|for|la|à|de|the)?\s*[A-Z][\w-]+)+)"
+)
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
 MARKUP = re.compile(r"<[^>\n]*>")
 WORDS = re.compile(r"\w+")
@@ -96,7 +101,7 @@ def candidates(lines: list[str], part: Part) -> list[str]:
         if heading and n > 1:
             found.setdefault(clean_title(heading.group(1), 80), None)
             continue
-        for groups in EMPHASIS.findall(line):
+        for groups in EMPHASIS.findall(line) if "**" in line or "__" in line or "`" in line else ():
             found.setdefault(clean_title(next(g for g in groups if g), 80), None)
         for phrase in PROPER.findall(line.lstrip("#>-* ")):
             found.setdefault(clean_title(phrase, 80), None)
@@ -121,7 +126,7 @@ def says_more(line: str, name: str) -> bool:
     return bool(_words(line) - _words(name))
 
 
-@lru_cache(maxsize=4096)  # a name is asked about with each line naming it
+@lru_cache(maxsize=1 << 14)  # a name is asked about with each line naming it, a line with each name
 def _words(text: str) -> frozenset[str]:
     return frozenset(WORDS.findall(text.casefold()))
 
@@ -140,7 +145,13 @@ def _claim_lines(name: str, lines: list[str], text: list[int]) -> list[int]:
 def mentions(name: str, lines: list[str], numbers: list[int]) -> list[int]:
     """Those of `numbers` whose line names `name` (fuzzily)."""
     key = name.casefold()
-    return [n for n in numbers if fuzz.partial_ratio(key, lines[n - 1].casefold()) >= MENTION]
+    found = []
+    for n in numbers:
+        line = lines[n - 1].casefold()
+        # a line holding the name as it is scores 100 (unless the name is ""): no fuzzy match
+        if (key and key in line) or fuzz.partial_ratio(key, line) >= MENTION:
+            found.append(n)
+    return found
 
 
 def supporting_lines(name: str, lines: list[str]) -> list[int]:

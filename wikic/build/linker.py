@@ -4,7 +4,7 @@ titles and aliases (exact, then fuzzy), and linking the first mention of each in
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
@@ -78,32 +78,33 @@ class Linker:
         pos = 0
         folded = text.casefold()
         same = len(folded) == len(text)  # each character folds to one: folded[a:b] is text[a:b]'s
+        heads, names = self.heads, self.names
         for seg_start, seg_end, is_link in _segments(text):
             if is_link:
                 continue
-            words = list(WORD.finditer(text, seg_start, seg_end))
-            i = 0
-            while i < len(words):
-                hit = None
-                at = words[i].start()
-                named = not same or folded[at : at + 3] in self.heads
-                tries = min(MAX_NGRAM, len(words) - i) if named else 0
-                for n in range(tries, 0, -1):
-                    start, end = at, words[i + n - 1].end()
-                    phrase = text[start:end]
-                    slug = self.names.get(folded[start:end] if same else phrase.casefold())
+            spans = [m.span() for m in WORD.finditer(text, seg_start, seg_end)]
+            # the words a mention can start at: most words start no name, and are passed over
+            # without trying their six phrases (or a loop's turn)
+            starts: Iterable[int] = (
+                [i for i, (at, _) in enumerate(spans) if folded[at : at + 3] in heads]
+                if same
+                else range(len(spans))
+            )
+            after = 0  # the words before it are in a phrase linked already
+            for i in starts:
+                if i < after:
+                    continue
+                at = spans[i][0]
+                for n in range(min(MAX_NGRAM, len(spans) - i), 0, -1):
+                    end = spans[i + n - 1][1]
+                    phrase = text[at:end]
+                    slug = names.get(folded[at:end] if same else phrase.casefold())
                     if slug and slug != self_slug and slug not in linked and len(phrase) >= 3:
-                        hit = (start, end, slug, n)
+                        out.append(text[pos:at])
+                        out.append(f"[[{slug}|{phrase}]]")
+                        pos, after = end, i + n
+                        linked.add(slug)
                         break
-                if hit:
-                    start, end, slug, n = hit
-                    out.append(text[pos:start])
-                    out.append(f"[[{slug}|{text[start:end]}]]")
-                    pos = end
-                    linked.add(slug)
-                    i += n
-                else:
-                    i += 1
         out.append(text[pos:])
         return "".join(out)
 

@@ -57,8 +57,12 @@ def needs_line_before(line: str) -> bool:
     """Whether a line's first sentence leans on the line before it: it opens with a pronoun
     ("This is a form of early cutoff.") or points back at something not named in it."""
     text = line.strip().lstrip(">-* ")
+    if PRONOUN.match(text):
+        return True
+    if not POINTS_BACK.search(text):  # then not in its first sentence either: no splitting
+        return False
     first = (sentences(text) or [text])[0]
-    return bool(PRONOUN.match(text) or POINTS_BACK.search(first))
+    return bool(POINTS_BACK.search(first))
 
 
 def section_of(lines: list[str], n: int) -> str:

@@ -5,6 +5,7 @@ the lint cache patches them by (a page's mentions, a topic key's finding)."""
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Container, Iterator, Mapping
@@ -140,14 +141,18 @@ def _near_pairs(keys: list[str], cutoff: int) -> Iterator[tuple[int, int, float]
         start = end
 
 
+SMALL = 200_000  # pairs: fewer are scored row by row, as the matrix would have them, without numpy
+
+
 def _scores(rows: list[str], cols: list[str], cutoff: int) -> Iterator[tuple[int, int, float]]:
-    """(row, column, score) for every pair at or above cutoff."""
+    """(row, column, score) for every pair at or above cutoff, as cdist's uint8 matrix has them
+    (whichever way they are scored: the findings never depend on the wiki's size)."""
     try:
+        if len(rows) * len(cols) <= SMALL:  # importing numpy (0.1 s) costs more than these take
+            raise ImportError
         import numpy as np
-    except ImportError:  # pragma: no cover - numpy comes with llama-cpp-python
-        for r, row in enumerate(rows):
-            for _, score, c in process.extract(row, cols, scorer=fuzz.ratio, limit=None, score_cutoff=cutoff):
-                yield r, c, score
+    except ImportError:
+        yield from _row_scores(rows, cols, cutoff)
         return
     for first in range(0, len(rows), 1000):
         matrix = process.cdist(
@@ -156,6 +161,17 @@ def _scores(rows: list[str], cols: list[str], cutoff: int) -> Iterator[tuple[int
         hits_r, hits_c = np.nonzero(matrix)
         for r, c in zip(hits_r.tolist(), hits_c.tolist(), strict=True):
             yield first + r, c, float(matrix[r, c])
+
+
+def _row_scores(rows: list[str], cols: list[str], cutoff: int) -> Iterator[tuple[int, int, float]]:
+    """_scores without numpy: each row's hits (scored in C), in the matrix's order, each score
+    as its uint8 cell holds it (rounded half up; one that rounds to 0 is no hit)."""
+    for r, row in enumerate(rows):
+        hits = process.extract(row, cols, scorer=fuzz.ratio, limit=None, score_cutoff=cutoff)
+        for _, score, c in sorted(hits, key=lambda hit: hit[2]):
+            cell = math.floor(score + 0.5)
+            if cell:
+                yield r, c, float(cell)
 
 
 def duplicate_page(ctx: Context) -> Iterator[Finding]:

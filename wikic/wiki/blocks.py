@@ -143,8 +143,7 @@ BOLD = re.compile(r"\*\*(?!\s)([^*\n]{2,80}?)(?<!\s)\*\*")
 SUPPRESS = re.compile(r"<!--\s*wikic-lint:\s*disable=([\w\s,-]+?)\s*-->")
 
 
-@dataclass(frozen=True)
-class LinkRef:
+class LinkRef(NamedTuple):  # NamedTuples, not frozen dataclasses: made for every link and citation read
     """One [[target#anchor|label]] as written, and where."""
 
     target: str
@@ -159,8 +158,7 @@ class LinkRef:
         return (self.label if self.label is not None else self.target).strip()
 
 
-@dataclass(frozen=True)
-class CiteRef:
+class CiteRef(NamedTuple):
     citation: Citation
     raw: str
     line: int
@@ -202,16 +200,24 @@ def _scan_inline(block: Block) -> None:
     text = block.text
     if "[" not in text:
         return
+    first = block.line
+    lines = "\n" in text  # else every match is on the block's first line: no counting
     for m in WIKILINK.finditer(text) if "[[" in text else ():
-        line = block.line + text.count("\n", 0, m.start())
-        anchor = m.group(2)[1:] if m.group(2) else None
-        block.links.append(LinkRef(m.group(1).strip(), anchor, m.group(3), m.group(0), line))
+        line = first + text.count("\n", 0, m.start()) if lines else first
+        target, anchor, label = m.groups()
+        block.links.append(LinkRef(target.strip(), anchor[1:] if anchor else None, label, m.group(0), line))
     for m in CITATION.finditer(text) if "](../" in text else ():
-        line = block.line + text.count("\n", 0, m.start())
-        start, end = int(m.group(5)), int(m.group(6) or m.group(5))
-        source = unquote(m.group(4))
-        label_end = int(m.group(3) or m.group(2))
-        consistent = f"sources/{m.group(1)}" == source and int(m.group(2)) == start and label_end == end
+        line = first + text.count("\n", 0, m.start()) if lines else first
+        name, first_label, last_label, linked, start_at, end_at = m.groups()
+        start = int(start_at)
+        end = int(end_at) if end_at else start
+        source = unquote(linked) if "%" in linked else linked
+        consistent = (
+            name == source[8:]
+            and source.startswith("sources/")
+            and int(first_label) == start
+            and (int(last_label) if last_label else start) == end
+        )
         block.citations.append(CiteRef(Citation(source, start, end), m.group(0), line, consistent))
 
 

@@ -27,6 +27,7 @@ since until via per one two use used uses using"""
 STOP = frozenset(_STOP_TEXT.split())
 
 
+@lru_cache(maxsize=8192)  # a sentence is made plain for lint's word count, then for the check itself
 def plain(text: str) -> str:
     """A paragraph as a reader hears it: no citations, links by their text, no markup."""
     if "[" in text:

@@ -201,10 +201,30 @@ def _reversed(text: str, said: set[str], words: frozenset[str], evidence: str, e
 def check(sentence: str, evidence: str, threshold: float = 60, max_novel: int | None = None) -> Verdict:
     """Whether `evidence` (the cited lines' text) supports `sentence` (Markdown allowed);
     with `max_novel`, also at most that many of its content words may be missing from it."""
+    if threshold <= 100 and _verbatim(plain(sentence), evidence):
+        return SAID_VERBATIM  # what _judged answers for it, without its work: see _verbatim
     verdict, novel = _judged(sentence, evidence, threshold)
     if verdict.ok and max_novel is not None and novel > max_novel:
         return Verdict(False, verdict.score, f"its lines hold only {verdict.score:.0f}% of its words")
     return verdict
+
+
+SAID_VERBATIM = Verdict(True, 100.0)
+
+
+def _verbatim(text: str, evidence: str) -> bool:
+    """Whether the sentence (as plain text) is its evidence word for word, as a sentence made of
+    its source's line is (a notes page, a topic page's notes): then _judged's answer is known.
+    Every test it makes reads the text's words, numbers and negations as tokens of \\w and
+    digits; here the two texts have the same tokens in the same order (the evidence differs at
+    most by markup characters that are neither, and by spaces), so the sentence holds all its
+    lines' words (score 100, nothing novel), every number and name, every negation the same
+    (a sentence of the evidence negates only what the whole does), no opposite."""
+    if text == evidence:
+        return True
+    if "_" in evidence or "[" in evidence or "<!--" in evidence:  # plain() would change its words
+        return False
+    return len(text) <= len(evidence) and plain(evidence) == text
 
 
 @lru_cache(maxsize=16384)  # a build's checks come back in its closing lint: the same sentence, lines
@@ -238,7 +258,14 @@ def best_evidence(sentence: str, texts: Sequence[str], limit: int = MAX_EVIDENCE
     """The indexes of the few texts (lines, notes) that together hold most of the sentence's
     content words: greedy cover, in their order."""
     words = content_words(plain(sentence))
-    held = [content_words(t) for t in texts]
+    if not words or limit < 1:
+        return []
+    held: list[frozenset[str]] = []
+    for text in texts:  # the first text holding every word is the greedy's first pick and its last
+        have = content_words(text)
+        if words <= have:
+            return [len(held)]
+        held.append(have)
     chosen: list[int] = []
     left = set(words)
     while left and len(chosen) < limit:
