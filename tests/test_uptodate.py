@@ -288,3 +288,30 @@ def test_a_source_change_stops_the_wiki_walk_early(tmp_path: Path) -> None:
     _edit_source(project)
     assert Check(project).fresh() is None
     assert _children() <= before
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="wiki/ is walked in a child on Linux only")
+def test_the_childs_walk_of_wiki_is_the_walk_the_build_would_take(tmp_path: Path) -> None:
+    """A check that says no hands the build wiki/ as its child walked it: the same lines,
+    stats, completeness and digest as a walk here; and no child is left behind."""
+    from wikic import snapshot
+    from wikic.build.uptodate import Check, WikiDigest
+
+    project = built(tmp_path)
+    (project.wiki_dir / "sub").mkdir()
+    (project.wiki_dir / "sub" / "hand.md").write_text("# Hand\n")
+    (project.wiki_dir / "sub" / "link.md").symlink_to(project.wiki_dir / "sub" / "hand.md")
+    before = _children()
+    _edit_source(project)
+    check = Check(project)
+    assert check.fresh() is None
+    found, walked = check.found, snapshot.wiki(project)
+    assert found is not None and _children() <= before
+    assert (found.lines, found.stats, found.complete) == (walked.lines, walked.stats, walked.complete)
+    assert found.digest() == walked.digest() and found.stats
+    (project.wiki_dir / "sub" / "gone.md").symlink_to(tmp_path / "nowhere.md")
+    aside = WikiDigest(project)
+    assert aside.result(keep=True) is None
+    tree, walked = aside.tree(), snapshot.wiki(project)
+    assert tree is not None and not tree.complete and tree.lines == walked.lines
+    assert tree.digest() == walked.digest() and _children() <= before

@@ -32,12 +32,17 @@ class Tree:
     __slots__ = ("lines", "stats", "complete", "_digest")
 
     def __init__(
-        self, lines: list[str] | None = None, stats: dict[str, Stat] | None = None, complete: bool = True
+        self,
+        lines: list[str] | None = None,
+        stats: dict[str, Stat] | None = None,
+        complete: bool = True,
+        digested: str | None = None,  # digest() of these lines, made where they were walked
     ) -> None:
         self.lines = [] if lines is None else lines
         self.stats = {} if stats is None else stats
         self.complete = complete
-        self._digest = (-1, "")  # digest() of the first so many lines: a walk only appends
+        # digest() of the first so many lines: a walk only appends
+        self._digest = (-1, "") if digested is None else (len(self.lines), digested)
 
     def digest(self) -> str:
         """Made once while no line is added (a build asks for wiki/'s up to four times, and the

@@ -53,9 +53,11 @@ def build(
     progress: Progress,
     backend_factory: BackendFactory | None = None,
     inputs: snapshot.Tree | None = None,
+    found: snapshot.Tree | None = None,
 ) -> Report:
     """The pipeline alone, with its own clean check (run.build adds the lock, the faster
-    no-op check and the lint summary). `inputs`: the project's inputs, walked just now."""
+    no-op check and the lint summary). `inputs`, `found`: the project's inputs and wiki/,
+    walked just now (under the lock: as the build finds them)."""
     started = time.monotonic()
     report = Report(dry_run=opts.dry_run)
     schema = load_schema(project.schema_path)
@@ -63,7 +65,7 @@ def build(
     files, list_errors = walked or list_sources(project.root, schema.sources)
     mid = model_id(schema.model, project.root)
     mark = snapshot.build_inputs(project, mid, inputs)
-    found = snapshot.wiki(project)  # wiki/ walked once before: the clean check, intact pages
+    found = found or snapshot.wiki(project)  # walked once before: the clean check, intact pages
     report.found = found
     state = State.open(project.state_path, recover=True)
     report.warnings += state.warnings
