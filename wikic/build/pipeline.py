@@ -380,7 +380,7 @@ class _Build:
                 if self.recorded.get(src.path) != (st.size, st.mtime_ns, src.hash):
                     state.set_source(src.path, st.size, st.mtime_ns, src.hash)
                     report.reread.append(src.path)
-            for rec in self.records.values() if self.edit is None else ():
+            for rec in self.records.every() if self.edit is None else ():
                 if _gone(rec, live, pages):
                     state.remove_action(rec.id)
         slugs = {pid: p.slug for pid, p in pages.items()} if self.edit is None else {}

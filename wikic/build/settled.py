@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from wikic import __version__
@@ -54,7 +54,7 @@ class Settled:
         self.digests: Counter[str] = Counter()  # source -> its digest records (one per part)
 
     def which(
-        self, files: list[SourceFile], records: dict[str, ActionRecord], local: Callable[[str], bool]
+        self, files: list[SourceFile], records: Mapping[str, ActionRecord], local: Callable[[str], bool]
     ) -> dict[str, str]:
         """The sources to take as the last build left them: path -> the hash it read. Not a
         converted file (PDF, DOCX: their text lives in the store), a local-only one, one whose
@@ -92,7 +92,7 @@ class Settled:
         self.state.set_meta(Meta.SETTLED, json.dumps(saved))
 
 
-def _digests(records: dict[str, ActionRecord]) -> Counter[str]:
+def _digests(records: Mapping[str, ActionRecord]) -> Counter[str]:
     """Each source's digest records (one per part: `digest:<path>#<n>`), by their ids alone."""
     found: Counter[str] = Counter()
     for action_id in records:
