@@ -39,6 +39,27 @@ def _pattern(patterns: list[str]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs) or "(?!)")
 
 
+_SUFFIX = re.compile(r"(?:\*\*/)?\*(\.[A-Za-z0-9_-]+)")  # "*.md", "**/*.md": any name ending so
+
+
+class Globs:
+    """Whether a name matches any of some glob patterns, as `_pattern` matches it. A pattern
+    that only says how names end ("**/*.md", as schema.yaml's include list does) is tested by
+    `endswith`: one regular expression of 22 alternatives tried on each of 100,000 names is
+    most of the listing of sources/."""
+
+    def __init__(self, patterns: list[str]) -> None:
+        suffixes = [m.group(1) for p in patterns if (m := _SUFFIX.fullmatch(p))]
+        self.suffixes = tuple(suffixes)
+        rest = [p for p in patterns if not _SUFFIX.fullmatch(p)]
+        self.rest = _pattern(rest) if rest else None
+
+    def match(self, name: str) -> bool:
+        if name.endswith(self.suffixes):  # (fnmatch's * matches / too: "*.md" is "ends in .md")
+            return True
+        return self.rest is not None and self.rest.match(name) is not None
+
+
 def list_sources(root: Path, cfg: SourcesConfig) -> tuple[list[SourceFile], list[SourceError]]:
     """Every source file, sorted; links that leave sources/ and unreadable entries are errors."""
     base = root / SOURCES_DIR
@@ -46,7 +67,7 @@ def list_sources(root: Path, cfg: SourcesConfig) -> tuple[list[SourceFile], list
     errors: list[SourceError] = []
     if not base.is_dir():
         return found, errors
-    include, exclude = _pattern(cfg.include), _pattern(cfg.exclude)
+    include, exclude = Globs(cfg.include), Globs(cfg.exclude)
     real_base = base.resolve()
     folders = [""]  # relative to sources/, "" or ending in "/"
     while folders:
@@ -82,7 +103,7 @@ def listed(
     no-op check takes it): the same files and errors, without a second stat of every file.
     None where the walk could not read some entry: list_sources() says why."""
     base = root / SOURCES_DIR
-    include, exclude = _pattern(cfg.include), _pattern(cfg.exclude)
+    include, exclude = Globs(cfg.include), Globs(cfg.exclude)
     real_base, head = "", SOURCES_DIR + "/"
     found: list[SourceFile] = []
     errors: list[SourceError] = []
