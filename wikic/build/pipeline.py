@@ -375,7 +375,10 @@ class _Build:
             for path in set(self.recorded) - live if self.edit is None else ():
                 state.remove_source(path)
                 report.reread.append(path)
+            taken = self.intake.settled.taken  # recorded as they are: found by that very record
             for src in sources:  # what this build read: lint's stale-page compares against it
+                if src.path in taken:
+                    continue
                 st = self.stats[src.path]
                 if self.recorded.get(src.path) != (st.size, st.mtime_ns, src.hash):
                     state.set_source(src.path, st.size, st.mtime_ns, src.hash)

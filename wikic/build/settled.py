@@ -52,6 +52,7 @@ class Settled:
         self.failed = set(saved.get("failed", []))
         self.recorded = state.source_stats()  # what the last build read: (size, mtime_ns, hash)
         self.digests: Counter[str] = Counter()  # source -> its digest records (one per part)
+        self.taken: dict[str, str] = {}  # which(): the settled sources (one found changed: taken out)
 
     def which(
         self, files: list[SourceFile], records: Mapping[str, ActionRecord], local: Callable[[str], bool]
@@ -79,7 +80,7 @@ class Settled:
                 and not local(path)
             ):
                 found[path] = rec[2]
-        self.digests = digested
+        self.digests, self.taken = digested, found
         return found
 
     def drop(self) -> None:
