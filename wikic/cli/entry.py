@@ -64,6 +64,10 @@ def main() -> None:
     # registered first, so run last: the interpreter's final collection walks every object the
     # command left (0.4-0.6 s after a -j 64 build of 128 sources); the OS frees them at once
     atexit.register(gc.freeze)
+    # pydantic looks for plugins (the entry points of every installed distribution: 40 ms with
+    # importlib.metadata) when it builds a model, and wikic's are built where first used
+    # (config.py): the wikic program never runs one; a user's own setting is kept
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     quick = quick_build(sys.argv[1:])
     if quick is None:
         from wikic.cli.main import cli
