@@ -92,6 +92,12 @@ class ActionRecords(Mapping[str, ActionRecord]):
             self._ids = [r[0] for r in self.db.execute("SELECT id FROM actions INDEXED BY actions_keys")]
         return self._ids
 
+    def ids_of(self, stage: str) -> list[str]:
+        """The ids of one stage's actions (`stage:...`), by a range of the primary key."""
+        low, high = f"{stage}:", f"{stage};"  # ";" follows ":": every id that starts with low
+        rows = self.db.execute("SELECT id FROM actions WHERE id >= ? AND id < ?", (low, high))
+        return [r[0] for r in rows]
+
     def every(self) -> list[ActionRecord]:
         """Every record, in one read."""
         rows = self.db.execute("SELECT id, stage, key FROM actions INDEXED BY actions_keys")
