@@ -104,7 +104,9 @@ def listed(
     None where the walk could not read some entry: list_sources() says why."""
     base = root / SOURCES_DIR
     include, exclude = Globs(cfg.include), Globs(cfg.exclude)
-    real_base, head = "", SOURCES_DIR + "/"
+    ends, rest = include.suffixes, include.rest  # Globs.match, unrolled: called 100,000 times
+    excluded = exclude.match if exclude.suffixes or exclude.rest is not None else None
+    real_base, head, folder = "", SOURCES_DIR + "/", f"{base}/"
     found: list[SourceFile] = []
     errors: list[SourceError] = []
     for line in lines:  # 100,000 of them: the plain file is the case to make fast
@@ -122,22 +124,26 @@ def listed(
         if rel[0] == "." or "/." in rel:  # hidden files and folders, and what they hold
             continue
         target = kind = None
-        for field_ in fields[3:]:
+        for field_ in fields[3:] if len(fields) > 3 else ():
             if field_.startswith("-> "):
                 target = field_[3:]
             elif field_.startswith(KIND):
                 kind = field_
         if target is not None and kind == FOLDER:
             errors.append(SourceError(name, FOLDER_LINK))
-        elif not rel.endswith("~") and include.match(rel) and not exclude.match(rel):
+        elif (
+            not rel.endswith("~")
+            and (rel.endswith(ends) or (rest is not None and rest.match(rel) is not None))
+            and not (excluded is not None and excluded(rel))
+        ):
             real_base = real_base or os.path.realpath(base)
             if target is not None and not (target == real_base or target.startswith(real_base + "/")):
                 errors.append(SourceError(name, OUTSIDE))
             elif kind is not None:
                 errors.append(SourceError(name, NOT_REGULAR))
             else:
-                found.append(SourceFile(name, f"{base}/{rel}", int(size), int(mtime)))
-    found.sort(key=lambda f: f.path)
+                found.append(SourceFile(name, folder + rel, int(size), int(mtime)))
+    found.sort()  # by path: each path once, so no tuple is compared past it
     errors.sort(key=lambda e: e.path)
     return found, errors
 
