@@ -30,7 +30,10 @@ def validated(path: Path, raw: bytes, validate: Callable[[], Schema]) -> Schema:
     """The settings of schema.yaml's bytes `raw` (at `path`): as kept, else `validate()`d and
     kept (beside a .wikic/ folder only). Each call answers a new Schema, equal to a fresh
     validation's in every field and in which fields were set."""
-    key = fingerprint([digest(raw), _code()])
+    try:
+        key = fingerprint([digest(raw), _code()])
+    except OSError:  # wikic's code not a file to read (a zip, say): validated every time
+        return validate()
     stored = path.parent / STATE_DIR / FILE
     encoded = _kept.get(key)
     if encoded is not None:
