@@ -56,8 +56,7 @@ def build(
     found: snapshot.Tree | None = None,
 ) -> Report:
     """The pipeline alone, with its own clean check (run.build adds the lock, the faster
-    no-op check and the lint summary). `inputs`, `found`: the project's inputs and wiki/,
-    walked just now (under the lock: as the build finds them)."""
+    no-op check and the lint summary). `inputs`, `found`: the inputs and wiki/, walked just now."""
     started = time.monotonic()
     report = Report(dry_run=opts.dry_run)
     schema = load_schema(project.schema_path)
@@ -375,10 +374,8 @@ class _Build:
             for path in set(self.recorded) - live if self.edit is None else ():
                 state.remove_source(path)
                 report.reread.append(path)
-            taken = self.intake.settled.taken  # recorded as they are: found by that very record
-            for src in sources:  # what this build read: lint's stale-page compares against it
-                if src.path in taken:
-                    continue
+            taken = self.intake.settled.taken  # settled: recorded as they are (which() found so)
+            for src in (s for s in sources if s.path not in taken):  # lint's stale-page reads it
                 st = self.stats[src.path]
                 if self.recorded.get(src.path) != (st.size, st.mtime_ns, src.hash):
                     state.set_source(src.path, st.size, st.mtime_ns, src.hash)
