@@ -113,6 +113,21 @@ def _entries(
         stats[name] = (st.st_size, st.st_mtime_ns)
 
 
+def stats_of(lines: Iterable[str]) -> dict[str, Stat] | None:
+    """The stats a walk keeps (keep_stats) read back from its lines; None where a line cannot be
+    read back without doubt (a link's, or a pipe's or device's: their fields may hold tabs)."""
+    stats: dict[str, Stat] = {}
+    odd = ("\t-> ", f"\t{KIND} ")
+    for line in lines:
+        if line.endswith(("/", "\tunreadable", "\tmissing")):  # a folder, or no stat
+            continue
+        if odd[0] in line or odd[1] in line:
+            return None
+        name, size, mtime = line.rsplit("\t", 2)  # a file's line ends in its size and mtime
+        stats[name] = (int(size), int(mtime))
+    return stats
+
+
 def restat(before: Tree, touched: Iterable[str], root: Path, dropped: str) -> Tree | None:
     """`before` (a walk) with the entries named in `touched` stat'ed again and those whose
     name starts with `dropped` left out: what a walk finds when nothing else changed since,

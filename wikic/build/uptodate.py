@@ -123,37 +123,39 @@ class WikiDigest:
     child while this process walks the inputs: the two walks are most of a no-op build and
     each is mostly waiting on stat calls, so on two cores the no-op takes half as long.
     Forks only where that is safe (Linux, no other thread); else `result()` walks here.
-    The child says the digest first, then the whole walk (`tree()`): a build that does work
-    takes wiki/ as the child found it rather than walking it again (100,000 stats)."""
+    The child says the digest, then, asked for it (`tree()`), the whole walk with its stats: a
+    build that does work takes wiki/ as the child found it rather than walking it again."""
 
     def __init__(self, project: Project) -> None:
         self.project = project
         self.pid: int | None = None
         self.pipe: int | None = None
+        self.ask: int | None = None  # a byte written here asks the child for its walk
         self.said = b""  # what the child said so far
         if sys.platform != "linux" or _threads() > 1:
             return
         try:
             read, write = os.pipe()
+            asked, ask = os.pipe()
         except OSError:
             return
         try:
             pid = os.fork()
         except OSError:  # no process to spare: walked here
-            os.close(read)
-            os.close(write)
+            for fd in (read, write, asked, ask):
+                os.close(fd)
             return
-        if pid == 0:  # the child: walk, say the digest, then the walk, and leave without cleanup
+        if pid == 0:  # the child: walk, say the digest, the walk if asked, leave without cleanup
             try:
                 gc.disable()  # never a finalizer of the parent's garbage (a temp folder's, say)
                 os.close(read)
-                tree = snapshot.wiki(project)
-                _write_all(write, (tree.digest() if tree.complete else "-" * DIGEST).encode())
-                _write_all(write, marshal.dumps((tree.lines, tree.stats, tree.complete)))
+                os.close(ask)
+                _child(project, write, asked)
             finally:
                 os._exit(0)
         os.close(write)
-        self.pid, self.pipe = pid, read
+        os.close(asked)
+        self.pid, self.pipe, self.ask = pid, read, ask
 
     def result(self, keep: bool = False) -> str | None:
         """The digest; the child stopped unless asked to `keep` it for `tree()`."""
@@ -167,10 +169,12 @@ class WikiDigest:
         return answer if len(answer) == DIGEST and answer != "-" * DIGEST else None  # or it failed
 
     def tree(self) -> snapshot.Tree | None:
-        """wiki/ as the child walked it (None: no child, or it failed: walk it again). Stops it."""
-        if self.pid is None or self.pipe is None:
+        """wiki/ as the child walked it (None: no child, it failed, or a line of its walk cannot
+        be read back without doubt: walk it again). Stops it."""
+        if self.pid is None or self.pipe is None or self.ask is None:
             return None
         try:
+            os.write(self.ask, b"1")
             self._read(None)
             lines, stats, complete = marshal.loads(self.said[DIGEST:])
             digest = self.said[:DIGEST].decode("ascii")
@@ -178,6 +182,8 @@ class WikiDigest:
             return None
         finally:
             self.cancel()
+        if stats is None:
+            return None
         return snapshot.Tree(lines, stats, complete, None if digest == "-" * DIGEST else digest)
 
     def _read(self, upto: int | None) -> None:
@@ -195,14 +201,25 @@ class WikiDigest:
 
     def cancel(self) -> None:
         """Stop the child (when its answer is not needed) and reap it."""
-        if self.pipe is not None:
-            os.close(self.pipe)
-            self.pipe = None
+        for fd in (self.pipe, self.ask):
+            if fd is not None:
+                os.close(fd)
+        self.pipe = self.ask = None
         if self.pid is not None:
             pid, self.pid = self.pid, None
             with contextlib.suppress(ProcessLookupError):  # gone already once it answered
                 os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
+
+
+def _child(project: Project, write: int, asked: int) -> None:
+    """The child's part: the walk as the no-op check takes it (no stats kept: that is the no-op's
+    time), its digest, and only when the parent asks, the walk with its stats read back."""
+    tree = snapshot.wiki(project, keep_stats=False)
+    _write_all(write, (tree.digest() if tree.complete else "-" * DIGEST).encode())
+    if os.read(asked, 1):  # nothing: the parent stopped without asking
+        stats = snapshot.stats_of(tree.lines)
+        _write_all(write, marshal.dumps((tree.lines, stats, tree.complete)))
 
 
 DIGEST = 64  # characters of a walk's digest (hashing.digest)
