@@ -14,7 +14,7 @@ import pytest
 import wikic
 import wikic.prompts
 from wikic.prompts import PACKAGE_DIR, PROJECT_DIR
-from wikic.prompts.loader import Prompts, template_files
+from wikic.prompts.loader import CACHE_DIR, Prompts, template_files
 
 PAGE = SimpleNamespace(title="Cats", text="Cats sleep a lot.")
 # Each stage with a context like the one its caller passes (templates render with
@@ -111,3 +111,44 @@ def test_a_project_template_overrides_the_shipped_one(tmp_path: Path) -> None:
     prompts = Prompts(tmp_path)
     assert prompts.render("write", **STAGES["write"])[1]["content"] == "Only Cats."
     assert prompts.source_of("write.system.j2").parent == PACKAGE_DIR
+
+
+def test_compiled_templates_are_kept_under_wikic_and_render_as_compiled_afresh(tmp_path: Path) -> None:
+    """A project with .wikic/ keeps each template compiled (jinja2's bytecode cache): every
+    stage renders from the kept code exactly as from a fresh compile."""
+    (tmp_path / ".wikic").mkdir()
+    fresh = {stage: Prompts(tmp_path).render(stage, **ctx) for stage, ctx in STAGES.items()}
+    kept = sorted((tmp_path / CACHE_DIR).iterdir())
+    assert len(kept) == 2 * len(STAGES)
+    again = {stage: Prompts(tmp_path).render(stage, **ctx) for stage, ctx in STAGES.items()}
+    assert again == fresh
+    assert sorted((tmp_path / CACHE_DIR).iterdir()) == kept
+    bare = tmp_path / "bare"  # no .wikic/: nothing made
+    assert Prompts(bare).render("write", **STAGES["write"]) == fresh["write"]
+    assert not bare.exists()
+
+
+def test_a_kept_compiled_template_is_never_used_for_another_text(tmp_path: Path) -> None:
+    """A template edited (same name, same size) renders its new text in the next process's
+    Prompts, and its old text again once put back."""
+    (tmp_path / ".wikic").mkdir()
+    (tmp_path / PROJECT_DIR).mkdir()
+    own = tmp_path / PROJECT_DIR / "write.user.j2"
+    texts = [("One {{ page_title }}.", "One Cats."), ("Two {{ page_title }}.", "Two Cats.")]
+    for text, expected in texts * 2:
+        own.write_text(text)
+        assert Prompts(tmp_path).render("write", **STAGES["write"])[1]["content"] == expected
+
+
+def test_an_unwritable_template_cache_is_compiled_again_not_an_error(tmp_path: Path) -> None:
+    (tmp_path / ".wikic").mkdir()
+    (tmp_path / CACHE_DIR).write_text("not a folder")
+    assert Prompts(tmp_path).render("write", **STAGES["write"])[1]["content"]
+    (tmp_path / CACHE_DIR).unlink()
+    (tmp_path / CACHE_DIR).mkdir()
+    Prompts(tmp_path).render("write", **STAGES["write"])
+    for kept in (tmp_path / CACHE_DIR).iterdir():
+        kept.write_bytes(b"damaged")
+    assert Prompts(tmp_path).render("write", **STAGES["write"]) == Prompts(tmp_path / "x").render(
+        "write", **STAGES["write"]
+    )

@@ -69,3 +69,50 @@ def test_a_broken_link_is_left_to_the_listing_that_says_why(tmp_path: Path) -> N
     walked, own = _both(root, SourcesConfig())
     assert walked is None
     assert [path for path, _ in own[1]] == ["sources/dead.md"]  # type: ignore[index]
+
+
+def test_globs_match_as_the_one_regular_expression_does() -> None:
+    """Patterns that only say how a name ends are tested by endswith: the same answers as
+    fnmatch's translation, for every kind of pattern and name."""
+    from wikic.config import SourcesConfig
+    from wikic.sources.scan import Globs, _pattern
+
+    lists = [
+        SourcesConfig().include,
+        [],
+        ["*.md"],
+        ["**/*.md", "drafts/**", "*.tar.gz", "notes/*.txt", "[ab]*.csv", "**/x-y_z.*"],
+        ["**/*.MD", "*.m?"],
+    ]
+    names = [
+        "a.md",
+        "d/a.md",
+        "a.MD",
+        "a.mdx",
+        "a.md~",
+        ".md",
+        "md",
+        "a.txt",
+        "drafts/a.md",
+        "drafts/b",
+        "notes/a.txt",
+        "notes/d/a.txt",
+        "a.csv",
+        "c.csv",
+        "x-y_z.q",
+        "d/x-y_z.q",
+        "a\n.md",
+        "a.md\n",
+        "a.tar.gz",
+        "d/a.tar.gz",
+        "a.mo",
+        "é/ü.md",
+        "a.markdown",
+        "a.pdf",
+        "a.epub",
+        "a.htm",
+    ]
+    for patterns in lists:
+        regex, globs = _pattern(patterns), Globs(patterns)
+        for name in names:
+            assert globs.match(name) == (regex.match(name) is not None), (patterns, name)

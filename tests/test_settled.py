@@ -119,3 +119,22 @@ def test_a_source_changed_just_before_the_build_that_read_it_is_read_again(tmp_p
 def _edit_rag_again(project: Project) -> None:
     rag = project.sources_dir / "rag.md"
     rag.write_text(rag.read_text().replace("about three hundred words", "a few hundred words"))
+
+
+def test_action_records_read_by_id_are_the_stored_ones(tmp_path: Path) -> None:
+    """The build's records (state/build.ActionRecords), read by id where asked: each equal to
+    the stored record, the missing ones missing, the ids and the digests' ids exact."""
+    project = _project(tmp_path)
+    with State.open(project.state_path) as state:
+        stored = state.actions()
+        records = state.action_records()
+        assert len(stored) > 3 and "digest:sources/solo.md" in stored
+        for action_id in sorted(stored)[::2]:  # some asked first: every() leaves them as they were
+            assert records[action_id] == stored[action_id]
+            assert records.get(action_id) is records[action_id]
+        assert records.get("digest:sources/none.md") is None and "write:nothing" not in records
+        assert sorted(records) == sorted(stored) and len(records) == len(stored)
+        assert {r.id: r for r in records.every()} == stored
+        digests = sorted(i for i in stored if i.startswith("digest:"))
+        assert sorted(records.ids_of("digest")) == digests
+        assert sorted(records.ids_of("write")) == sorted(i for i in stored if i.startswith("write:"))

@@ -288,3 +288,47 @@ def test_a_source_change_stops_the_wiki_walk_early(tmp_path: Path) -> None:
     _edit_source(project)
     assert Check(project).fresh() is None
     assert _children() <= before
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="wiki/ is walked in a child on Linux only")
+def test_the_childs_walk_of_wiki_is_the_walk_the_build_would_take(tmp_path: Path) -> None:
+    """A check that says no hands the build wiki/ as its child walked it: the same lines,
+    stats, completeness and digest as a walk here (a name with a tab in it too); a walk whose
+    lines cannot be read back without doubt (a link's) is not handed over; no child is left."""
+    from wikic import snapshot
+    from wikic.build.uptodate import Check, WikiDigest
+
+    def same(tree: snapshot.Tree | None) -> None:
+        walked = snapshot.wiki(project)
+        assert tree is not None and tree.stats
+        assert (tree.lines, tree.stats, tree.complete) == (walked.lines, walked.stats, walked.complete)
+        assert tree.digest() == walked.digest() and _children() <= before
+
+    project = built(tmp_path)
+    (project.wiki_dir / "sub").mkdir()
+    (project.wiki_dir / "sub" / "hand.md").write_text("# Hand\n")
+    (project.wiki_dir / "sub" / "a\tb.md").write_text("# Tab\n")
+    before = _children()
+    _edit_source(project)
+    check = Check(project)
+    assert check.fresh() is None
+    same(check.found)
+    (project.wiki_dir / "sub" / "gone.md").symlink_to(tmp_path / "nowhere.md")
+    aside = WikiDigest(project)
+    assert aside.result(keep=True) is None  # incomplete: an entry that cannot be stat'ed
+    incomplete = aside.tree()
+    assert incomplete is not None and not incomplete.complete
+    same(incomplete)
+    (project.wiki_dir / "sub" / "link.md").symlink_to(project.wiki_dir / "sub" / "hand.md")
+    aside = WikiDigest(project)
+    aside.result(keep=True)
+    assert aside.tree() is None and _children() <= before  # the build walks wiki/ itself
+
+
+def test_stats_read_back_from_a_walks_lines_are_the_walks() -> None:
+    from wikic.snapshot import stats_of
+
+    lines = ["wiki/", "wiki/a.md\t3\t7", "wiki/x\ty\t1\t2.md\t4\t9", "wiki/d/", "wiki/u\tunreadable"]
+    assert stats_of(lines) == {"wiki/a.md": (3, 7), "wiki/x\ty\t1\t2.md": (4, 9)}
+    assert stats_of(["wiki/l.md\t3\t7\t-> /elsewhere/l.md"]) is None
+    assert stats_of(["wiki/p\t0\t7\tkind 10000"]) is None

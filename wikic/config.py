@@ -1,32 +1,49 @@
 """schema.yaml: the pydantic model of a wiki's configuration, and loading it with
-every problem reported at once, by key path and line."""
+every problem reported at once, by key path and line; a schema.yaml validated before
+(same bytes, same wikic, pydantic and PyYAML) is taken as validated from .wikic/."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from wikic.errors import ConfigError
+
+if TYPE_CHECKING:  # imported where a schema.yaml is parsed: one validated before is not
+    import yaml
 
 # pydantic looks for plugins when it builds its first model, reading the entry points of
 # every installed distribution (24 ms with the 186 of the machine that measured it), at
 # the start of every build that does work and of every `wikic lint` and `ask`. wikic's
 # models have no use for a plugin: they are built with plugins off, unless the user set
-# PYDANTIC_DISABLE_PLUGINS, and the variable is taken back below the last of them.
+# PYDANTIC_DISABLE_PLUGINS, and the variable is taken back after each (_no_plugins).
 _PLUGINS = "PYDANTIC_DISABLE_PLUGINS"
-_PLUGINS_SET = _PLUGINS in os.environ
-os.environ.setdefault(_PLUGINS, "__all__")
+
+
+@contextlib.contextmanager
+def _no_plugins() -> Iterator[None]:
+    user_set = _PLUGINS in os.environ
+    os.environ.setdefault(_PLUGINS, "__all__")
+    try:
+        yield
+    finally:
+        if not user_set:
+            os.environ.pop(_PLUGINS, None)
+
 
 Level = Literal["error", "warning", "off"]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # built at their first validation, not at import: a build whose schema.yaml was
+    # validated before never validates it (load_schema), and never pays for the building
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Price(Strict):
@@ -170,29 +187,29 @@ class Schema(Strict):
 
     title: str = "Wiki"
     scope: str = ""
-    model: ModelConfig = ModelConfig()
-    page_types: list[PageType] = [
-        PageType(name="concept", description="an idea, method or technique"),
-        PageType(name="entity", description="a named thing: a tool, person, project or product"),
-    ]
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    page_types: list[PageType] = Field(
+        default_factory=lambda: [
+            PageType(name="concept", description="an idea, method or technique"),
+            PageType(name="entity", description="a named thing: a tool, person, project or product"),
+        ]
+    )
     topics: list[Topic] = []
     rules: list[str] = []
     min_topic_sources: int = Field(default=1, ge=1)
-    sources: SourcesConfig = SourcesConfig()
-    lint: LintConfig = LintConfig()
-    write: WriteConfig = WriteConfig()
-    ask: AskConfig = AskConfig()
-    privacy: PrivacyConfig = PrivacyConfig()
+    sources: SourcesConfig = Field(default_factory=SourcesConfig)
+    lint: LintConfig = Field(default_factory=LintConfig)
+    write: WriteConfig = Field(default_factory=WriteConfig)
+    ask: AskConfig = Field(default_factory=AskConfig)
+    privacy: PrivacyConfig = Field(default_factory=PrivacyConfig)
 
     def type_names(self) -> list[str]:
         return [t.name for t in self.page_types]
 
 
-if not _PLUGINS_SET:  # the last model is built: pydantic's setting is the user's again
-    os.environ.pop(_PLUGINS, None)
-
-
 def _line_index(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
+    import yaml
+
     out[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
@@ -213,6 +230,8 @@ def _line_for(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> int | 
 
 def parse_schema(text: str, name: str = "schema.yaml") -> Schema:
     """Validate schema.yaml's text; raise ConfigError listing every problem."""
+    import yaml
+
     try:
         node = yaml.compose(text)
         data = yaml.safe_load(text)
@@ -229,7 +248,8 @@ def parse_schema(text: str, name: str = "schema.yaml") -> Schema:
     if node is not None:
         _line_index(node, (), lines)
     try:
-        return Schema.model_validate(data)
+        with _no_plugins():  # the models are built at the first validation
+            return Schema.model_validate(data)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
@@ -244,10 +264,21 @@ def parse_schema(text: str, name: str = "schema.yaml") -> Schema:
 
 
 def load_schema(path: Path) -> Schema:
+    """schema.yaml at `path`, validated (parse_schema), or as validated before (settings.py)."""
+    from wikic import settings
+
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text reads it
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: not found; run `wikic init` to create one") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
-    return parse_schema(text, path.name)
+    return settings.validated(path, raw, lambda: parse_schema(text, path.name))
+
+
+MODELS: dict[str, type[Strict]] = {
+    cls.__name__: cls
+    for cls in (Price, ModelConfig, PageType, Topic, SourcesConfig, LintConfig)
+    + (WriteConfig, AskConfig, RedactPattern, PrivacyConfig, Schema)
+}  # every model a Schema is made of, by name (settings.py takes them back by these names)

@@ -32,12 +32,17 @@ class Tree:
     __slots__ = ("lines", "stats", "complete", "_digest")
 
     def __init__(
-        self, lines: list[str] | None = None, stats: dict[str, Stat] | None = None, complete: bool = True
+        self,
+        lines: list[str] | None = None,
+        stats: dict[str, Stat] | None = None,
+        complete: bool = True,
+        digested: str | None = None,  # digest() of these lines, made where they were walked
     ) -> None:
         self.lines = [] if lines is None else lines
         self.stats = {} if stats is None else stats
         self.complete = complete
-        self._digest = (-1, "")  # digest() of the first so many lines: a walk only appends
+        # digest() of the first so many lines: a walk only appends
+        self._digest = (-1, "") if digested is None else (len(self.lines), digested)
 
     def digest(self) -> str:
         """Made once while no line is added (a build asks for wiki/'s up to four times, and the
@@ -106,6 +111,21 @@ def _entries(
         name = prefix + entry.name
         lines.append(f"{name}\t{st.st_size}\t{st.st_mtime_ns}{link}")
         stats[name] = (st.st_size, st.st_mtime_ns)
+
+
+def stats_of(lines: Iterable[str]) -> dict[str, Stat] | None:
+    """The stats a walk keeps (keep_stats) read back from its lines; None where a line cannot be
+    read back without doubt (a link's, or a pipe's or device's: their fields may hold tabs)."""
+    stats: dict[str, Stat] = {}
+    odd = ("\t-> ", f"\t{KIND} ")
+    for line in lines:
+        if line.endswith(("/", "\tunreadable", "\tmissing")):  # a folder, or no stat
+            continue
+        if odd[0] in line or odd[1] in line:
+            return None
+        name, size, mtime = line.rsplit("\t", 2)  # a file's line ends in its size and mtime
+        stats[name] = (int(size), int(mtime))
+    return stats
 
 
 def restat(before: Tree, touched: Iterable[str], root: Path, dropped: str) -> Tree | None:

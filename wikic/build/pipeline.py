@@ -34,7 +34,6 @@ from wikic.config import Schema, load_schema
 from wikic.errors import SourceError
 from wikic.fsutil import TMP_MARK, remove_stale_temps
 from wikic.hashing import fingerprint
-from wikic.privacy import forget
 from wikic.privacy.local import LocalOnly, is_remote
 from wikic.project import Project
 from wikic.prompts.loader import Prompts
@@ -53,9 +52,10 @@ def build(
     progress: Progress,
     backend_factory: BackendFactory | None = None,
     inputs: snapshot.Tree | None = None,
+    found: snapshot.Tree | None = None,
 ) -> Report:
     """The pipeline alone, with its own clean check (run.build adds the lock, the faster
-    no-op check and the lint summary). `inputs`: the project's inputs, walked just now."""
+    no-op check and the lint summary). `inputs`, `found`: the inputs and wiki/, walked just now."""
     started = time.monotonic()
     report = Report(dry_run=opts.dry_run)
     schema = load_schema(project.schema_path)
@@ -63,7 +63,7 @@ def build(
     files, list_errors = walked or list_sources(project.root, schema.sources)
     mid = model_id(schema.model, project.root)
     mark = snapshot.build_inputs(project, mid, inputs)
-    found = snapshot.wiki(project)  # wiki/ walked once before: the clean check, intact pages
+    found = found or snapshot.wiki(project)  # walked once before: the clean check, intact pages
     report.found = found
     state = State.open(project.state_path, recover=True)
     report.warnings += state.warnings
@@ -177,6 +177,8 @@ class _Build:
             return
         if self.edit is not None:  # assembled in full after all: every page's text is needed
             prose, self.edit = quick.prose_of_all(self, pages), None
+        from wikic.privacy import forget  # here: an edit's quick outputs forget no source
+
         frozen = kept_for_failed_sources(root, self.state, self.failed_sources)
         files = self.state.files()  # what wikic wrote: read once, for foreign, intact and publish
         made = {pid: p for pid, p in pages.items() if p.type == "source" or pid in prose}
@@ -373,12 +375,13 @@ class _Build:
             for path in set(self.recorded) - live if self.edit is None else ():
                 state.remove_source(path)
                 report.reread.append(path)
-            for src in sources:  # what this build read: lint's stale-page compares against it
+            taken = self.intake.settled.taken  # settled: recorded as they are (which() found so)
+            for src in (s for s in sources if s.path not in taken):  # lint's stale-page reads it
                 st = self.stats[src.path]
                 if self.recorded.get(src.path) != (st.size, st.mtime_ns, src.hash):
                     state.set_source(src.path, st.size, st.mtime_ns, src.hash)
                     report.reread.append(src.path)
-            for rec in self.records.values() if self.edit is None else ():
+            for rec in self.records.every() if self.edit is None else ():
                 if _gone(rec, live, pages):
                     state.remove_action(rec.id)
         slugs = {pid: p.slug for pid, p in pages.items()} if self.edit is None else {}

@@ -105,7 +105,9 @@ def _full(
 
     check.before_build()
     kept = totals.take(project)  # the last lint summary: taken, so that a killed build leaves none
-    report = pipeline.build(project, opts, progress, backend_factory, check.inputs)  # walked once
+    report = pipeline.build(
+        project, opts, progress, backend_factory, check.inputs, check.found
+    )  # walked once
     check.after_build(report)
     if report.waiting:  # stopped for a batch: the wiki is not built yet
         return report

@@ -24,7 +24,8 @@ from wikic.hashing import digest as hash_bytes
 from wikic.hashing import fingerprint
 from wikic.sources.formats import format_of
 from wikic.sources.scan import SourceFile
-from wikic.state import ActionRecord, Meta, State
+from wikic.state import Meta, State
+from wikic.state.build import ActionRecords
 
 # A source changed this close to the start of the build that read it may have changed again
 # within the same mtime tick, at the same size, after it was read ("racily clean", as git
@@ -52,9 +53,10 @@ class Settled:
         self.failed = set(saved.get("failed", []))
         self.recorded = state.source_stats()  # what the last build read: (size, mtime_ns, hash)
         self.digests: Counter[str] = Counter()  # source -> its digest records (one per part)
+        self.taken: dict[str, str] = {}  # which(): the settled sources (one found changed: taken out)
 
     def which(
-        self, files: list[SourceFile], records: dict[str, ActionRecord], local: Callable[[str], bool]
+        self, files: list[SourceFile], records: ActionRecords, local: Callable[[str], bool]
     ) -> dict[str, str]:
         """The sources to take as the last build left them: path -> the hash it read. Not a
         converted file (PDF, DOCX: their text lives in the store), a local-only one, one whose
@@ -62,7 +64,7 @@ class Settled:
         if not self.usable:
             return {}
         planned, recorded, since = self.state.planned_keys(), self.recorded, self.since - RACY_NS
-        digested = _digests(records)
+        digested = _digests(records.ids_of("digest"))
         found: dict[str, str] = {}
         for f in files:  # 100,000 of them: the checks by dict first, the calls last
             path = f.path
@@ -79,7 +81,7 @@ class Settled:
                 and not local(path)
             ):
                 found[path] = rec[2]
-        self.digests = digested
+        self.digests, self.taken = digested, found
         return found
 
     def drop(self) -> None:
@@ -92,10 +94,10 @@ class Settled:
         self.state.set_meta(Meta.SETTLED, json.dumps(saved))
 
 
-def _digests(records: dict[str, ActionRecord]) -> Counter[str]:
+def _digests(ids: Iterable[str]) -> Counter[str]:
     """Each source's digest records (one per part: `digest:<path>#<n>`), by their ids alone."""
     found: Counter[str] = Counter()
-    for action_id in records:
+    for action_id in ids:
         if action_id.startswith("digest:"):
             subject, mark, part = action_id[7:].rpartition("#")
             found[subject if mark and part.isdecimal() else action_id[7:]] += 1

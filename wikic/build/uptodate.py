@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import marshal
 import os
 import signal
 import sqlite3
@@ -121,56 +122,113 @@ class WikiDigest:
     """wiki/'s digest by stat (None: some entry could not be stat'ed), walked in a forked
     child while this process walks the inputs: the two walks are most of a no-op build and
     each is mostly waiting on stat calls, so on two cores the no-op takes half as long.
-    Forks only where that is safe (Linux, no other thread); else `result()` walks here."""
+    Forks only where that is safe (Linux, no other thread); else `result()` walks here.
+    The child says the digest, then, asked for it (`tree()`), the whole walk with its stats: a
+    build that does work takes wiki/ as the child found it rather than walking it again."""
 
     def __init__(self, project: Project) -> None:
         self.project = project
         self.pid: int | None = None
         self.pipe: int | None = None
+        self.ask: int | None = None  # a byte written here asks the child for its walk
+        self.said = b""  # what the child said so far
         if sys.platform != "linux" or _threads() > 1:
             return
         try:
             read, write = os.pipe()
+            asked, ask = os.pipe()
         except OSError:
             return
         try:
             pid = os.fork()
         except OSError:  # no process to spare: walked here
-            os.close(read)
-            os.close(write)
+            for fd in (read, write, asked, ask):
+                os.close(fd)
             return
-        if pid == 0:  # the child: walk, say the digest, leave without running any cleanup
+        if pid == 0:  # the child: walk, say the digest, the walk if asked, leave without cleanup
             try:
                 gc.disable()  # never a finalizer of the parent's garbage (a temp folder's, say)
                 os.close(read)
-                tree = snapshot.wiki(project, keep_stats=False)
-                os.write(write, (tree.digest() if tree.complete else "-").encode())
+                os.close(ask)
+                _child(project, write, asked)
             finally:
                 os._exit(0)
         os.close(write)
-        self.pid, self.pipe = pid, read
+        os.close(asked)
+        self.pid, self.pipe, self.ask = pid, read, ask
 
-    def result(self) -> str | None:
+    def result(self, keep: bool = False) -> str | None:
+        """The digest; the child stopped unless asked to `keep` it for `tree()`."""
         if self.pid is None or self.pipe is None:
             tree = snapshot.wiki(self.project, keep_stats=False)  # only its digest is compared
             return tree.digest() if tree.complete else None
-        said = b""
-        while chunk := os.read(self.pipe, 256):
-            said += chunk
-        self.cancel()
-        answer = said.decode("ascii", "replace")
-        return answer if len(answer) == 64 else None  # "-", or nothing: the child failed
+        self._read(DIGEST)
+        if not keep:
+            self.cancel()
+        answer = self.said[:DIGEST].decode("ascii", "replace")
+        return answer if len(answer) == DIGEST and answer != "-" * DIGEST else None  # or it failed
+
+    def tree(self) -> snapshot.Tree | None:
+        """wiki/ as the child walked it (None: no child, it failed, or a line of its walk cannot
+        be read back without doubt: walk it again). Stops it."""
+        if self.pid is None or self.pipe is None or self.ask is None:
+            return None
+        try:
+            os.write(self.ask, b"1")
+            self._read(None)
+            lines, stats, complete = marshal.loads(self.said[DIGEST:])
+            digest = self.said[:DIGEST].decode("ascii")
+        except (OSError, ValueError, EOFError, TypeError):
+            return None
+        finally:
+            self.cancel()
+        if stats is None:
+            return None
+        return snapshot.Tree(lines, stats, complete, None if digest == "-" * DIGEST else digest)
+
+    def _read(self, upto: int | None) -> None:
+        """What the child says, up to `upto` bytes in all (None: all of it)."""
+        assert self.pipe is not None
+        chunks = [self.said]  # joined once: 10 MB of a walk at 100,000 pages come in 64 kB pieces
+        got = len(self.said)
+        while upto is None or got < upto:
+            chunk = os.read(self.pipe, 1 << 20 if upto is None else upto - got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        self.said = b"".join(chunks)
 
     def cancel(self) -> None:
         """Stop the child (when its answer is not needed) and reap it."""
-        if self.pipe is not None:
-            os.close(self.pipe)
-            self.pipe = None
+        for fd in (self.pipe, self.ask):
+            if fd is not None:
+                os.close(fd)
+        self.pipe = self.ask = None
         if self.pid is not None:
             pid, self.pid = self.pid, None
             with contextlib.suppress(ProcessLookupError):  # gone already once it answered
                 os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
+
+
+def _child(project: Project, write: int, asked: int) -> None:
+    """The child's part: the walk as the no-op check takes it (no stats kept: that is the no-op's
+    time), its digest, and only when the parent asks, the walk with its stats read back."""
+    tree = snapshot.wiki(project, keep_stats=False)
+    _write_all(write, (tree.digest() if tree.complete else "-" * DIGEST).encode())
+    if os.read(asked, 1):  # nothing: the parent stopped without asking
+        stats = snapshot.stats_of(tree.lines)
+        _write_all(write, marshal.dumps((tree.lines, stats, tree.complete)))
+
+
+DIGEST = 64  # characters of a walk's digest (hashing.digest)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _threads() -> int:
@@ -187,35 +245,43 @@ class Check:
         self.project = project
         self.started = time.monotonic()
         self.inputs: snapshot.Tree | None = None
+        self.found: snapshot.Tree | None = None  # wiki/ as walked beside the inputs, for the build
         self.wiki: snapshot.Tree | None = None
         self.model: dict[str, Any] | None = None
         self.model_file: list[Any] | None = None
         self.model_ok = False
 
     def fresh(self) -> Fresh | None:
-        """The recorded figures when nothing changed since the last clean build, else None."""
+        """The recorded figures when nothing changed since the last clean build, else None
+        (and wiki/ as walked meanwhile in `found`, where the child could say it)."""
         aside = WikiDigest(self.project)  # wiki/ walked beside the inputs where it can be
         try:
-            self.inputs = snapshot.inputs(self.project)
-            if not self.inputs.complete:
-                return None
-            saved = json.loads(peek_meta(self.project.state_path, Meta.UPTODATE) or "null")
-            if not saved or saved.get("inputs") != self.inputs.digest():
-                return None
-            wiki = aside.result()
-            if (
-                wiki is None
-                or saved.get("wiki") != wiki
-                or saved.get("model_file") != _model_file(saved.get("model"), self.project.root)
-            ):
-                return None
-            # wiki/ by stat is as it was when the mark was recorded, and record() found every
-            # file wikic wrote as it left it in that very walk: no need to read them all again
-            return Fresh(**saved["figures"], started=self.started)
+            answer = self._fresh(aside)
+            if answer is None:  # the build walks wiki/ next: the child's walk instead
+                self.found = aside.tree()
+            return answer
         except (OSError, sqlite3.Error, ValueError, KeyError, TypeError, WikicError):
             return None  # e.g. the model file is gone: the build says so
         finally:
             aside.cancel()
+
+    def _fresh(self, aside: WikiDigest) -> Fresh | None:
+        self.inputs = snapshot.inputs(self.project)
+        if not self.inputs.complete:
+            return None
+        saved = json.loads(peek_meta(self.project.state_path, Meta.UPTODATE) or "null")
+        if not saved or saved.get("inputs") != self.inputs.digest():
+            return None
+        wiki = aside.result(keep=True)  # its walk: for the build, where it finds a change
+        if (
+            wiki is None
+            or saved.get("wiki") != wiki
+            or saved.get("model_file") != _model_file(saved.get("model"), self.project.root)
+        ):
+            return None
+        # wiki/ by stat is as it was when the mark was recorded, and record() found every
+        # file wikic wrote as it left it in that very walk: no need to read them all again
+        return Fresh(**saved["figures"], started=self.started)
 
     def before_build(self) -> None:
         """Inputs as the build is about to read them (when `fresh()` did not already take them)."""

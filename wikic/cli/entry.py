@@ -69,6 +69,10 @@ def main() -> None:
     # and over (0.07-0.1 s of a one-source edit at 10,000 sources, 0.5 s at 100,000, 4% of a
     # full build). Our cycles are few; a young generation this large lets them wait, as mypy does.
     gc.set_threshold(200_000, 30, 30)
+    # pydantic looks for plugins (the entry points of every installed distribution: 40 ms with
+    # importlib.metadata) when it builds a model, and wikic's are built where first used
+    # (config.py): the wikic program never runs one; a user's own setting is kept
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     quick = quick_build(sys.argv[1:])
     if quick is None:
         from wikic.cli.main import cli

@@ -5,7 +5,6 @@ named here with its version. Stdlib only: the scan and the no-op build import it
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import metadata
 
 from wikic.errors import SourceError
 
@@ -52,6 +51,8 @@ def format_of(path: str) -> Format | None:
 def extractor_id(fmt: Format, path: str) -> str:
     """The extractor's id, e.g. "pdf/1 pypdf 7.1.1": what made the extracted text. A SourceError names the
     missing extra when a library is not installed."""
+    from importlib import metadata  # here: 16 ms (email.*), which a build of text sources never needs
+
     versions = []
     for lib in fmt.libraries:
         try:

@@ -7,6 +7,7 @@ import json
 import re
 import sqlite3
 import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +59,52 @@ class ActionRecord:
         """What the action belongs to: a digest's source path (any part), a write's page id."""
         subject = self.id.removeprefix(f"{self.stage}:")
         return _PART.sub("", subject) if self.stage == "digest" else subject
+
+
+class ActionRecords(Mapping[str, ActionRecord]):
+    """The last run of every action, as `actions()` has them, each read by its id when first
+    asked for (its inputs later still: ActionRecord), the ids alone where iterated, and every
+    record at once only by `every()` (a full build's clean-up)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.got: dict[str, ActionRecord | None] = {}
+        self._ids: list[str] | None = None
+
+    def __getitem__(self, action_id: str) -> ActionRecord:
+        if action_id not in self.got:
+            row = self.db.execute("SELECT id, stage, key FROM actions WHERE id=?", (action_id,)).fetchone()
+            self.got[action_id] = None if row is None else ActionRecord(row[0], row[1], row[2], self.db)
+        found = self.got[action_id]
+        if found is None:
+            raise KeyError(action_id)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids())
+
+    def __len__(self) -> int:
+        return len(self.ids())
+
+    def ids(self) -> list[str]:
+        """Every action's id (from an index: no record made)."""
+        if self._ids is None:
+            self._ids = [r[0] for r in self.db.execute("SELECT id FROM actions INDEXED BY actions_keys")]
+        return self._ids
+
+    def ids_of(self, stage: str) -> list[str]:
+        """The ids of one stage's actions (`stage:...`), by a range of the primary key."""
+        low, high = f"{stage}:", f"{stage};"  # ";" follows ":": every id that starts with low
+        rows = self.db.execute("SELECT id FROM actions WHERE id >= ? AND id < ?", (low, high))
+        return [r[0] for r in rows]
+
+    def every(self) -> list[ActionRecord]:
+        """Every record, in one read."""
+        rows = self.db.execute("SELECT id, stage, key FROM actions INDEXED BY actions_keys")
+        for r in rows:
+            if r[0] not in self.got:
+                self.got[r[0]] = ActionRecord(r[0], r[1], r[2], self.db)
+        return [rec for rec in self.got.values() if rec is not None]
 
 
 @dataclass(frozen=True)
@@ -121,12 +168,10 @@ class BuildTables(Tables):
             rows = self.db.execute("SELECT id, stage, key, inputs FROM actions WHERE stage=?", (stage,))
         return {r[0]: ActionRecord(r[0], r[1], r[2], r[3]) for r in rows}
 
-    def action_records(self) -> dict[str, ActionRecord]:
-        """actions(), each record's inputs read when asked for, while the state is open (from an
-        index: a build at 100,000 sources reads every record, and asks the inputs of few)."""
-        db = self.db
-        rows = db.execute("SELECT id, stage, key FROM actions INDEXED BY actions_keys")
-        return {r[0]: ActionRecord(r[0], r[1], r[2], db) for r in rows}
+    def action_records(self) -> ActionRecords:
+        """actions(), each record read when asked for, while the state is open: an edit of one
+        source among 100,000 asks for a few records, and for the ids of the digests."""
+        return ActionRecords(self.db)
 
     def set_action(self, rec: ActionRecord) -> None:
         self.db.execute(
