@@ -141,6 +141,7 @@ class Runner:
         jobs: int = 1,
         offline: bool = False,
         on_done: Callable[[Action], None] | None = None,
+        ahead: Callable[[], None] | None = None,
     ) -> None:
         self.state = state
         self.backend_factory = backend_factory
@@ -152,6 +153,10 @@ class Runner:
         self._refused: AuthError | None = None  # a refused key is refused for every action
         self.primed: dict[str, Completion] = {}  # action key -> its answer from a Batch API (batches.py)
         self._down: list[BackendError] = []  # consecutive actions the backend could not serve
+        # work for the idle CPU (ahead.py), started once, in a thread of its own, when every
+        # worker has a call under way: before, it would delay the calls going out
+        self.ahead = ahead
+        self._starting = 0  # calls still to start before the workers are all busy
 
     def backend(self) -> Backend:
         with self._lock:
@@ -169,6 +174,7 @@ class Runner:
                 a.error = f"--offline: no cached answer for {a.label} ({a.reason})"
                 self._finish(a)
             return
+        self._starting = min(self.jobs, len(todo))
         if self.jobs <= 1:
             for a in todo:
                 self._run_one(a)
@@ -196,6 +202,7 @@ class Runner:
             self._finish(action)
             return
         primed = self.primed.get(action.key)
+        self._started()
         try:
             backend: Backend = self.backend() if primed is None else _Primed(primed, self.backend)
             output, usage = complete_json(
@@ -230,6 +237,15 @@ class Runner:
                 )
                 self.state.set_action(ActionRecord(action.id, action.stage, action.key, action.inputs))
         self._finish(action)
+
+    def _started(self) -> None:
+        with self._lock:
+            self._starting -= 1
+            ahead = self.ahead if self._starting == 0 else None
+            if ahead is not None:
+                self.ahead = None
+        if ahead is not None:
+            threading.Thread(target=ahead, name="wikic-ahead", daemon=True).start()
 
     def _finish(self, action: Action) -> None:
         if self.on_done:
