@@ -46,7 +46,7 @@ def append_log(
     if scrub is None and rec is not None and _as_left(path, rec):
         if not changed:
             return False
-        data = _entry(report, when).encode("utf-8")
+        data = entry(report, when).encode("utf-8")
         _append(path, data)
         _record(state, path, data)
         return True
@@ -76,7 +76,7 @@ def _rewrite(
     if raw is not None and rec is not None and _torn(raw, rec.size):
         text += "\n" + CUT + "\n"
     if changed or current is None:
-        text = text.rstrip("\n") + "\n" + _entry(report, when)
+        text = text.rstrip("\n") + "\n" + entry(report, when)
     if scrub is not None:
         text = scrub(text)
     if text == current:
@@ -90,7 +90,7 @@ def _rewrite(
     return True
 
 
-def _entry(report: Report, when: float | None) -> str:
+def entry(report: Report, when: float | None) -> str:
     """This build's entry, from the blank line before its heading to its last line's end."""
     stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when or time.time()))
     lines = [
