@@ -1,5 +1,6 @@
 """The runner's `ahead` work (build/ahead.py): started once, in a thread of its own, only when
-every worker has a call under way, so that it never delays a call going out."""
+a first wave of calls (as many as there are workers) has finished, so that it never delays the
+first calls going out nor the client's making."""
 
 from __future__ import annotations
 
@@ -45,29 +46,53 @@ def actions(n: int) -> list[Action]:
     return [Action(f"a{i}", "digest", f"action {i}", {}, render, validate, key=f"k{i}") for i in range(n)]
 
 
-def test_ahead_runs_once_when_every_worker_is_busy(tmp_path: Path) -> None:
+def test_ahead_runs_once_after_the_first_wave(tmp_path: Path) -> None:
     gate = Gate()
-    seen: list[tuple[int, str]] = []
+    finished: list[str] = []
+    seen: list[tuple[int, int, str]] = []
     done = threading.Event()
 
     def work() -> None:
         with gate.lock:
-            seen.append((gate.under_way, threading.current_thread().name))
+            seen.append((len(finished), gate.under_way, threading.current_thread().name))
         done.set()
-        gate.release.set()
 
     state = State.open(tmp_path / "state.db")
     try:
-        runner = Runner(state, lambda: gate, jobs=3, ahead=work)
+        runner = Runner(state, lambda: gate, jobs=3, on_done=lambda a: finished.append(a.id), ahead=work)
         todo = actions(7)
+        gate.release.set()
         runner.run(todo)
         runner.run(actions(2))  # a second stage: the work was done once
     finally:
         state.close()
     assert done.wait(WAIT)
     assert [a.status for a in todo] == ["ran"] * 7
-    ((busy, thread),) = seen
-    assert busy >= 2 and thread == "wikic-ahead"  # the third worker is on its way into its call
+    ((finished_then, called_then, thread),) = seen
+    assert finished_then >= 3 and called_then >= 3 and thread == "wikic-ahead"
+
+
+def test_ahead_waits_for_the_first_wave(tmp_path: Path) -> None:
+    """Calls under way and none back: not yet."""
+    gate = Gate()
+    calls: list[int] = []
+    state = State.open(tmp_path / "state.db")
+    runner = Runner(state, lambda: gate, jobs=2, ahead=lambda: calls.append(gate.under_way))
+    worker = threading.Thread(target=runner.run, args=(actions(4),))
+    worker.start()
+    try:
+        while True:  # both workers in their calls
+            with gate.lock:
+                if gate.under_way == 2:
+                    break
+            assert worker.is_alive()
+            worker.join(0.01)
+        assert calls == []
+    finally:
+        gate.release.set()
+        worker.join(WAIT)
+        state.close()
+    assert not worker.is_alive()
 
 
 @pytest.mark.parametrize(("jobs", "n"), [(1, 3), (8, 2)])

@@ -153,10 +153,11 @@ class Runner:
         self._refused: AuthError | None = None  # a refused key is refused for every action
         self.primed: dict[str, Completion] = {}  # action key -> its answer from a Batch API (batches.py)
         self._down: list[BackendError] = []  # consecutive actions the backend could not serve
-        # work for the idle CPU (ahead.py), started once, in a thread of its own, when every
-        # worker has a call under way: before, it would delay the calls going out
+        # work for the idle CPU (ahead.py), started once, in a thread of its own, when a first
+        # wave of calls has finished, so the next are in flight: before, it would delay the
+        # first calls going out (and the client's making: `import openai`)
         self.ahead = ahead
-        self._starting = 0  # calls still to start before the workers are all busy
+        self._wave = 0  # actions still to finish in this run's first wave
 
     def backend(self) -> Backend:
         with self._lock:
@@ -174,7 +175,7 @@ class Runner:
                 a.error = f"--offline: no cached answer for {a.label} ({a.reason})"
                 self._finish(a)
             return
-        self._starting = min(self.jobs, len(todo))
+        self._wave = min(self.jobs, len(todo))
         if self.jobs <= 1:
             for a in todo:
                 self._run_one(a)
@@ -202,7 +203,6 @@ class Runner:
             self._finish(action)
             return
         primed = self.primed.get(action.key)
-        self._started()
         try:
             backend: Backend = self.backend() if primed is None else _Primed(primed, self.backend)
             output, usage = complete_json(
@@ -238,19 +238,16 @@ class Runner:
                 self.state.set_action(ActionRecord(action.id, action.stage, action.key, action.inputs))
         self._finish(action)
 
-    def _started(self) -> None:
+    def _finish(self, action: Action) -> None:
         with self._lock:
-            self._starting -= 1
-            ahead = self.ahead if self._starting == 0 else None
+            if self.on_done:
+                self.on_done(action)
+            self._wave -= 1
+            ahead = self.ahead if self._wave == 0 else None
             if ahead is not None:
                 self.ahead = None
         if ahead is not None:
             threading.Thread(target=ahead, name="wikic-ahead", daemon=True).start()
-
-    def _finish(self, action: Action) -> None:
-        if self.on_done:
-            with self._lock:
-                self.on_done(action)
 
 
 class _Primed:

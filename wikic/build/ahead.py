@@ -1,6 +1,7 @@
-"""What a build imports ahead, while its first model calls are in flight: the CPU idles
-then, and after the last call every import is on the build's critical path (the closing
-lint's duplicate-page check loads numpy: 0.1-0.2 s after a -j 64 build's last answer)."""
+"""What a build imports ahead, while its model calls are in flight (once a first wave of them
+has come back: before, the CPU makes the client and sends the calls): the CPU idles then, and
+after the last call every import is on the build's critical path (the closing lint's
+duplicate-page check loads numpy: 0.1-0.2 s after a -j 64 build's last answer)."""
 
 from __future__ import annotations
 
