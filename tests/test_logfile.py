@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from projects import make_project, run_build
 
 from wikic.build.logfile import CUT, HEAD, REL, append_log
 from wikic.build.report import Report
@@ -145,3 +146,24 @@ def test_a_wiki_without_its_log_gets_one(tmp_path: Path, state: State) -> None:
     log(tmp_path).unlink()
     assert append_log(tmp_path, state, built("a.md"), T0 + 1)
     assert log(tmp_path).read_text().count("\n## ") == 1
+
+
+def test_builds_around_a_hand_edited_log(tmp_path: Path) -> None:
+    """The build after a hand edit of log.md keeps it (nothing to log) and adopts it: the one
+    after does nothing; an edit's entry then goes after the person's text, appended."""
+    project = make_project(tmp_path / "p")
+    run_build(project)
+    path = project.wiki_dir / "log.md"
+    path.write_text(path.read_text() + "\nA line of mine.\n", encoding="utf-8")
+    edited = path.read_bytes()
+    report, backend = run_build(project)
+    assert not report.nothing_to_do and backend.requests == [] and path.read_bytes() == edited
+    report, _ = run_build(project)
+    assert report.nothing_to_do
+    source = next(iter(sorted(project.sources_dir.glob("*.md"))))
+    source.write_text(source.read_text() + "\nOne more line about FAISS.\n", encoding="utf-8")
+    ino = path.stat().st_ino
+    report, _ = run_build(project)
+    assert report.ok and report.written
+    assert path.stat().st_ino == ino and path.read_bytes().startswith(edited)
+    assert path.read_text().count("\n## ") == 2
