@@ -3,6 +3,7 @@ HTTP failure becomes, how often it is retried, and that the API key never leaks.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -433,3 +434,17 @@ def test_the_api_key_never_appears_in_an_error(
 def test_parse_retry_after(headers: dict[str, str], seconds: float | None) -> None:
     now = datetime(2015, 10, 21, 7, 28, 0, tzinfo=UTC)
     assert parse_retry_after(httpx.Headers(headers), now=now) == seconds
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_making_the_client_leaves_the_collector_as_it_was(
+    connect: Callable[..., OpenAIBackend], enabled: bool
+) -> None:
+    backend = connect(Server(answer("hi")))
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        assert backend.complete(ASK).text == "hi"
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()

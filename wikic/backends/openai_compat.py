@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import random
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -95,13 +96,18 @@ class OpenAIBackend:
         """The `openai.OpenAI` client, created (and `openai` imported) on first use."""
         with self._lock:
             if self._client is None:
+                first = "openai" not in sys.modules
                 gc_was = gc.isenabled()
                 # the import makes thousands of long-lived objects (pydantic models) and no
-                # garbage: the collector's passes over them, and over the build's own heap,
-                # were a third of its 0.6 s (the first call of a build waits for it)
+                # garbage: the collector's passes over them were a sixth of its 0.6 s (the first
+                # call of a build waits for it), and once it was done the next passes took
+                # 0.3 s more, mostly while the first calls went out; so the first import (once a
+                # process) is made without passes, and what it made is left out of the later ones
                 gc.disable()
                 try:
                     self._client = self._new_client()
+                    if first:
+                        gc.freeze()
                 finally:
                     if gc_was:
                         gc.enable()
