@@ -22,14 +22,7 @@ from wikic.backends import model_id
 from wikic.backends.base import Completion, Request
 from wikic.backends.retry import OnRetry, call_with_retries
 from wikic.config import ModelConfig
-from wikic.errors import (
-    AuthError,
-    BackendError,
-    BadOutput,
-    RateLimited,
-    Timeout,
-    Unavailable,
-)
+from wikic.errors import AuthError, BackendError, BadOutput, RateLimited, Timeout, Unavailable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -98,11 +91,10 @@ class OpenAIBackend:
             if self._client is None:
                 first = "openai" not in sys.modules
                 gc_was = gc.isenabled()
-                # the import makes thousands of long-lived objects (pydantic models) and no
-                # garbage: the collector's passes over them were a sixth of its 0.6 s (the first
-                # call of a build waits for it), and once it was done the next passes took
-                # 0.3 s more, mostly while the first calls went out; so the first import (once a
-                # process) is made without passes, and what it made is left out of the later ones
+                # the import makes thousands of long-lived objects (pydantic models), no garbage:
+                # the collector's passes over them, during it and after (as the first calls go
+                # out), were 0.3-0.4 s; the first import in a process is made without them, and
+                # what it made is left out of the later ones (bench/README.md, parallel.py)
                 gc.disable()
                 try:
                     self._client = self._new_client()
