@@ -17,7 +17,8 @@ Reported per -j: wall time, model calls, the most requests the server had in
 flight at once, speed-up over -j 1, and two ideals: N (every second of the
 build parallel) and Amdahl's (only the model time divided by N, the rest of the
 -j 1 build, wall - calls x latency, kept as it is). Also checks that every -j
-wrote the same pages. Target (issue 6): at least 80% of the ideal at -j 16.
+wrote the same pages. Targets: at least 80% of the ideal at -j 16 (issue 6), 75% at -j 64
+(issue 17).
 """
 
 from __future__ import annotations
@@ -242,11 +243,12 @@ def main() -> int:
             f"{r['tail']:.2f} s | {r['idle_slots']:.2f} s | {'yes' if r['same_pages'] else 'NO'} |"
         )
     top = max(rows, key=lambda r: r["jobs"])
+    goal = 0.75 if top["jobs"] > 16 else 0.8  # issue 17's target at -j 64, issue 6's up to -j 16
     print(f"serial part of the -j 1 build (wall - calls x latency): {serial:.2f} s")
     print(
-        f"target at -j {top['jobs']}: >= 80% of ideal: {top['vs_ideal']:.0%} of N "
-        f"({'met' if top['vs_ideal'] >= 0.8 else 'NOT met'}), {top['vs_amdahl']:.0%} of Amdahl's "
-        f"({'met' if top['vs_amdahl'] >= 0.8 else 'NOT met'})"
+        f"target at -j {top['jobs']}: >= {goal:.0%} of ideal: {top['vs_ideal']:.0%} of N "
+        f"({'met' if top['vs_ideal'] >= goal else 'NOT met'}), {top['vs_amdahl']:.0%} of Amdahl's "
+        f"({'met' if top['vs_amdahl'] >= goal else 'NOT met'})"
     )
     if args.json:
         args.json.write_text(

@@ -32,6 +32,7 @@ SMOKED = {
     "redact_scale.py",
     "web_scale.py",
     "extract.py",
+    "log_append.py",
 }
 ELSEWHERE = {"eval_qa.py": "test_eval_qa.py", "ask_modes.py": "test_eval_qa.py"}
 
@@ -75,6 +76,12 @@ def test_parallel(tmp_path: Path) -> None:
     assert all(row.endswith("| yes |") for row in rows), out  # the same pages at every -j
     assert "target at -j 4" in out
     assert [r["jobs"] for r in json.loads(raw.read_text())["rows"]] == [1, 4]
+
+
+def test_log_append() -> None:
+    out = bench("log_append.py", "--entries", "30", "--names", "3", "--runs", "2").stdout
+    assert "| appended |" in out and "| written whole |" in out
+    assert "same bytes: yes" in out
 
 
 def test_lint_scale() -> None:

@@ -3,6 +3,7 @@ HTTP failure becomes, how often it is retried, and that the API key never leaks.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -245,6 +246,26 @@ def test_a_body_that_is_not_json_is_bad_output(connect: Callable[..., OpenAIBack
         connect(Server(html)).complete(ASK)
 
 
+def test_json_under_another_content_type_is_read(connect: Callable[..., OpenAIBackend]) -> None:
+    """A server that labels its JSON text/plain still answers (as the client's typed path reads it)."""
+    body = answer("hello", {"prompt_tokens": 3, "completion_tokens": 1}).content
+    plain = httpx.Response(200, content=body, headers={"content-type": "text/plain"})
+    assert connect(Server(plain)).complete(ASK) == Completion("hello", prompt_tokens=3, completion_tokens=1)
+
+
+@pytest.mark.parametrize("body", [b"[1, 2]", b'"hi"', b"null"])
+def test_json_that_is_not_an_object_is_bad_output(connect: Callable[..., OpenAIBackend], body: bytes) -> None:
+    odd = httpx.Response(200, content=body, headers={"content-type": "application/json"})
+    with pytest.raises(BadOutput, match="malformed|no choices"):
+        connect(Server(odd), retries=0).complete(ASK)
+
+
+def test_usage_with_cached_tokens_and_odd_counts(connect: Callable[..., OpenAIBackend]) -> None:
+    usage = {"prompt_tokens": 9, "completion_tokens": "x", "prompt_tokens_details": {"cached_tokens": 4}}
+    result = connect(Server(answer("ok", usage))).complete(ASK)
+    assert (result.prompt_tokens, result.completion_tokens, result.cached_tokens) == (9, 0, 4)
+
+
 def test_no_choices_is_bad_output(connect: Callable[..., OpenAIBackend]) -> None:
     empty = httpx.Response(200, json={"id": "x", "object": "chat.completion", "choices": []})
     with pytest.raises(BadOutput, match="no choices"):
@@ -413,3 +434,17 @@ def test_the_api_key_never_appears_in_an_error(
 def test_parse_retry_after(headers: dict[str, str], seconds: float | None) -> None:
     now = datetime(2015, 10, 21, 7, 28, 0, tzinfo=UTC)
     assert parse_retry_after(httpx.Headers(headers), now=now) == seconds
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_making_the_client_leaves_the_collector_as_it_was(
+    connect: Callable[..., OpenAIBackend], enabled: bool
+) -> None:
+    backend = connect(Server(answer("hi")))
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        assert backend.complete(ASK).text == "hi"
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()

@@ -4,10 +4,13 @@ through the `openai` client, with its errors translated into wikic's."""
 from __future__ import annotations
 
 import email.utils
+import gc
 import inspect
+import json
 import logging
 import os
 import random
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,14 +22,7 @@ from wikic.backends import model_id
 from wikic.backends.base import Completion, Request
 from wikic.backends.retry import OnRetry, call_with_retries
 from wikic.config import ModelConfig
-from wikic.errors import (
-    AuthError,
-    BackendError,
-    BadOutput,
-    RateLimited,
-    Timeout,
-    Unavailable,
-)
+from wikic.errors import AuthError, BackendError, BadOutput, RateLimited, Timeout, Unavailable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -34,6 +30,11 @@ T = TypeVar("T")
 NO_KEY = "sk-no-key"  # local servers ignore the key, but the client insists on one
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"  # the real OpenAI API always needs one
 DETAIL_CHARS = 300
+# An answer is asked for through the client's own `post`, with the body as wikic made it and the
+# JSON back as it came: `chat.completions.create` walks every message through its typed-dict
+# transform and builds pydantic models of the answer, 1-2 ms of CPU a call that 64 calls in
+# flight pay one after another under the GIL (bench/parallel.py). Streams still go through it.
+CHAT_PATH = "/chat/completions"
 
 # Servers that reject part of a standard request, and how to rephrase it.
 # llama-cpp-python's server only knows {"type": "json_object", "schema": ...};
@@ -76,7 +77,7 @@ class OpenAIBackend:
         self._rand = rand
         self._on_retry = on_retry or _log_retry
         self._client: Any = None
-        self._params: set[str] = set()
+        self._params: set[str] | None = None  # what the client's `create` takes (streams alone use it)
         self._quirks: set[str] = set()
         self._lock = threading.Lock()
 
@@ -88,18 +89,32 @@ class OpenAIBackend:
         """The `openai.OpenAI` client, created (and `openai` imported) on first use."""
         with self._lock:
             if self._client is None:
-                import openai
-
-                self._client = openai.OpenAI(
-                    base_url=self.cfg.base_url,
-                    api_key=self._key or NO_KEY,
-                    max_retries=0,  # call_with_retries does it, with wikic's policy
-                    timeout=self.cfg.timeout,
-                    http_client=self._http_client,
-                )
-                create = self._client.chat.completions.create
-                self._params = set(inspect.signature(create).parameters)
+                first = "openai" not in sys.modules
+                gc_was = gc.isenabled()
+                # the import makes thousands of long-lived objects (pydantic models), no garbage:
+                # the collector's passes over them, during it and after (as the first calls go
+                # out), were 0.3-0.4 s; the first import in a process is made without them, and
+                # what it made is left out of the later ones (bench/README.md, parallel.py)
+                gc.disable()
+                try:
+                    self._client = self._new_client()
+                    if first:
+                        gc.freeze()
+                finally:
+                    if gc_was:
+                        gc.enable()
             return self._client
+
+    def _new_client(self) -> Any:
+        import openai
+
+        return openai.OpenAI(
+            base_url=self.cfg.base_url,
+            api_key=self._key or NO_KEY,
+            max_retries=0,  # call_with_retries does it, with wikic's policy
+            timeout=self.cfg.timeout,
+            http_client=self._http_client,
+        )
 
     def complete(self, request: Request) -> Completion:
         return self._retrying(lambda: self._complete_once(request))
@@ -152,18 +167,18 @@ class OpenAIBackend:
 
     def _complete_once(self, request: Request) -> Completion:
         result = self._create(request, stream=False)
-        choices = getattr(result, "choices", None)
-        if not choices:
+        choices = result.get("choices")
+        if not choices or not isinstance(choices, list):
             raise BadOutput(f"{self.where} answered with no choices")
-        choice = choices[0]
-        text = getattr(choice.message, "content", None) if choice.message else None
-        if not text:
-            raise BadOutput(
-                f"{self.where} answered with empty content (finish_reason {choice.finish_reason!r})"
-            )
-        completion = Completion(text, finish_reason=choice.finish_reason or "stop")
-        if getattr(result, "usage", None) is not None:
-            _add_usage(completion, result.usage)
+        choice = choices[0] if isinstance(choices[0], dict) else {}
+        message = choice.get("message")
+        text = message.get("content") if isinstance(message, dict) else None
+        finish_reason = choice.get("finish_reason")
+        if not text or not isinstance(text, str):
+            raise BadOutput(f"{self.where} answered with empty content (finish_reason {finish_reason!r})")
+        completion = Completion(text, finish_reason=finish_reason or "stop")
+        if result.get("usage") is not None:
+            _add_usage(completion, result["usage"])
         return completion
 
     def _create(self, request: Request, *, stream: bool) -> Any:
@@ -171,7 +186,12 @@ class OpenAIBackend:
         client = self.client
         while True:
             try:
-                return client.chat.completions.create(**self._arguments(request, stream))
+                if stream:
+                    return client.chat.completions.create(**self._arguments(request, stream))
+                answer = client.post(CHAT_PATH, body=self._wanted(request, False), cast_to=object)
+                return self._json_object(answer)
+            except MalformedResponse:
+                raise
             except Exception as exc:
                 quirk = self._quirk_for(exc, request)
                 if quirk is None:
@@ -181,6 +201,20 @@ class OpenAIBackend:
                     raise error from exc
                 log.info("%s: %s; rephrasing the request", self.where, quirk)
                 self._quirks.add(quirk)
+
+    def _json_object(self, body: Any) -> dict[str, Any]:
+        """The answer's JSON object. The client hands back the text of a body whose content type
+        does not say JSON: read as JSON all the same (as its typed path does), else malformed."""
+        if isinstance(body, str):
+            try:
+                body = json.loads(body)
+            except ValueError:
+                raise MalformedResponse(
+                    f"{self.where} sent a malformed response: not JSON ({self._scrub(body[:60])!r})"
+                ) from None
+        if not isinstance(body, dict):
+            raise MalformedResponse(f"{self.where} sent a malformed response: a JSON {type(body).__name__}")
+        return body
 
     def retrying(self, fn: Callable[[], T]) -> T:
         """`fn` (a call through `client`) with wikic's retry policy: for the Batch API (batch.py)."""
@@ -195,6 +229,8 @@ class OpenAIBackend:
 
     def _arguments(self, request: Request, stream: bool) -> dict[str, Any]:
         wanted = self._wanted(request, stream)
+        if self._params is None:  # `client.chat` imports its resources: not before a stream needs them
+            self._params = set(inspect.signature(self.client.chat.completions.create).parameters)
         # parameters this version of the client does not know travel in the body
         args = {k: v for k, v in wanted.items() if k in self._params}
         extra = {k: v for k, v in wanted.items() if k not in self._params}
@@ -312,10 +348,21 @@ def _read_key(env: str | None) -> str | None:
 
 
 def _add_usage(completion: Completion, usage: Any) -> None:
-    completion.prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-    completion.completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-    details = getattr(usage, "prompt_tokens_details", None)
-    completion.cached_tokens = int(getattr(details, "cached_tokens", 0) or 0)
+    """Token counts from the answer's `usage`: the JSON object, or the client's model of it (streams)."""
+    completion.prompt_tokens = _count(usage, "prompt_tokens")
+    completion.completion_tokens = _count(usage, "completion_tokens")
+    completion.cached_tokens = _count(_field(usage, "prompt_tokens_details"), "cached_tokens")
+
+
+def _field(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def _count(obj: Any, name: str) -> int:
+    try:
+        return int(_field(obj, name) or 0)
+    except (TypeError, ValueError):  # a count that is not one: none
+        return 0
 
 
 def parse_retry_after(headers: Any, now: datetime | None = None) -> float | None:

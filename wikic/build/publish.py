@@ -1,15 +1,15 @@
-"""Putting assembled pages into wiki/: atomic writes, removals, log.md, and the
-rule that a page changed by hand is never overwritten or deleted silently."""
+"""Putting assembled pages into wiki/: atomic writes, removals, and the rule that a page
+changed by hand is never overwritten or deleted silently (log.md: logfile.py)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
+from wikic.build.logfile import append_log as append_log  # log.md's own module; callers import it here
 from wikic.build.report import Report
-from wikic.fsutil import atomic_write, atomic_write_many
+from wikic.fsutil import atomic_write_many
 from wikic.hashing import bytes_hash
 from wikic.state import FileRecord, State
 from wikic.wiki.page import is_safe_file_name, sealed_intact
@@ -129,60 +129,3 @@ def _ours(rel: str) -> bool:
     """A record of a file that wikic may have written: wiki/<plain name>."""
     folder, _, name = rel.partition("/")
     return folder == WIKI and is_safe_file_name(name)
-
-
-def append_log(
-    root: Path,
-    state: State,
-    report: Report,
-    when: float | None = None,
-    scrub: Callable[[str], str] | None = None,
-) -> bool:
-    """One entry in log.md for a build that changed the wiki, or that finds a wiki
-    without its log (a build killed before it wrote log.md, whose pages this one adopted).
-    `scrub` (a build that forgot sources) edits the whole log, earlier entries too, in the
-    same atomic write: a kill leaves the old log.md or the new one, never a half-scrubbed one.
-    True when it wrote log.md."""
-    path = root / WIKI / LOG
-    try:
-        current: str | None = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        current = None
-    text = _with_entry(current, report, when)
-    if scrub is not None and text is not None:
-        text = scrub(text)
-    if text is None or text == current:
-        return False
-    data = text.encode("utf-8")
-    atomic_write(path, data)
-    _record(state, f"{WIKI}/{LOG}", path, data)
-    return True
-
-
-def _with_entry(current: str | None, report: Report, when: float | None) -> str | None:
-    """log.md's text with this build's entry added, if one is due; else as it is (None: no log)."""
-    changed = report.written or report.removed or report.conflicts or report.errors
-    if not changed and (current is not None or not report.pages):
-        return current
-    if current is None:
-        current = "# Build log\n\nWhat each `wikic build` changed, newest last.\n"
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when or time.time()))
-    lines = [
-        "",
-        f"## {stamp} build",
-        "",
-        f"- {report.ran} model actions ran, {report.cached} cached, {report.up_to_date} up to date"
-        + (f", {report.failed} failed" if report.failed else ""),
-    ]
-    for label, items in (
-        ("written", report.written),
-        ("removed", report.removed),
-        ("conflicts kept", report.conflicts),
-    ):
-        if items:
-            shown = ", ".join(p.removeprefix(f"{WIKI}/") for p in items[:20])
-            more = f" and {len(items) - 20} more" if len(items) > 20 else ""
-            lines.append(f"- {label}: {shown}{more}")
-    for err in report.errors[:20]:
-        lines.append(f"- error: {err['where']}: {err['message'].splitlines()[0]}")
-    return current.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
