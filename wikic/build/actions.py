@@ -141,7 +141,6 @@ class Runner:
         jobs: int = 1,
         offline: bool = False,
         on_done: Callable[[Action], None] | None = None,
-        ahead: Callable[[], None] | None = None,
     ) -> None:
         self.state = state
         self.backend_factory = backend_factory
@@ -153,11 +152,6 @@ class Runner:
         self._refused: AuthError | None = None  # a refused key is refused for every action
         self.primed: dict[str, Completion] = {}  # action key -> its answer from a Batch API (batches.py)
         self._down: list[BackendError] = []  # consecutive actions the backend could not serve
-        # work for the idle CPU (ahead.py), started once, in a thread of its own, when a first
-        # wave of calls has finished, so the next are in flight: before, it would delay the
-        # first calls going out (and the client's making: `import openai`)
-        self.ahead = ahead
-        self._wave = 0  # actions still to finish in this run's first wave
 
     def backend(self) -> Backend:
         with self._lock:
@@ -175,7 +169,6 @@ class Runner:
                 a.error = f"--offline: no cached answer for {a.label} ({a.reason})"
                 self._finish(a)
             return
-        self._wave = min(self.jobs, len(todo))
         if self.jobs <= 1:
             for a in todo:
                 self._run_one(a)
@@ -239,15 +232,9 @@ class Runner:
         self._finish(action)
 
     def _finish(self, action: Action) -> None:
-        with self._lock:
-            if self.on_done:
+        if self.on_done:
+            with self._lock:
                 self.on_done(action)
-            self._wave -= 1
-            ahead = self.ahead if self._wave == 0 else None
-            if ahead is not None:
-                self.ahead = None
-        if ahead is not None:
-            threading.Thread(target=ahead, name="wikic-ahead", daemon=True).start()
 
 
 class _Primed:

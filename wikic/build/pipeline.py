@@ -17,7 +17,7 @@ from typing import Any
 
 from wikic import snapshot
 from wikic.backends import Backend, make_backend, model_id
-from wikic.build import ahead, quick
+from wikic.build import quick
 from wikic.build.actions import KEEP_MADE, Action, Runner, resolve
 from wikic.build.assemble import Assembled, Assembly, assemble
 from wikic.build.batches import Batches
@@ -123,9 +123,7 @@ class _Build:
         self.model_fp = fingerprint([self.mid, self.schema.model.params()])
         self.records = state.action_records()
         jobs = self.opts.jobs or self.schema.model.jobs
-        self.runner = Runner(
-            state, backend, jobs=jobs, offline=self.opts.offline, on_done=self._done, ahead=ahead.imports
-        )
+        self.runner = Runner(state, backend, jobs=jobs, offline=self.opts.offline, on_done=self._done)
         self.batches = Batches(
             state,
             self.runner,
