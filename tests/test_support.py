@@ -16,6 +16,7 @@ from wikic.wiki.support import (
     best_evidence,
     check,
     cited_sentences,
+    greedy_cover,
     judge,
     sentences,
 )
@@ -130,18 +131,7 @@ def _full_check(sentence: str, evidence: str, threshold: float, max_novel: int) 
 def _greedy_cover(sentence: str, texts: list[str], limit: int) -> list[int]:
     """best_evidence as it was before its shortcut: every text's words, then the greedy cover."""
     words = content_words(plain(sentence))
-    held = [content_words(t) for t in texts]
-    chosen: list[int] = []
-    left = set(words)
-    while left and len(chosen) < limit:
-        gain, best = max(
-            ((len(left & h), -i) for i, h in enumerate(held) if -i not in chosen), default=(0, 0)
-        )
-        if gain == 0:
-            break
-        chosen.append(-best)
-        left -= held[-best]
-    return sorted(chosen)
+    return greedy_cover(words, [content_words(t) for t in texts], limit) if words and limit >= 1 else []
 
 
 def test_best_evidence_stops_at_the_first_text_holding_every_word() -> None:

@@ -119,18 +119,7 @@ def patched(
     have changed (and the slug each had, "" for a new one), those gone, the sources whose
     facts it took (read, or planned again), and the rows the last plan kept of the pages
     planned again; None where it cannot be patched."""
-    facts: dict[str, SourceFacts] = {}
-    changed: list[SourceInfo] = []
-    unsettled: dict[str, SourceInfo] = {}  # the sources whose facts this plan takes anew
-    for src in sources:
-        key = kept.keys.get(src.path)
-        if src.settled and key is not None:  # as the last plan found it (settled.py)
-            made.keys[src.path] = key
-            src.title, src.count, src._fallback, _ = kept.meta[src.path]
-            continue
-        facts[src.path], unsettled[src.path] = made.facts(src), src
-        if made.keys[src.path] != key:
-            changed.append(src)
+    facts, changed, unsettled = _taken(sources, made, kept)
     live = {src.path for src in sources}
     gone = sorted(kept.keys.keys() - live)
     if len(changed) + len(gone) > max(FEW, len(sources) // SHARE):
@@ -175,6 +164,27 @@ def patched(
     gone_pages = sorted(pid for pid in rows_before if pid not in slugs)  # every other page stays
     read = unsettled | {src.path: src for src in subset}  # a giver whose page stands: as kept
     return Trace(run, sources, structural, pages), redone, gone_pages, read, rows_before
+
+
+def _taken(
+    sources: list[SourceInfo], made: Memo, kept: Kept
+) -> tuple[dict[str, SourceFacts], list[SourceInfo], dict[str, SourceInfo]]:
+    """The facts of the sources this plan takes anew (every source not settled since the last
+    plan, settled.py: those take their title, line count and key as it kept them), those of
+    them whose facts' key changed, and the sources themselves by path."""
+    facts: dict[str, SourceFacts] = {}
+    changed: list[SourceInfo] = []
+    unsettled: dict[str, SourceInfo] = {}
+    for src in sources:
+        key = kept.keys.get(src.path)
+        if src.settled and key is not None:  # as the last plan found it
+            made.keys[src.path] = key
+            src.title, src.count, src._fallback, _ = kept.meta[src.path]
+            continue
+        facts[src.path], unsettled[src.path] = made.facts(src), src
+        if made.keys[src.path] != key:
+            changed.append(src)
+    return facts, changed, unsettled
 
 
 def _moved(rows: Rows, topics: set[str], new: dict[str, PagePlan], own: dict[str, PagePlan]) -> set[str]:

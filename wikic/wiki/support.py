@@ -266,6 +266,12 @@ def best_evidence(sentence: str, texts: Sequence[str], limit: int = MAX_EVIDENCE
         if words <= have:
             return [len(held)]
         held.append(have)
+    return greedy_cover(words, held, limit)
+
+
+def greedy_cover(words: frozenset[str], held: Sequence[frozenset[str]], limit: int) -> list[int]:
+    """The indexes of at most `limit` word sets that cover most of `words`, each picked for
+    the most words still uncovered (the first on a tie), in their order."""
     chosen: list[int] = []
     left = set(words)
     while left and len(chosen) < limit:
