@@ -75,7 +75,8 @@ def _loaded(base: bytes, since: bytes | None = None) -> Kept:
 def test_names_from_structure_moved_since_the_base_stay_beside_it_until_the_next_base() -> None:
     before = [("Ninja", "entity", {"sources/a.md": [1]})]
     moved = [("Ninja", "entity", {"sources/a.md": [1], "sources/b.md": [3]})]
-    kept = Kept({"sources/a.md": "k"}, {}, {}, {}, [], before, {}, {}, 0, "t0")
+    a = "sources/a.md"
+    kept = Kept({a: "k"}, {a: ("A", 1, False, "a")}, {a: []}, {a: []}, [], before, {}, {}, 0, "t0")
     base = kept.dumps("s")
     kept.base = "t0"
     assert _loaded(base, kept.dumps_since("s")).structural == before  # not written beside

@@ -241,7 +241,12 @@ class _Build:
             infos, self.schema, state.slugs(), memo, kept(KEPT[2]), state, state.planned_keys, kept(KEPT[3])
         )
         if save is not None:
-            self.state.drop_planned(memo.gone(i.path for i in infos))
+            # a patched plan knows the sources gone since the last; a row of no source left
+            # besides (none, as a plan keeps them) is found by the count, and all are looked at
+            dropped = keep.dropped
+            self.state.drop_planned(memo.gone(i.path for i in infos) if dropped is None else dropped)
+            if dropped is not None and len(memo.rows) != len(infos):
+                self.state.drop_planned(memo.gone(i.path for i in infos))
             if memo.merge is not None:
                 self.state.keep("merge", *memo.merge.kept())
             self.state.keep_plan(keep.blob, keep.pages, keep.gone, keep.every, keep.since)

@@ -217,7 +217,7 @@ class Run:
                     self.found.claims[cid] += mentions
                     self.gives[src.path].add(cid)
 
-    def topic_pages(self, by_title: dict[str, str], only: set[str] | None = None) -> dict[str, PagePlan]:
+    def topic_pages(self, by_title: Mapping[str, str], only: set[str] | None = None) -> dict[str, PagePlan]:
         """A page per topic fed by enough sources (or pinned in schema.yaml), titled by its most
         used name (a source titled like it names it best), its notes picked for the text; of
         the topics `only` names, where it is given."""

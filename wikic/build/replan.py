@@ -62,6 +62,7 @@ class Keep:
     basis: str = ""
     since: bytes | None = None
     before: dict[str, bytes] = field(default_factory=dict)  # the rows the last plan kept of `pages`
+    dropped: list[str] | None = None  # the sources gone since the last plan (None: a full plan)
 
 
 def settings_of(schema: Schema) -> str:
@@ -99,13 +100,15 @@ def plan_kept(
         mine = _kept(trace, made)
         pages = {pid: row_of(page) for pid, page in trace.pages.items()}
         return trace.pages, Keep(mine.dumps(settings), True, mine.token, pages)
-    trace, changed, gone, read, rows_before = done
+    trace, changed, gone, read, rows_before, dropped = done
     basis = kept.token
-    mine = _kept_since(trace, made, kept, read)
+    mine = _kept_since(trace, made, kept, read, dropped)
     pages = {pid: row_of(trace.pages[pid]) for pid in changed}
     moved = any(trace.pages[pid].slug != kept_slug for pid, kept_slug in changed.items() if kept_slug)
     same = set() if moved else {pid for pid in trace.pages if pid not in changed}
-    keep = Keep(b"", False, mine.token, pages, gone, same, basis, mine.dumps_since(settings), rows_before)
+    keep = Keep(
+        b"", False, mine.token, pages, gone, same, basis, mine.dumps_since(settings), rows_before, dropped
+    )
     # a source deleted: no byte of it is left in state.db (privacy/forget.py), so not in the base
     if len(mine.since) > max(FEW, len(sources) // SINCE) or None in mine.since.values():
         keep.blob, keep.since = mine.dumps(settings), None
@@ -114,11 +117,11 @@ def plan_kept(
 
 def patched(
     sources: list[SourceInfo], schema: Schema, sticky: dict[str, str], made: Memo, kept: Kept, rows: Rows
-) -> tuple[Trace, dict[str, str], list[str], dict[str, SourceInfo], dict[str, bytes]] | None:
+) -> tuple[Trace, dict[str, str], list[str], dict[str, SourceInfo], dict[str, bytes], list[str]] | None:
     """The last plan (`kept`, its pages `rows`) patched by what changed, with the pages it may
     have changed (and the slug each had, "" for a new one), those gone, the sources whose
-    facts it took (read, or planned again), and the rows the last plan kept of the pages
-    planned again; None where it cannot be patched."""
+    facts it took (read, or planned again), the rows the last plan kept of the pages planned
+    again, and the sources gone since; None where it cannot be patched."""
     facts, changed, unsettled = _taken(sources, made, kept)
     live = {src.path for src in sources}
     gone = sorted(kept.keys.keys() - live)
@@ -130,7 +133,7 @@ def patched(
     if clusters is None:
         return None
     topics, paths = _touched(changed, gone, facts, kept, clusters, structural)
-    givers = {path for path, gives in kept.gives.items() if not topics.isdisjoint(gives)}
+    givers = kept.givers(topics)
     replanned = paths | givers
     subset = [src for src in sources if src.path in replanned]
     if hasattr(made.rows, "load"):
@@ -140,7 +143,7 @@ def patched(
     own = run.source_pages(subset, facts)
     run.from_structure(subset, facts, structural, own)
     run.pinned(subset, facts)
-    new = run.topic_pages(_titles(sources, kept), only=topics)
+    new = run.topic_pages(_Titles(kept, unsettled, gone), only=topics)
     # of the givers, only those whose own pages these topics change are planned again
     mine = paths | _moved(rows, topics, new, own)
     subset = [src for src in subset if src.path in mine]
@@ -163,7 +166,7 @@ def patched(
     redone |= {pid: slug for pid, slug in sorted(before.items() - slugs.items()) if pid in slugs}
     gone_pages = sorted(pid for pid in rows_before if pid not in slugs)  # every other page stays
     read = unsettled | {src.path: src for src in subset}  # a giver whose page stands: as kept
-    return Trace(run, sources, structural, pages), redone, gone_pages, read, rows_before
+    return Trace(run, sources, structural, pages), redone, gone_pages, read, rows_before, gone
 
 
 def _taken(
@@ -175,14 +178,21 @@ def _taken(
     facts: dict[str, SourceFacts] = {}
     changed: list[SourceInfo] = []
     unsettled: dict[str, SourceInfo] = {}
+    keys, meta, made_keys = kept.keys, kept.meta, made.keys  # a pass over 100,000 sources: kept tight
+    at, titles, counts, fallbacks, since = kept.meta_columns()
     for src in sources:
-        key = kept.keys.get(src.path)
-        if src.settled and key is not None:  # as the last plan found it
-            made.keys[src.path] = key
-            src.title, src.count, src._fallback, _ = kept.meta[src.path]
+        path = src.path
+        key = keys.get(path)
+        if src.digest is None and key is not None:  # settled, as the last plan found it
+            made_keys[path] = key
+            i = at.get(path) if path not in since else None
+            if i is None:
+                src.title, src.count, src._fallback, _ = meta[path]
+            else:
+                src.title, src.count, src._fallback = titles[i], counts[i], fallbacks[i]
             continue
-        facts[src.path], unsettled[src.path] = made.facts(src), src
-        if made.keys[src.path] != key:
+        facts[path], unsettled[path] = made.facts(src), src
+        if made_keys[path] != key:
             changed.append(src)
     return facts, changed, unsettled
 
@@ -259,12 +269,31 @@ def _retitled(changed: list[SourceInfo], gone: list[str], kept: Kept) -> set[str
     return {pid.removeprefix("topic:") for pid, key in kept.title_keys.items() if key in keys}
 
 
-def _titles(sources: list[SourceInfo], kept: Kept) -> dict[str, str]:
-    """plan.titles(), with the keys of the titles the last plan had."""
-    by_title: dict[str, str] = {}
-    for src in sorted(sources, key=lambda s: s.path):
-        by_title.setdefault(_title_key(src, kept), src.title)
-    return by_title
+class _Titles(Mapping[str, str]):
+    """plan.titles(), with the keys of the titles the last plan had, for the few topics planned
+    again: each key asked finds the first source (by path) titled by it, from the kept titles
+    of the sources settled and the titles of the others, not from a pass sorting 100,000."""
+
+    def __init__(self, kept: Kept, unsettled: dict[str, SourceInfo], gone: list[str]) -> None:
+        self.kept, self.unsettled, self.gone = kept, unsettled, set(gone)
+        self.found: dict[str, str | None] = {}
+
+    def __getitem__(self, key: str) -> str:
+        if key not in self.found:
+            unsettled, gone = self.unsettled, self.gone
+            hits = [(path, src.title) for path, src in unsettled.items() if _title_key(src, self.kept) == key]
+            hits += self.kept.titled(key, unsettled.keys() | gone)
+            self.found[key] = min(hits)[1] if hits else None
+        title = self.found[key]
+        if title is None:
+            raise KeyError(key)
+        return title
+
+    def __iter__(self) -> Iterator[str]:
+        raise NotImplementedError("asked by key only")
+
+    def __len__(self) -> int:
+        raise NotImplementedError("asked by key only")
 
 
 def _title_key(src: SourceInfo, kept: Kept | None) -> str:
@@ -295,12 +324,12 @@ def _kept(trace: Trace, made: Memo) -> Kept:
     return kept
 
 
-def _kept_since(trace: Trace, made: Memo, kept: Kept, read: dict[str, SourceInfo]) -> Kept:
+def _kept_since(trace: Trace, made: Memo, kept: Kept, read: dict[str, SourceInfo], gone: list[str]) -> Kept:
     """`kept` as _kept() would make it anew, changed in place: the entries of the sources
-    this plan took the facts of (`read`: read, or planned again), and of those gone (every
+    this plan took the facts of (`read`: read, or planned again), and of those `gone` (every
     other source's is as kept)."""
-    run, live = trace.run, {src.path for src in trace.sources}
-    entries: dict[str, Entry | None] = {path: None for path in kept.keys.keys() - live}
+    run = trace.run
+    entries: dict[str, Entry | None] = dict.fromkeys(gone)
     for path, src in read.items():
         names = run.names[path] if path in run.names else kept.names[path]
         gives = sorted(run.gives.get(path, ())) if path in run.names else kept.gives.get(path, [])
