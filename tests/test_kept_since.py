@@ -87,3 +87,24 @@ def test_names_from_structure_moved_since_the_base_stay_beside_it_until_the_next
         again = _loaded(base, since)
         assert again.structural == moved
         since = again.dumps_since("s")
+
+
+def _planned(project: Project) -> set[str]:
+    with sqlite3.connect(project.state_path) as db:
+        return {path for (path,) in db.execute("SELECT path FROM planned")}
+
+
+def test_a_patched_plan_lets_go_the_rows_of_sources_gone_and_any_row_of_no_source(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", NOTES)
+    assert build(project, BuildOptions()).ok
+    (project.sources_dir / "vectors.md").unlink()
+    assert build(project, BuildOptions()).ok
+    assert "plan?" not in _kept(project)  # a new base: no byte of the source gone left in it
+    assert _planned(project) == {f"sources/{name}" for name in NOTES if name != "vectors.md"}
+    with sqlite3.connect(project.state_path) as db:  # a notes row of no source (key ''), as no plan keeps
+        db.execute("INSERT INTO planned VALUES ('sources/old.md', '', '', 'k', '[]')")
+    _edit(project, "before the model answers", "before the model writes its answer")
+    assert build(project, BuildOptions()).ok
+    assert "plan+" in _kept(project)
+    assert _planned(project) == {f"sources/{name}" for name in NOTES if name != "vectors.md"}
+    assert _forced_equal(project, tmp_path)
