@@ -163,7 +163,8 @@ def patched(
     pages.sources = sources
     redone = {pid: before.get(pid, "") for pid in [*own, *new]}
     slugs = pages.slugs  # a page gone has none
-    redone |= {pid: slug for pid, slug in sorted(before.items() - slugs.items()) if pid in slugs}
+    # the pages whose slug moved (not a set of 100,000 pairs made to find them)
+    redone |= dict(sorted((pid, slug) for pid, slug in before.items() if slugs.get(pid, slug) != slug))
     gone_pages = sorted(pid for pid in rows_before if pid not in slugs)  # every other page stays
     read = unsettled | {src.path: src for src in subset}  # a giver whose page stands: as kept
     return Trace(run, sources, structural, pages), redone, gone_pages, read, rows_before, gone
