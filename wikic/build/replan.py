@@ -122,12 +122,11 @@ def patched(
     have changed (and the slug each had, "" for a new one), those gone, the sources whose
     facts it took (read, or planned again), the rows the last plan kept of the pages planned
     again, and the sources gone since; None where it cannot be patched."""
-    facts, changed, unsettled = _taken(sources, made, kept)
-    live = {src.path for src in sources}
-    gone = sorted(kept.keys.keys() - live)
+    facts, changed, unsettled, named_by_path = _taken(sources, made, kept)
+    gone = sorted(kept.keys.keys() - {src.path for src in sources})
     if len(changed) + len(gone) > max(FEW, len(sources) // SHARE):
         return None
-    named = _Lines({src.path: src for src in sources if not src.fallback})
+    named = _Lines(named_by_path)
     structural = made.candidates(named, _Packed(named, facts, made))
     clusters = kept_clusters(schema, sources, facts, kept, structural, gone)
     if clusters is None:
@@ -172,13 +171,15 @@ def patched(
 
 def _taken(
     sources: list[SourceInfo], made: Memo, kept: Kept
-) -> tuple[dict[str, SourceFacts], list[SourceInfo], dict[str, SourceInfo]]:
+) -> tuple[dict[str, SourceFacts], list[SourceInfo], dict[str, SourceInfo], dict[str, SourceInfo]]:
     """The facts of the sources this plan takes anew (every source not settled since the last
     plan, settled.py: those take their title, line count and key as it kept them), those of
-    them whose facts' key changed, and the sources themselves by path."""
+    them whose facts' key changed, and the sources themselves by path; and every source whose
+    digest the model made (not a fallback), by path."""
     facts: dict[str, SourceFacts] = {}
     changed: list[SourceInfo] = []
     unsettled: dict[str, SourceInfo] = {}
+    named: dict[str, SourceInfo] = {}
     keys, meta, made_keys = kept.keys, kept.meta, made.keys  # a pass over 100,000 sources: kept tight
     at, titles, counts, fallbacks, since = kept.meta_columns()
     for src in sources:
@@ -191,11 +192,15 @@ def _taken(
                 src.title, src.count, src._fallback, _ = meta[path]
             else:
                 src.title, src.count, src._fallback = titles[i], counts[i], fallbacks[i]
+            if not src._fallback:
+                named[path] = src
             continue
         facts[path], unsettled[path] = made.facts(src), src
         if made_keys[path] != key:
             changed.append(src)
-    return facts, changed, unsettled
+        if not src.fallback:
+            named[path] = src
+    return facts, changed, unsettled, named
 
 
 def _moved(rows: Rows, topics: set[str], new: dict[str, PagePlan], own: dict[str, PagePlan]) -> set[str]:
