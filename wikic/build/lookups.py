@@ -9,6 +9,7 @@ import json
 import marshal
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from wikic.build.keptplan import Pages
@@ -37,10 +38,27 @@ class SourceSlugs(Mapping[str, str]):
             raise KeyError(path)
         return page.slug
 
+    def get(self, path: str, default: Any = None) -> Any:  # asked for each source a topic page lists
+        if isinstance(self.pages, Pages) and self.pages.slugs:
+            return self.pages.slugs.get(f"source:{path}", default)
+        try:
+            return self[path]
+        except KeyError:
+            return default
+
     def title(self, path: str) -> str:
         """The title of the source's page (as the linker has it: the plan's)."""
-        title = self.pages.title(path) if isinstance(self.pages, Pages) else None
-        return title if title is not None else self.pages[f"source:{path}"].title
+        pages = self.pages
+        if isinstance(pages, Pages):
+            # found by bisection: a topic page lists thousands of sources, and a dict of every
+            # source's title is 100,000 entries made for them
+            at = bisect.bisect_left(pages.sources, path, key=attrgetter("path"))
+            if at < len(pages.sources) and pages.sources[at].path == path:
+                return pages.sources[at].title
+            title = pages.title(path)  # not in path order there (those read anew come first)
+            if title is not None:
+                return title
+        return pages[f"source:{path}"].title
 
     def __iter__(self) -> Iterator[str]:
         return (p.sources[0] for p in self.pages.values() if p.type == "source")
