@@ -61,7 +61,7 @@ def topic_body(
         parts.append("")
     parts += ["## Sources", ""]
     by_source: dict[str, list[str]] = defaultdict(list)
-    for c, mark in zip(page.claims, marks):
+    for c, mark in zip(page.claims, marks, strict=True):
         by_source[c.source].append(mark)
     for source in page.sources:
         slug = source_slugs.get(source)
