@@ -48,6 +48,7 @@ def topic_body(
         return " ".join([marks[n - 1] for n in sorted(set(notes)) if 1 <= n <= len(marks)])
 
     parts = [f"# {page.title}", ""]
+    linker.prefetch(sentence["text"] for para in text["paragraphs"] for sentence in para)
     for para in text["paragraphs"]:
         said = []
         for sentence in para:
@@ -85,6 +86,7 @@ def source_body(
     sources)."""
     linked: set[str] = set()
     said = []
+    linker.prefetch(text for text, _ in page.summary_lines)
     for text, ranges in page.summary_lines:  # each sentence cited to the lines that say it
         cited = " ".join(Citation(page.sources[0], a, b).markdown() for a, b in ranges if b <= n_lines)
         said.append(f"{linker.autolink(text, page.slug, linked)} {cited}".rstrip())
