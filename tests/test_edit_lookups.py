@@ -9,7 +9,7 @@ from typing import Any, cast
 
 from wikic.build.keptplan import Pages, RowsOf
 from wikic.build.linker import Linker
-from wikic.build.lookups import Rows, SourceSlugs
+from wikic.build.lookups import Rows, Sources, SourceSlugs
 from wikic.build.sourceplan import SourceInfo
 from wikic.lint.blocks import key
 from wikic.lint.entries import Seen
@@ -33,6 +33,20 @@ def test_a_source_pages_title_is_its_own_in_any_order_the_plan_lists_them() -> N
         assert slugs.title(path) == f"Title of {path}"
         assert slugs.get(path) == path.removeprefix("sources/").removesuffix(".md")
     assert slugs.get("sources/none.md") is None
+
+
+class _Read:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+
+def test_the_sources_read_are_found_by_path_in_any_order_the_intake_gives_them() -> None:
+    ordered = [f"sources/s{n:03d}.md" for n in range(200)]
+    anew = ["sources/s150.md", "sources/s007.md", "sources/zz.md"]
+    reads = [_Read(p) for p in anew + [p for p in ordered if p not in anew]]
+    found = Sources(cast(Any, reads))
+    for read in sorted(reads, key=lambda r: r.path):
+        assert found[read.path] is read
 
 
 class _Counted:

@@ -224,15 +224,12 @@ class Sources(Mapping[str, "Read"]):
 
     def __init__(self, sources: list[Read]) -> None:
         self.sources = sources
-        self.paths: list[str] | None = None
         self.whole: dict[str, Read] | None = None
 
     def __getitem__(self, path: str) -> Read:
         if self.whole is None:
-            if self.paths is None:
-                self.paths = [s.path for s in self.sources]
-            at = bisect.bisect_left(self.paths, path)
-            if at < len(self.paths) and self.paths[at] == path:
+            at = bisect.bisect_left(self.sources, path, key=attrgetter("path"))  # no list of every path
+            if at < len(self.sources) and self.sources[at].path == path:
                 return self.sources[at]
             self.whole = {s.path: s for s in self.sources}
         return self.whole[path]
