@@ -28,6 +28,7 @@ class SourceSlugs(Mapping[str, str]):
 
     def __init__(self, pages: Mapping[str, PagePlan]) -> None:
         self.pages = pages
+        self.paths: list[str] | None = None  # the plan's sources' paths, for title()
 
     def __getitem__(self, path: str) -> str:
         pid = f"source:{path}"
@@ -50,10 +51,13 @@ class SourceSlugs(Mapping[str, str]):
         """The title of the source's page (as the linker has it: the plan's)."""
         pages = self.pages
         if isinstance(pages, Pages):
-            # found by bisection: a topic page lists thousands of sources, and a dict of every
-            # source's title is 100,000 entries made for them
-            at = bisect.bisect_left(pages.sources, path, key=attrgetter("path"))
-            if at < len(pages.sources) and pages.sources[at].path == path:
+            # found by bisection of their paths: a topic page lists thousands of sources (a
+            # list of paths is a third of a dict of every title; bisecting the sources by a
+            # key function, twice this list for three such pages)
+            if self.paths is None:
+                self.paths = [src.path for src in pages.sources]
+            at = bisect.bisect_left(self.paths, path)
+            if at < len(self.paths) and self.paths[at] == path:
                 return pages.sources[at].title
             title = pages.title(path)  # not in path order there (those read anew come first)
             if title is not None:
