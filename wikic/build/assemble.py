@@ -34,39 +34,42 @@ def _line_ranges(cites: list[Citation]) -> str:
     return ", ".join(c.markdown() for c in cites)
 
 
-def _cites(page: PagePlan, notes: list[int]) -> str:
-    claims = [page.claims[n - 1] for n in sorted(set(notes)) if 1 <= n <= len(page.claims)]
-    return " ".join(Citation(c.source, c.start, c.end).markdown() for c in claims)
-
-
 def topic_body(
     page: PagePlan, text: dict[str, Any], linker: Linker, source_slugs: SourceSlugs
 ) -> tuple[str, set[str]]:
     """The page from its composed text (compose.py): each sentence followed by the citation
     of the lines it draws on; notes beyond write.max_notes listed after it."""
     linked: set[str] = set()
+    # each note's citation made once: it is cited in the text or under More notes, and again
+    # under Sources (a topic page of a 100,000-source wiki has thousands)
+    marks = [Citation(c.source, c.start, c.end).markdown() for c in page.claims]
+
+    def cites(notes: list[int]) -> str:
+        return " ".join([marks[n - 1] for n in sorted(set(notes)) if 1 <= n <= len(marks)])
+
     parts = [f"# {page.title}", ""]
+    linker.prefetch(sentence["text"] for para in text["paragraphs"] for sentence in para)
     for para in text["paragraphs"]:
         said = []
         for sentence in para:
             prose = linker.autolink(resolve_links(sentence["text"], linker, linked), page.slug, linked)
-            said.append(f"{prose} {_cites(page, sentence['notes'])}".rstrip())
+            said.append(f"{prose} {cites(sentence['notes'])}".rstrip())
         parts += [" ".join(said), ""]
     if text.get("more"):
         parts += [f"## More notes ({len(text['more'])}, listed as they are, not written into the text)", ""]
         for n in text["more"]:
-            parts.append(f"- {page.claims[n - 1].text} {_cites(page, [n])}")
+            parts.append(f"- {page.claims[n - 1].text} {cites([n])}")
         parts.append("")
     parts += ["## Sources", ""]
-    by_source: dict[str, list[Citation]] = defaultdict(list)
-    for c in page.claims:
-        by_source[c.source].append(Citation(c.source, c.start, c.end))
+    by_source: dict[str, list[str]] = defaultdict(list)
+    for c, mark in zip(page.claims, marks, strict=True):
+        by_source[c.source].append(mark)
     for source in page.sources:
         slug = source_slugs.get(source)
         name = f"[[{slug}|{source_slugs.title(source)}]]" if slug else source
         if slug:
             linked.add(slug)
-        parts.append(f"- {name}: {_line_ranges(by_source[source])}")
+        parts.append(f"- {name}: {', '.join(by_source[source])}")
     return "\n".join(parts) + "\n", linked
 
 
@@ -83,6 +86,7 @@ def source_body(
     sources)."""
     linked: set[str] = set()
     said = []
+    linker.prefetch(text for text, _ in page.summary_lines)
     for text, ranges in page.summary_lines:  # each sentence cited to the lines that say it
         cited = " ".join(Citation(page.sources[0], a, b).markdown() for a, b in ranges if b <= n_lines)
         said.append(f"{linker.autolink(text, page.slug, linked)} {cited}".rstrip())

@@ -4,7 +4,7 @@ titles and aliases (exact, then fuzzy), and linking the first mention of each in
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
@@ -71,6 +71,30 @@ class Linker:
             self._keys = list(self.names)
         match = process.extractOne(key, self._keys, scorer=fuzz.ratio, score_cutoff=90)
         return self.names[match[0]] if match else None
+
+    def prefetch(self, texts: Iterable[str]) -> None:
+        """Every phrase autolink may look up in these texts read at once, where the names are
+        read from state.db as asked for (lookups.Rows, an edit's assembly): one query for a
+        page's thousands of phrases, not one each (a phrase not among them is still asked)."""
+        load = getattr(self.names, "load", None)
+        if load is not None:
+            load({phrase for text in texts for phrase in self._phrases(text)})
+
+    def _phrases(self, text: str) -> Iterator[str]:
+        """The phrases (folded) autolink may look up in `text`: up to MAX_NGRAM words from each
+        word that starts with the head of a name, outside links and citations."""
+        folded = text.casefold()
+        same = len(folded) == len(text)
+        for seg_start, seg_end, is_link in _segments(text):
+            if is_link:
+                continue
+            spans = [m.span() for m in WORD.finditer(text, seg_start, seg_end)]
+            for i, (at, _) in enumerate(spans):
+                if same and folded[at : at + 3] not in self.heads:
+                    continue
+                for n in range(min(MAX_NGRAM, len(spans) - i), 0, -1):
+                    end = spans[i + n - 1][1]
+                    yield folded[at:end] if same else text[at:end].casefold()
 
     def autolink(self, text: str, self_slug: str, linked: set[str]) -> str:
         """Link the first mention of each other page's title or alias in plain text."""

@@ -9,6 +9,7 @@ import json
 import marshal
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from wikic.build.keptplan import Pages
@@ -27,6 +28,7 @@ class SourceSlugs(Mapping[str, str]):
 
     def __init__(self, pages: Mapping[str, PagePlan]) -> None:
         self.pages = pages
+        self.paths: list[str] | None = None  # the plan's sources' paths, for title()
 
     def __getitem__(self, path: str) -> str:
         pid = f"source:{path}"
@@ -37,10 +39,30 @@ class SourceSlugs(Mapping[str, str]):
             raise KeyError(path)
         return page.slug
 
+    def get(self, path: str, default: Any = None) -> Any:  # asked for each source a topic page lists
+        if isinstance(self.pages, Pages) and self.pages.slugs:
+            return self.pages.slugs.get(f"source:{path}", default)
+        try:
+            return self[path]
+        except KeyError:
+            return default
+
     def title(self, path: str) -> str:
         """The title of the source's page (as the linker has it: the plan's)."""
-        title = self.pages.title(path) if isinstance(self.pages, Pages) else None
-        return title if title is not None else self.pages[f"source:{path}"].title
+        pages = self.pages
+        if isinstance(pages, Pages):
+            # found by bisection of their paths: a topic page lists thousands of sources (a
+            # list of paths is a third of a dict of every title; bisecting the sources by a
+            # key function, twice this list for three such pages)
+            if self.paths is None:
+                self.paths = [src.path for src in pages.sources]
+            at = bisect.bisect_left(self.paths, path)
+            if at < len(self.paths) and self.paths[at] == path:
+                return pages.sources[at].title
+            title = pages.title(path)  # not in path order there (those read anew come first)
+            if title is not None:
+                return title
+        return pages[f"source:{path}"].title
 
     def __iter__(self) -> Iterator[str]:
         return (p.sources[0] for p in self.pages.values() if p.type == "source")
@@ -206,15 +228,12 @@ class Sources(Mapping[str, "Read"]):
 
     def __init__(self, sources: list[Read]) -> None:
         self.sources = sources
-        self.paths: list[str] | None = None
         self.whole: dict[str, Read] | None = None
 
     def __getitem__(self, path: str) -> Read:
         if self.whole is None:
-            if self.paths is None:
-                self.paths = [s.path for s in self.sources]
-            at = bisect.bisect_left(self.paths, path)
-            if at < len(self.paths) and self.paths[at] == path:
+            at = bisect.bisect_left(self.sources, path, key=attrgetter("path"))  # no list of every path
+            if at < len(self.sources) and self.sources[at].path == path:
                 return self.sources[at]
             self.whole = {s.path: s for s in self.sources}
         return self.whole[path]

@@ -23,10 +23,13 @@ Kept = Mapping[str, str]  # block key -> its findings (JSON), lines counted from
 
 def key(seen: Seen, block: Block, prose: bool) -> str:
     """What a block's bad-citation findings read (see the module). Each part after its length,
-    joined, not repr'd: a topic page of a 100,000-source wiki has 3,000 blocks."""
+    joined, not repr'd: a topic page of a 100,000-source wiki has 3,000 blocks. A paragraph's
+    citations, their lines and labels are read from its text (blocks.py scans the text it
+    keeps): the text says them; a heading's text is kept without its marks, so they are added."""
     parts = [seen.settings, "prose" if prose else "", block.text]
-    for r in block.citations:
-        parts += [r.raw, f"{r.line - block.line} {r.consistent} {r.citation.start} {r.citation.end}"]
+    if block.kind != "paragraph":
+        for r in block.citations:
+            parts += [r.raw, f"{r.line - block.line} {r.consistent} {r.citation.start} {r.citation.end}"]
     parts += [seen.source_repr(rel) for rel in sorted({r.citation.source for r in block.citations})]
     return digest("".join([f"{len(part)}:{part}" for part in parts]), FINGERPRINT)
 

@@ -79,11 +79,12 @@ def summary(
     kept, with `after`: wiki/ as the build left it, walked (None: not known)."""
     schema = load_schema(project.schema_path)
     levels = rule_levels(schema, LintOptions())
-    mark = _settings(schema, levels)
+    own = own_settings(schema, levels)  # made once: it fingerprints the schema's settings
+    mark = _settings(schema, levels, own)
     with gc_paused():
         counts = None
         if kept is not None and not fresh and kept.get("settings") == mark and kept.keys() >= FIELDS:
-            counts = _patched(project, state, schema, levels, report, kept, after)
+            counts = _patched(project, state, _seen(project, schema, levels, own), report, kept, after)
         if counts is None:
             counts = _counted(project, state, schema, levels, fresh, mark, after)
     return by_level(counts, levels)
@@ -98,10 +99,11 @@ def by_level(counts: Mapping[str, int], levels: Mapping[str, str]) -> dict[str, 
     return out
 
 
-def _settings(schema: Schema, levels: dict[str, str]) -> str:
-    """What the kept counts were made with besides the pages: wikic, the rules and settings."""
+def _settings(schema: Schema, levels: dict[str, str], own: str) -> str:
+    """What the kept counts were made with besides the pages: wikic, the rules and settings
+    (`own`: entries.settings_of)."""
     lint = schema.lint.model_dump(mode="json")
-    return fingerprint([KEPT, __version__, own_settings(schema, levels), sorted(levels.items()), lint])
+    return fingerprint([KEPT, __version__, own, sorted(levels.items()), lint])
 
 
 def _suppressed(off: Mapping[str, Iterable[str]]) -> Callable[[Finding], bool]:
@@ -164,8 +166,7 @@ def _counted(
 def _patched(
     project: Project,
     state: State,
-    schema: Schema,
-    levels: dict[str, str],
+    seen: Seen,
     report: Report,
     kept: dict[str, Any],
     after: Tree | None,
@@ -185,7 +186,6 @@ def _patched(
     # whose summary checks its pages: as for a page edited after the build wrote it)
     changed = set(report.reread) | _moved(project, state, unbuilt)
     again = sorted(written | state.lint_dependents(changed) | set(kept["always"]))
-    seen = _seen(project, schema, levels)
     pages = _pages(seen, state, again, kept["off"])
     if pages is None:
         return None
@@ -280,9 +280,8 @@ def _moved(project: Project, state: State, unbuilt: list[str]) -> set[str]:
     return moved
 
 
-def _seen(project: Project, schema: Schema, levels: dict[str, str]) -> Seen:
+def _seen(project: Project, schema: Schema, levels: dict[str, str], settings: str) -> Seen:
     """What the own rules read, for a few pages: no listing; the build's records by key."""
-    settings = own_settings(schema, levels)
     return Seen(project, schema, levels, settings, "", {}, {}, [], None, set(), time.time_ns())
 
 
