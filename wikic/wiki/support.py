@@ -25,6 +25,7 @@ MAX_EVIDENCE = 2  # lines (or notes) a sentence may draw on
 _ABBREVIATIONS = "e.g i.e etc vs cf al mr mrs ms dr st jr sr prof inc ltd co no fig approx ca esp dept est"
 ABBREVIATIONS = frozenset(_ABBREVIATIONS.split())
 WORD = re.compile(r"\w+")
+HAS_WORD = re.compile(r"\w")
 NEGATABLE = re.compile(r"\w+(?:n't)?")
 INITIALS = re.compile(r"(?:[a-z]\.)+[a-z]")
 BREAK = re.compile(r"[.!?]+[\"'”’)\]]*\s+")
@@ -319,13 +320,14 @@ def cited_sentences(markdown: str) -> list[tuple[str, list[Citation]]]:
         chunk = markdown[pos : m.start()]
         pos = m.end()
         if chunk.strip():
-            pending = [s for s in sentences(chunk) if re.search(r"\w", s)]
+            pending = [s for s in sentences(chunk) if HAS_WORD.search(s)]
             out += [(s, []) for s in pending]
-        start = int(m.group(5))
-        cite = Citation(unquote(m.group(4)), start, int(m.group(6) or start))
+        linked, start_at, end_at = m.group(4, 5, 6)
+        start = int(start_at)
+        cite = Citation(unquote(linked) if "%" in linked else linked, start, int(end_at) if end_at else start)
         for i in range(len(out) - len(pending), len(out)):
             out[i][1].append(cite)
     rest = markdown[pos:]
     if rest.strip():
-        out += [(s, []) for s in sentences(rest) if re.search(r"\w", s)]
+        out += [(s, []) for s in sentences(rest) if HAS_WORD.search(s)]
     return out
