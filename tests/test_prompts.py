@@ -152,3 +152,32 @@ def test_an_unwritable_template_cache_is_compiled_again_not_an_error(tmp_path: P
     assert Prompts(tmp_path).render("write", **STAGES["write"]) == Prompts(tmp_path / "x").render(
         "write", **STAGES["write"]
     )
+
+
+def test_a_template_reading_only_fixed_values_is_rendered_once_and_others_each_time(tmp_path: Path) -> None:
+    """`fixed` names the values that are the same at every call (the schema's): a system
+    message that reads only those is the same text at every call; one that reads a
+    per-call value (a project's override reading `path`) is rendered for each call."""
+    ctx = STAGES["digest"]
+    prompts = Prompts(tmp_path)
+    first = prompts.render(
+        "digest", fixed=frozenset({"title", "scope", "types", "page_types", "max_topics"}), **ctx
+    )
+    other = {**ctx, "title": "changed", "path": "sources/other.md", "lines": [(1, "Dogs bark.")]}
+    again = prompts.render(
+        "digest", fixed=frozenset({"title", "scope", "types", "page_types", "max_topics"}), **other
+    )
+    assert again[0] == first[0]  # rendered once: the caller said title does not change
+    assert again[1] == Prompts(tmp_path).render("digest", **other)[1]  # the user message each time
+    assert again[1] != first[1]
+    (tmp_path / PROJECT_DIR).mkdir()
+    (tmp_path / PROJECT_DIR / "digest.system.j2").write_text("Index {{ path }} for {{ title }}.\n")
+    own = Prompts(tmp_path)
+    fixed = frozenset({"title"})
+    assert own.render("digest", fixed=fixed, **ctx)[0]["content"] == "Index sources/pets.md for Pets."
+    assert own.render("digest", fixed=fixed, **other)[0]["content"] == "Index sources/other.md for changed."
+    (tmp_path / PROJECT_DIR / "digest.system.j2").write_text('{% include "digest.user.j2" %}\n')
+    included = Prompts(tmp_path)  # what an included template reads is not known: never kept
+    assert (
+        included.render("digest", fixed=fixed, **ctx)[0] != included.render("digest", fixed=fixed, **other)[0]
+    )

@@ -40,6 +40,8 @@ PROPER = re.compile(
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
 MARKUP = re.compile(r"<[^>\n]*>")
 WORDS = re.compile(r"\w+")
+# the digest prompt's values that come from schema.yaml alone: the same for every source of a build
+SCHEMA_VALUES = frozenset({"title", "scope", "types", "page_types", "max_topics"})
 
 
 def response_schema(types: list[str]) -> dict[str, Any]:
@@ -145,9 +147,13 @@ def _claim_lines(name: str, lines: list[str], text: list[int]) -> list[int]:
 def mentions(name: str, lines: list[str], numbers: list[int]) -> list[int]:
     """Those of `numbers` whose line names `name` (fuzzily)."""
     key = name.casefold()
+    return _mentioned(key, [(n, lines[n - 1].casefold()) for n in numbers])
+
+
+def _mentioned(key: str, folded: list[tuple[int, str]]) -> list[int]:
+    """`mentions` over lines already case-folded: (number, line)."""
     found = []
-    for n in numbers:
-        line = lines[n - 1].casefold()
+    for n, line in folded:
         # a line holding the name as it is scores 100 (unless the name is ""): no fuzzy match
         if (key and key in line) or fuzz.partial_ratio(key, line) >= MENTION:
             found.append(n)
@@ -159,20 +165,30 @@ def supporting_lines(name: str, lines: list[str]) -> list[int]:
     return mentions(name, lines, _claim_lines(name, lines, _text_lines(lines, 1, len(lines))))[:MAX_LINES]
 
 
-def _grounded(
-    name: str, proposed: list[int], lines: list[str], part_text: list[int], sections: dict[str, list[int]]
-) -> list[int]:
-    """The lines that support a topic: the model's where they mention it, else the
-    lines that do (its section, for a heading). Empty when nothing in the part does.
-    `part_text`: the part's text lines (_text_lines), found once for all its topics."""
-    text = _claim_lines(name, lines, part_text)
-    mentioned = sections.get(name.casefold()) or mentions(name, lines, text)
-    proposed = [n for n in proposed if n in text]
-    if mentioned:
-        agreed = [n for n in proposed if n in mentioned]
-        return (agreed or mentioned)[:MAX_LINES]
-    words = {w for w in re.findall(r"\w+", name.casefold()) if len(w) > 3}
-    return [n for n in proposed if words & set(re.findall(r"\w+", lines[n - 1].casefold()))][:MAX_LINES]
+class _PartText:
+    """A part's text lines (_text_lines) with what every topic's grounding reads of each, made
+    once per answer validated, not once per topic: its words and its case-folded text."""
+
+    def __init__(self, lines: list[str], part: Part) -> None:
+        self.lines = lines
+        self.numbers = _text_lines(lines, part.start, part.end)
+        self.words = [(n, _words(lines[n - 1]), lines[n - 1].casefold()) for n in self.numbers]
+        self.sections = _sections(lines, part)
+
+    def grounded(self, name: str, proposed: list[int]) -> list[int]:
+        """The lines that support a topic: the model's where they mention it, else the lines
+        that do (its section, for a heading). Empty when nothing in the part does."""
+        named = _words(name)
+        claim = [(n, folded) for n, words, folded in self.words if not words <= named]  # says_more
+        text = {n for n, _ in claim}
+        mentioned = self.sections.get(name.casefold()) or _mentioned(name.casefold(), claim)
+        proposed = [n for n in proposed if n in text]
+        if mentioned:
+            agreed = [n for n in proposed if n in mentioned]
+            return (agreed or mentioned)[:MAX_LINES]
+        words = {w for w in re.findall(r"\w+", name.casefold()) if len(w) > 3}
+        lines = self.lines
+        return [n for n in proposed if words & set(re.findall(r"\w+", lines[n - 1].casefold()))][:MAX_LINES]
 
 
 def clean_summary(text: str) -> str:
@@ -218,8 +234,7 @@ def validator(part: Part, lines: list[str], types: list[str], threshold: float =
     def validate(data: Any) -> dict[str, Any]:
         if not isinstance(data, dict) or not isinstance(data.get("topics"), list):
             raise Invalid('expected an object with "topics" and "summary"')
-        sections = _sections(lines, part)  # here, not for each of 10,000 actions already made
-        part_text = _text_lines(lines, part.start, part.end)
+        part_text = _PartText(lines, part)  # here, not for each of 10,000 actions already made
         topics: list[dict[str, Any]] = []
         seen: set[str] = set()
         for item in data["topics"][:MAX_TOPICS]:
@@ -227,7 +242,7 @@ def validator(part: Part, lines: list[str], types: list[str], threshold: float =
                 continue
             name = clean_title(str(item.get("name") or ""), 80)
             proposed = [n for n in item.get("lines") or [] if isinstance(n, int)]
-            numbers = _grounded(name, proposed, lines, part_text, sections) if name else []
+            numbers = part_text.grounded(name, proposed) if name else []
             if not numbers or name.casefold() in seen:
                 continue
             seen.add(name.casefold())
@@ -316,6 +331,7 @@ class _Digester:
         schema, types = self.schema, self.schema.type_names()
         messages = self.prompts.render(
             "digest",
+            fixed=SCHEMA_VALUES,
             title=schema.title,
             scope=schema.scope,
             types=types,

@@ -176,7 +176,7 @@ def _unsupported(ctx: Context, page: Page, block: Block, valid: list[Citation]) 
     """Each sentence judged against the lines cited after it (the shared check); a sentence
     after the paragraph's last citation against all of them."""
     threshold = ctx.schema.lint.citation_threshold
-    said = cited_sentences(block.text)
+    said = cited_sentences(block.text, [(r.at, r.raw, r.citation) for r in block.citations])
     for sentence, cites in said:
         if len(content_words(plain(sentence))) < MIN_CONTENT:
             continue

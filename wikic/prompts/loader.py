@@ -35,6 +35,9 @@ class Prompts:
         self.root = root
         self.dirs = [root / PROJECT_DIR, PACKAGE_DIR]
         self._hashes: dict[str, str] = {}
+        self._templates: dict[str, jinja2.Template] = {}  # by file name: found and loaded once
+        self._fixed: dict[str, str] = {}  # file name -> its text, where it reads only fixed values
+        self._reads: dict[str, set[str]] = {}  # file name -> the context values it reads
 
     @cached_property
     def env(self) -> jinja2.Environment:
@@ -66,11 +69,42 @@ class Prompts:
             self._hashes[stage] = digest(b"".join(parts), FINGERPRINT)
         return self._hashes[stage]
 
-    def render(self, stage: str, **context: Any) -> list[Message]:
-        return [
-            {"role": role, "content": self.env.get_template(f"{stage}.{role}.j2").render(**context).strip()}
-            for role in ("system", "user")
-        ]
+    def render(self, stage: str, fixed: frozenset[str] = frozenset(), **context: Any) -> list[Message]:
+        """The stage's system and user messages. `fixed`: the names of the context values that
+        are the same at every call of this stage on this Prompts (the schema's, for one
+        build): a template that reads nothing else is rendered once (the digest's system
+        message, 10,000 times the same text)."""
+        out: list[Message] = []
+        for role in ("system", "user"):
+            name = f"{stage}.{role}.j2"
+            text = self._fixed.get(name) if fixed else None
+            if text is None:
+                template = self._template(name)
+                text = template.render(**context).strip()
+                if fixed and self.reads(name) <= fixed:
+                    self._fixed[name] = text
+            out.append({"role": role, "content": text})
+        return out
+
+    def _template(self, name: str) -> jinja2.Template:
+        """The compiled template: looked up once per build, not checked on disk at each render."""
+        found = self._templates.get(name)
+        if found is None:
+            found = self._templates[name] = self.env.get_template(name)
+        return found
+
+    def reads(self, name: str) -> set[str]:
+        """The context values a template reads (its undeclared variables), from its source."""
+        found = self._reads.get(name)
+        if found is None:
+            import jinja2.meta
+
+            ast = self.env.parse(self.source_of(name).read_text(encoding="utf-8"))
+            found = set(jinja2.meta.find_undeclared_variables(ast))
+            if any(True for _ in jinja2.meta.find_referenced_templates(ast)):
+                found.add(" other templates")  # what an included one reads is not known here
+            self._reads[name] = found
+        return found
 
 
 def template_files(root: Path) -> list[Path]:

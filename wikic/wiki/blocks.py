@@ -163,9 +163,13 @@ class CiteRef(NamedTuple):
     raw: str
     line: int
     consistent: bool  # the label names the same file and lines as the link
+    at: int = 0  # where `raw` starts in its block's text (cited_sentences splits the text there)
 
 
-@dataclass
+_tuple = tuple.__new__  # a NamedTuple made without its Python __new__: one per link and citation read
+
+
+@dataclass(slots=True)  # one per paragraph and heading of every page lint reads
 class Block:
     """A run of inline text: a paragraph, a list item's paragraph or a heading."""
 
@@ -205,9 +209,11 @@ def _scan_inline(block: Block) -> None:
     for m in WIKILINK.finditer(text) if "[[" in text else ():
         line = first + text.count("\n", 0, m.start()) if lines else first
         target, anchor, label = m.groups()
-        block.links.append(LinkRef(target.strip(), anchor[1:] if anchor else None, label, m.group(0), line))
+        link = (target.strip(), anchor[1:] if anchor else None, label, m.group(0), line)
+        block.links.append(_tuple(LinkRef, link))
     for m in CITATION.finditer(text) if "](../" in text else ():
-        line = first + text.count("\n", 0, m.start()) if lines else first
+        at = m.start()
+        line = first + text.count("\n", 0, at) if lines else first
         name, first_label, last_label, linked, start_at, end_at = m.groups()
         start = int(start_at)
         end = int(end_at) if end_at else start
@@ -218,7 +224,8 @@ def _scan_inline(block: Block) -> None:
             and int(first_label) == start
             and (int(last_label) if last_label else start) == end
         )
-        block.citations.append(CiteRef(Citation(source, start, end), m.group(0), line, consistent))
+        cite = _tuple(Citation, (source, start, end))
+        block.citations.append(_tuple(CiteRef, (cite, m.group(0), line, consistent, at)))
 
 
 def _heading_text(text: str) -> str:

@@ -12,7 +12,7 @@ carry the sentence best.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import unquote
@@ -25,6 +25,7 @@ MAX_EVIDENCE = 2  # lines (or notes) a sentence may draw on
 _ABBREVIATIONS = "e.g i.e etc vs cf al mr mrs ms dr st jr sr prof inc ltd co no fig approx ca esp dept est"
 ABBREVIATIONS = frozenset(_ABBREVIATIONS.split())
 WORD = re.compile(r"\w+")
+HAS_WORD = re.compile(r"\w")
 NEGATABLE = re.compile(r"\w+(?:n't)?")
 INITIALS = re.compile(r"(?:[a-z]\.)+[a-z]")
 BREAK = re.compile(r"[.!?]+[\"'”’)\]]*\s+")
@@ -308,24 +309,36 @@ def judge(sentence: str, lines: Sequence[str], threshold: float = 60) -> Verdict
     return check_against(sentence, lines, threshold)[1]
 
 
-def cited_sentences(markdown: str) -> list[tuple[str, list[Citation]]]:
+def cited_sentences(
+    markdown: str, found: Sequence[tuple[int, str, Citation]] | None = None
+) -> list[tuple[str, list[Citation]]]:
     """A paragraph's sentences, each with the citations that follow it (the run of citations
     after a group of sentences covers every sentence of the group). Sentences after the last
-    citation get none."""
+    citation get none. `found`: the paragraph's citations as already scanned (where each
+    starts, its text, the citation), in place of scanning for them again."""
     out: list[tuple[str, list[Citation]]] = []
     pos = 0
     pending: list[str] = []
-    for m in CITATION.finditer(markdown):
-        chunk = markdown[pos : m.start()]
-        pos = m.end()
+    for at, raw, cite in _citations(markdown) if found is None else found:
+        chunk = markdown[pos:at]
+        pos = at + len(raw)
         if chunk.strip():
-            pending = [s for s in sentences(chunk) if re.search(r"\w", s)]
+            pending = [s for s in sentences(chunk) if HAS_WORD.search(s)]
             out += [(s, []) for s in pending]
-        start = int(m.group(5))
-        cite = Citation(unquote(m.group(4)), start, int(m.group(6) or start))
         for i in range(len(out) - len(pending), len(out)):
             out[i][1].append(cite)
     rest = markdown[pos:]
     if rest.strip():
-        out += [(s, []) for s in sentences(rest) if re.search(r"\w", s)]
+        out += [(s, []) for s in sentences(rest) if HAS_WORD.search(s)]
     return out
+
+
+def _citations(markdown: str) -> Iterator[tuple[int, str, Citation]]:
+    for m in CITATION.finditer(markdown):
+        linked, start_at, end_at = m.group(4, 5, 6)
+        start = int(start_at)
+        yield (
+            m.start(),
+            m.group(0),
+            Citation(unquote(linked) if "%" in linked else linked, start, int(end_at) if end_at else start),
+        )
