@@ -256,7 +256,7 @@ class BuildTables(Tables):
 
     def file_stats(self) -> list[tuple[str, int, int]]:
         """(path, size, mtime_ns) of each file wikic wrote, as it left them: for the stat checks."""
-        return [(r[0], r[1], r[2]) for r in self.db.execute("SELECT path, size, mtime_ns FROM files")]
+        return self.db.execute("SELECT path, size, mtime_ns FROM files").fetchall()
 
     def set_file(self, rec: FileRecord) -> None:
         self.db.execute(
