@@ -332,4 +332,3 @@ def test_stats_read_back_from_a_walks_lines_are_the_walks() -> None:
     assert stats_of(lines) == {"wiki/a.md": (3, 7), "wiki/x\ty\t1\t2.md": (4, 9)}
     assert stats_of(["wiki/l.md\t3\t7\t-> /elsewhere/l.md"]) is None
     assert stats_of(["wiki/p\t0\t7\tkind 10000"]) is None
-
