@@ -53,6 +53,7 @@ class Intake:
         opts = build.opts
         self.settled = Settled(build.state, mark, not (opts.force or opts.retry_failed or opts.dry_run))
         self.infos: list[SourceInfo] = []
+        self.fresh: list[Read] = []  # the sources read by this build (the others are settled)
 
     def listing(self, walked: Walked) -> Listing:
         """The sources of this build: which are settled, and the others as listed."""
@@ -87,8 +88,11 @@ class Intake:
             files = listing.file
             self.settled.read = {s.path: (files(s.path), s.hash) for s in sources if s.path in digests}
             with gc_paused():  # a Read per source: full collections over the plan (2.5 s at 100,000)
-                kept = [Read(s.path, s.hash, len(s.lines), s.pages) for s in sources]
-                kept += [Read(i.path, settled[i.path], i.count, ()) for i in self.infos if i.settled]
+                self.fresh = [Read(s.path, s.hash, len(s.lines), s.pages) for s in sources]
+                # (`digest is None`: SourceInfo.settled, without a call for each of 100,000)
+                kept = self.fresh + [
+                    Read(i.path, settled[i.path], i.count, ()) for i in self.infos if i.digest is None
+                ]
             self.infos = []  # their lines and digests: not held to the end of the build
             return kept, pages
         return None

@@ -375,8 +375,9 @@ class _Build:
             for path in set(self.recorded) - live if self.edit is None else ():
                 state.remove_source(path)
                 report.reread.append(path)
-            taken = self.intake.settled.taken  # settled: recorded as they are (which() found so)
-            for src in (s for s in sources if s.path not in taken):  # lint's stale-page reads it
+            for (
+                src
+            ) in self.intake.fresh:  # read now (settled: recorded as they are); lint's stale-page reads it
                 st = self.stats(src.path)
                 if self.recorded.get(src.path) != (st.size, st.mtime_ns, src.hash):
                     state.set_source(src.path, st.size, st.mtime_ns, src.hash)
