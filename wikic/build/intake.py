@@ -6,6 +6,7 @@ kept: 100,000 texts are not held to the end.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -67,7 +68,6 @@ class Intake:
         """The sources read, digested and planned (None while a stage waits on a batch).
         Settled ones are not read unless the plan asks for their lines, and one found changed
         then is read, digested and planned like the others."""
-        settled = listing.settled
         with gc_paused():  # many objects, no cycles: the collector's passes would only cost
             sources = self._read(listing.files)
         if not self.build.opts.dry_run:  # the texts of PDF, DOCX, ... files no longer in sources/
@@ -77,25 +77,32 @@ class Intake:
             try:
                 with gc_paused():
                     pages = plan(self._infos(listing, sources, digests))
+                    kept = self._kept(listing, sources, digests)
+                    # the plan lives to the build's end (run() takes it back from gc_frozen): the
+                    # collector, enabled again, must not scan it all as young (0.25 s at 100,000)
+                    gc.freeze()
             except Unsettled as changed:
                 self.build._explain(f"read {changed.path}", "changed under the same size and mtime")
                 more = self._read([listing.file(changed.path)])
-                del settled[changed.path]
+                del listing.settled[changed.path]
                 sources += more
                 digests |= self._digest(more)
                 continue
-            self.report.up_to_date += self.settled.settled_parts(settled)  # one per part, unread
-            files = listing.file
-            self.settled.read = {s.path: (files(s.path), s.hash) for s in sources if s.path in digests}
-            with gc_paused():  # a Read per source: full collections over the plan (2.5 s at 100,000)
-                self.fresh = [Read(s.path, s.hash, len(s.lines), s.pages) for s in sources]
-                # (`digest is None`: SourceInfo.settled, without a call for each of 100,000)
-                kept = self.fresh + [
-                    Read(i.path, settled[i.path], i.count, ()) for i in self.infos if i.digest is None
-                ]
-            self.infos = []  # their lines and digests: not held to the end of the build
+            self.report.up_to_date += self.settled.settled_parts(listing.settled)  # one per part, unread
             return kept, pages
         return None
+
+    def _kept(self, listing: Listing, sources: list[Source], digests: dict[str, Any]) -> list[Read]:
+        """What later stages need of each source, once planned; the settled record's part."""
+        files, settled = listing.file, listing.settled
+        self.settled.read = {s.path: (files(s.path), s.hash) for s in sources if s.path in digests}
+        self.fresh = [Read(s.path, s.hash, len(s.lines), s.pages) for s in sources]
+        # (`digest is None`: SourceInfo.settled, without a call for each of 100,000)
+        kept = self.fresh + [
+            Read(i.path, settled[i.path], i.count, ()) for i in self.infos if i.digest is None
+        ]
+        self.infos = []  # their lines and digests: not held to the end of the build
+        return kept
 
     def _infos(self, listing: Listing, sources: list[Source], digests: dict[str, Any]) -> list[SourceInfo]:
         """What the plan reads of each source, in the order of sources/ (the plan's merges
