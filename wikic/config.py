@@ -5,6 +5,7 @@ every problem reported at once, by key path and line; a schema.yaml validated be
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -44,6 +45,42 @@ class Strict(BaseModel):
     # built at their first validation, not at import: a build whose schema.yaml was
     # validated before never validates it (load_schema), and never pays for the building
     model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    def model_dump(
+        self, *, mode: Literal["json", "python"] | str = "python", **kwargs: Any
+    ) -> dict[str, Any]:
+        """pydantic's model_dump; without options, the same dict made from the fields as they
+        are, so that an edit, which dumps the settings for its keys, never builds pydantic's
+        serializers (25 ms). tests/test_config_dump.py holds it to pydantic's own."""
+        if not kwargs:
+            with contextlib.suppress(_NotPlain):
+                return _dumped(self, mode == "json")
+        return super().model_dump(mode=mode, **kwargs)
+
+
+class _NotPlain(Exception):
+    """A value that pydantic's serializer may write otherwise than as it is."""
+
+
+def _dumped(model: BaseModel, json_mode: bool) -> dict[str, Any]:
+    return {name: _plain(getattr(model, name), json_mode) for name in type(model).model_fields}
+
+
+def _plain(value: Any, json_mode: bool) -> Any:
+    kind = type(value)
+    if kind in (str, int, bool) or value is None:
+        return value
+    if kind is float:
+        if json_mode and not math.isfinite(value):  # JSON has no inf or nan: as pydantic says
+            raise _NotPlain
+        return value
+    if kind is list:
+        return [_plain(v, json_mode) for v in value]
+    if kind is dict:
+        return {_plain(k, json_mode): _plain(v, json_mode) for k, v in value.items()}
+    if isinstance(value, Strict) and type(value) in MODELS.values():
+        return _dumped(value, json_mode)
+    raise _NotPlain
 
 
 class Price(Strict):

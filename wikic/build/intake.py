@@ -6,20 +6,22 @@ kept: 100,000 texts are not held to the end.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from wikic.backends import model_id
 from wikic.build.digest import digest_actions, digest_inputs, merge_parts
 from wikic.build.plan import PagePlan, SourceInfo
-from wikic.build.settled import Settled, Unsettled, inputs_mark
+from wikic.build.settled import Listing, Settled, Unsettled, inputs_mark
 from wikic.build.settled import loader as settled_loader
 from wikic.errors import SourceError
 from wikic.privacy.local import not_run_reason
 from wikic.privacy.redact import Redactor
 from wikic.sources.extract import prune, store_dir
 from wikic.sources.read import Source, read_source
-from wikic.sources.scan import SourceFile
+from wikic.sources.scan import SourceFile, Walked
 from wikic.wiki.read import gc_paused
 
 if TYPE_CHECKING:
@@ -52,55 +54,72 @@ class Intake:
         opts = build.opts
         self.settled = Settled(build.state, mark, not (opts.force or opts.retry_failed or opts.dry_run))
         self.infos: list[SourceInfo] = []
+        self.fresh: list[Read] = []  # the sources read by this build (the others are settled)
+
+    def listing(self, walked: Walked) -> Listing:
+        """The sources of this build: which are settled, and the others as listed."""
+        build = self.build
+        self.listed = self.settled.listing(walked, build.records, build.local_only.covers)
+        return self.listed
 
     def read_and_plan(
-        self, files: list[SourceFile], plan: Callable[[list[SourceInfo]], Mapping[str, PagePlan]]
+        self, listing: Listing, plan: Callable[[list[SourceInfo]], Mapping[str, PagePlan]]
     ) -> tuple[list[Read], Mapping[str, PagePlan]] | None:
         """The sources read, digested and planned (None while a stage waits on a batch).
         Settled ones are not read unless the plan asks for their lines, and one found changed
         then is read, digested and planned like the others."""
-        build = self.build
-        settled = self.settled.which(files, build.records, build.local_only.covers)
         with gc_paused():  # many objects, no cycles: the collector's passes would only cost
-            sources = self._read([f for f in files if f.path not in settled])
-        if not build.opts.dry_run:  # the texts of PDF, DOCX, ... files no longer in sources/
+            sources = self._read(listing.files)
+        if not self.build.opts.dry_run:  # the texts of PDF, DOCX, ... files no longer in sources/
             prune(self.store, self.stored)
         digests = self._digest(sources)
         while not self.report.waiting:
             try:
                 with gc_paused():
-                    pages = plan(self._infos(files, sources, digests, settled))
+                    pages = plan(self._infos(listing, sources, digests))
+                    kept = self._kept(listing, sources, digests)
+                    # the plan lives to the build's end (run() takes it back from gc_frozen): the
+                    # collector, enabled again, must not scan it all as young (0.25 s at 100,000)
+                    gc.freeze()
             except Unsettled as changed:
-                build._explain(f"read {changed.path}", "changed under the same size and mtime")
-                more = self._read([f for f in files if f.path == changed.path])
-                del settled[changed.path]
+                self.build._explain(f"read {changed.path}", "changed under the same size and mtime")
+                more = self._read([listing.file(changed.path)])
+                del listing.settled[changed.path]
                 sources += more
                 digests |= self._digest(more)
                 continue
-            for path in settled:  # its digests (one per part) count as up to date, unread
-                self.report.up_to_date += self.settled.digests[path]
-            with gc_paused():  # a Read per source: full collections over the plan (2.5 s at 100,000)
-                kept = [Read(s.path, s.hash, len(s.lines), s.pages) for s in sources]
-                kept += [Read(i.path, settled[i.path], i.count, ()) for i in self.infos if i.settled]
-            self.infos = []  # their lines and digests: not held to the end of the build
+            self.report.up_to_date += self.settled.settled_parts(listing.settled)  # one per part, unread
             return kept, pages
         return None
 
-    def _infos(
-        self, files: list[SourceFile], sources: list[Source], digests: dict[str, Any], settled: dict[str, str]
-    ) -> list[SourceInfo]:
+    def _kept(self, listing: Listing, sources: list[Source], digests: dict[str, Any]) -> list[Read]:
+        """What later stages need of each source, once planned; the settled record's part."""
+        files, settled = listing.file, listing.settled
+        self.settled.read = {s.path: (files(s.path), s.hash) for s in sources if s.path in digests}
+        self.fresh = [Read(s.path, s.hash, len(s.lines), s.pages) for s in sources]
+        # (`digest is None`: SourceInfo.settled, without a call for each of 100,000)
+        kept = self.fresh + [
+            Read(i.path, settled[i.path], i.count, ()) for i in self.infos if i.digest is None
+        ]
+        self.infos = []  # their lines and digests: not held to the end of the build
+        return kept
+
+    def _infos(self, listing: Listing, sources: list[Source], digests: dict[str, Any]) -> list[SourceInfo]:
         """What the plan reads of each source, in the order of sources/ (the plan's merges
         keep the first they meet): a settled source's lines only if it asks for them."""
-        read = {s.path: s for s in sources}
-        self.infos = []
-        for f in files:
-            src = read.get(f.path)
-            if f.path in settled:
-                load = settled_loader(f, self._read_one, settled[f.path])
-                self.infos.append(SourceInfo(f.path, "", None, None, load))
-            elif src is not None and src.path in digests:
-                self.infos.append(SourceInfo(src.path, src.title, src.lines, digests[src.path]))
-        return self.infos
+        read, settled, load = {s.path: s for s in sources}, listing.settled, self._settled_lines
+        self.infos = infos = []
+        for path in listing.order:  # 100,000 of them: a settled source is one object and a call
+            if path in settled:
+                infos.append(SourceInfo(path, "", None, None, partial(load, path)))
+            elif (src := read.get(path)) is not None and path in digests:
+                infos.append(SourceInfo(path, src.title, src.lines, digests[path]))
+        return infos
+
+    def _settled_lines(self, path: str) -> list[str]:
+        """A settled source's lines, read as the build reads a source (redacted); Unsettled
+        when they are not what the last build read."""
+        return settled_loader(self.listed.file(path), self._read_one, self.listed.settled[path])()
 
     def _read_one(self, f: SourceFile) -> Source:
         cfg = self.schema.sources

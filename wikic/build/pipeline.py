@@ -31,13 +31,12 @@ from wikic.build.report import Progress, Report, price_report
 from wikic.build.run import BackendFactory, BuildOptions
 from wikic.build.write import write_actions
 from wikic.config import Schema, load_schema
-from wikic.errors import SourceError
 from wikic.fsutil import TMP_MARK, remove_stale_temps
 from wikic.hashing import fingerprint
 from wikic.privacy.local import LocalOnly, is_remote
 from wikic.project import Project
 from wikic.prompts.loader import Prompts
-from wikic.sources.scan import SourceFile, list_sources, listed
+from wikic.sources.scan import Walked
 from wikic.state import ActionRecord, Meta, State
 from wikic.wiki.read import gc_frozen
 
@@ -59,8 +58,8 @@ def build(
     started = time.monotonic()
     report = Report(dry_run=opts.dry_run)
     schema = load_schema(project.schema_path)
-    walked = listed(project.root, schema.sources, inputs.lines) if inputs is not None else None
-    files, list_errors = walked or list_sources(project.root, schema.sources)
+    inputs = inputs or snapshot.inputs(project)  # walked once: the build's mark, and its sources
+    walked = Walked(project.root, schema.sources, inputs.lines)
     mid = model_id(schema.model, project.root)
     mark = snapshot.build_inputs(project, mid, inputs)
     found = found or snapshot.wiki(project)  # walked once before: the clean check, intact pages
@@ -68,11 +67,11 @@ def build(
     state = State.open(project.state_path, recover=True)
     report.warnings += state.warnings
     try:
-        if not (opts.force or opts.retry_failed or opts.dry_run or list_errors) and _clean(
-            project, state, mark, found
-        ):
+        # listed in full only where the build may be clean: an edit lists what changed (settled.py)
+        clean = not (opts.force or opts.retry_failed or opts.dry_run) and _clean(project, state, mark, found)
+        if clean and not walked.all()[1]:
             report.nothing_to_do = True
-            report.sources = len(files)
+            report.sources = len(walked.all()[0])
             report.pages = int(state.get_meta(Meta.PAGES) or 0)
             report.up_to_date = int(state.get_meta(Meta.ACTIONS) or 0)
         else:
@@ -80,7 +79,7 @@ def build(
                 state.delete_meta(Meta.UPTODATE)  # about to change things: no build may skip on it
             factory = backend_factory or (lambda s: make_backend(s.model, project.root))
             setup = _Setup(project, schema, opts, mid, progress, found)
-            _Build(setup, state, report, lambda: factory(schema)).run(files, list_errors, mark)
+            _Build(setup, state, report, lambda: factory(schema)).run(walked, mark)
     finally:
         state.close()
     price_report(report, schema.model.price)
@@ -144,17 +143,18 @@ class _Build:
         self.intake = Intake(self)
 
     # --- stages ---------------------------------------------------------------
-    def run(self, files: list[SourceFile], list_errors: list[SourceError], mark: str) -> None:
+    def run(self, walked: Walked, mark: str) -> None:
         root, report = self.project.root, self.report
         if not self.opts.dry_run:
             self.intake.settled.drop()  # until this build has finished
         remove_stale_temps(root / "wiki", self.found.lines if self.found.complete else None)
-        for err in list_errors:
+        listing = self.intake.listing(walked)
+        for err in listing.errors:
             report.error(err.path, err.reason)
             self.failed_sources.add(err.path)
-        self.stats = {f.path: f for f in files}
-        report.sources = len(files)
-        planned = self.intake.read_and_plan(files, self._plan)
+        self.stats = listing.file  # each source as listed, for _save
+        report.sources = len(listing.order)
+        planned = self.intake.read_and_plan(listing, self._plan)
         if planned is None:
             return self._stopped()
         sources, pages = planned
@@ -380,9 +380,10 @@ class _Build:
             for path in set(self.recorded) - live if self.edit is None else ():
                 state.remove_source(path)
                 report.reread.append(path)
-            taken = self.intake.settled.taken  # settled: recorded as they are (which() found so)
-            for src in (s for s in sources if s.path not in taken):  # lint's stale-page reads it
-                st = self.stats[src.path]
+            for (
+                src
+            ) in self.intake.fresh:  # read now (settled: recorded as they are); lint's stale-page reads it
+                st = self.stats(src.path)
                 if self.recorded.get(src.path) != (st.size, st.mtime_ns, src.hash):
                     state.set_source(src.path, st.size, st.mtime_ns, src.hash)
                     report.reread.append(src.path)
@@ -404,7 +405,7 @@ class _Build:
         else:
             state.set_meta(Meta.CLEAN, "")
             state.delete_meta(Meta.WIKI_LEFT)
-        self.intake.settled.record(self.failed_sources)
+        self.intake.settled.record(self.failed_sources, self.local_only.covers)
 
 
 def _gone(record: ActionRecord, sources: set[str], pages: Mapping[str, PagePlan]) -> bool:

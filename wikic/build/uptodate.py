@@ -38,6 +38,7 @@ from wikic.state.schema import Meta
 
 if TYPE_CHECKING:  # not at run time: the no-op path loads neither dataclasses nor the tables
     from wikic.build.report import Report
+    from wikic.state import State
 
 
 def _model_file(model: dict[str, Any] | None, root: Path) -> list[Any] | None:
@@ -250,6 +251,7 @@ class Check:
         self.model: dict[str, Any] | None = None
         self.model_file: list[Any] | None = None
         self.model_ok = False
+        self.saved: dict[str, Any] | None = None  # the mark the last clean build recorded
 
     def fresh(self) -> Fresh | None:
         """The recorded figures when nothing changed since the last clean build, else None
@@ -269,7 +271,7 @@ class Check:
         self.inputs = snapshot.inputs(self.project)
         if not self.inputs.complete:
             return None
-        saved = json.loads(peek_meta(self.project.state_path, Meta.UPTODATE) or "null")
+        saved = self.saved = json.loads(peek_meta(self.project.state_path, Meta.UPTODATE) or "null")
         if not saved or saved.get("inputs") != self.inputs.digest():
             return None
         wiki = aside.result(keep=True)  # its walk: for the build, where it finds a change
@@ -330,7 +332,17 @@ class Check:
             if state is None:
                 return
             with state:
-                if snapshot.outputs_intact(self.project.root, state.file_stats(), wiki.stats):
+                if snapshot.outputs_intact(self.project.root, self._written(state, report), wiki.stats):
                     state.set_meta(Meta.UPTODATE, json.dumps(saved))
         except (sqlite3.Error, WikicError):
             return
+
+    def _written(self, state: State, report: Report) -> list[tuple[str, int, int]]:
+        """The records of the files wikic wrote that may not be as it left them: all of them,
+        unless wiki/ was, before this build, as the last mark left it (when every one was
+        intact, and only a build writes them): then those this build wrote or removed."""
+        saved, found = self.saved, self.found
+        if not (saved and found is not None and found.complete and saved.get("wiki") == found.digest()):
+            return state.file_stats()
+        touched = [*report.written, *report.removed, "wiki/log.md"]
+        return [(r.path, r.size, r.mtime_ns) for r in state.files_of(touched).values()]

@@ -8,6 +8,7 @@ import os
 import re
 import stat
 from collections.abc import Iterable
+from itertools import filterfalse
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -146,6 +147,30 @@ def listed(
     found.sort()  # by path: each path once, so no tuple is compared past it
     errors.sort(key=lambda e: e.path)
     return found, errors
+
+
+class Walked:
+    """sources/ as a build lists it: from the lines of a walk just taken (the no-op check's,
+    snapshot.inputs), or listed anew where there is none or it cannot be read back. A build
+    that knows which lines it listed before (build/settled.py) lists only the others."""
+
+    def __init__(self, root: Path, cfg: SourcesConfig, lines: list[str] | None) -> None:
+        self.root, self.cfg, self.lines = root, cfg, lines
+        self._all: tuple[list[SourceFile], list[SourceError]] | None = None
+
+    def all(self) -> tuple[list[SourceFile], list[SourceError]]:
+        """Every source file, sorted, and the errors (list_sources())."""
+        if self._all is None:
+            walked = listed(self.root, self.cfg, self.lines) if self.lines is not None else None
+            self._all = walked or list_sources(self.root, self.cfg)
+        return self._all
+
+    def besides(self, known: set[str]) -> tuple[list[SourceFile], list[SourceError]] | None:
+        """listed() of the walk's lines not in `known` (lines of this walk's form, each of a
+        source listed before); None where there is no walk, or it cannot be read back."""
+        if self.lines is None:
+            return None
+        return listed(self.root, self.cfg, filterfalse(known.__contains__, self.lines))
 
 
 FOLDER = f"{KIND} {stat.S_IFDIR:o}"  # a walk's mark of a folder reached through a link

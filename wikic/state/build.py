@@ -7,7 +7,7 @@ import json
 import re
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,6 +107,39 @@ class ActionRecords(Mapping[str, ActionRecord]):
         return [rec for rec in self.got.values() if rec is not None]
 
 
+class SourceRows(Mapping[str, tuple[int, int, str]]):
+    """What the last build read of each source (size, mtime_ns, hash), by path: a row read
+    when first asked for, every row at once where iterated (`every`)."""
+
+    def __init__(self, db: sqlite3.Connection, every: Callable[[], dict[str, tuple[int, int, str]]]) -> None:
+        self.db, self._every = db, every
+        self.got: dict[str, tuple[int, int, str] | None] = {}
+        self.all: dict[str, tuple[int, int, str]] | None = None
+
+    def every(self) -> dict[str, tuple[int, int, str]]:
+        if self.all is None:
+            self.all = self._every()
+        return self.all
+
+    def __getitem__(self, path: str) -> tuple[int, int, str]:
+        if self.all is not None:
+            return self.all[path]
+        if path not in self.got:
+            sql = "SELECT size, mtime_ns, hash FROM sources WHERE path=?"
+            row = self.db.execute(sql, (path,)).fetchone()
+            self.got[path] = None if row is None else (row[0], row[1], row[2])
+        found = self.got[path]
+        if found is None:
+            raise KeyError(path)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.every())
+
+    def __len__(self) -> int:
+        return len(self.every())
+
+
 @dataclass(frozen=True)
 class FileRecord:
     path: str
@@ -120,8 +153,29 @@ class BuildTables(Tables):
 
     # --- sources (stat cache) ---------------------------------------------
     def source_stats(self) -> dict[str, tuple[int, int, str]]:
-        rows = self.db.execute("SELECT path, size, mtime_ns, hash FROM sources")
+        rows = self.db.execute("SELECT path, size, mtime_ns, hash FROM sources").fetchall()
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def source_rows(self) -> SourceRows:
+        """source_stats(), each row read by its path when first asked for, and all of them only
+        where iterated: an edit of one source among 100,000 asks for a few."""
+        return SourceRows(self.db, self.source_stats)
+
+    def planned_among(self, paths: list[str]) -> set[str]:
+        """Which of these sources the last plan planned (a `planned` row with its facts key)."""
+        found: set[str] = set()
+        for i in range(0, len(paths), 500):
+            part = paths[i : i + 500]
+            sql = f"SELECT path FROM planned WHERE key != '' AND path IN ({','.join('?' * len(part))})"
+            found.update(r[0] for r in self.db.execute(sql, part).fetchall())
+        return found
+
+    def digest_ids(self, path: str) -> list[str]:
+        """The ids of a source's digest records (`digest:<path>`, `digest:<path>#<n>`), and of
+        any other source whose path starts with `<path>#` (the caller tells them apart)."""
+        low = f"digest:{path}"
+        sql = "SELECT id FROM actions WHERE id = ? OR (id >= ? AND id < ?)"
+        return [r[0] for r in self.db.execute(sql, (low, low + "#", low + "$")).fetchall()]
 
     def set_source(self, path: str, size: int, mtime_ns: int, hash_: str) -> None:
         self.db.execute(
@@ -202,7 +256,7 @@ class BuildTables(Tables):
 
     def file_stats(self) -> list[tuple[str, int, int]]:
         """(path, size, mtime_ns) of each file wikic wrote, as it left them: for the stat checks."""
-        return [(r[0], r[1], r[2]) for r in self.db.execute("SELECT path, size, mtime_ns FROM files")]
+        return self.db.execute("SELECT path, size, mtime_ns FROM files").fetchall()
 
     def set_file(self, rec: FileRecord) -> None:
         self.db.execute(

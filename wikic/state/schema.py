@@ -19,6 +19,7 @@ class Meta(StrEnum):
     LINT_NAMES = "lint_names"  # the wiki's names as the last full lint read them (JSON)
     LINT_TOTALS = "lint_totals"  # the build's lint summary kept with what lets an edit patch it (JSON)
     SETTLED = "settled"  # what the last finished build read its sources with, and when (JSON)
+    SETTLED_LINES = "settled_lines"  # its settled sources' walk lines, paths and hashes (settled.py)
     ASK_SAVED = "ask_saved_mark"  # the build's "clean" mark as it is with a just-saved answer
     ASSEMBLED = "assembled"  # what the last assembly's keys went by (build/assemble.py)
     WIKI_LEFT = "wiki_left"  # wiki/'s digest as the last clean build left it (build/quick.py)

@@ -13,9 +13,6 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-import yaml
-
-LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 SIMPLE_KEY = re.compile(r"([A-Za-z_][\w-]*):(?: (.*))?")
 SIMPLE_VALUE = re.compile(r"[A-Za-z][\w .,/()'+&-]*")
 NOT_STRINGS = frozenset(["yes", "no", "true", "false", "on", "off", "null"])
@@ -98,10 +95,31 @@ def split_front_matter(text: str) -> FrontMatter:
     body_start = min(end + 5, len(text))
     body_line = text.count("\n", 0, body_start) + 1 if body_start < len(text) else text.count("\n") + 1
     body = text[body_start:]
+    meta = simple_yaml(text[4:end])
+    if meta is None:
+        return _parsed(text[4:end], body, body_line)
+    return FrontMatter(meta, None, True, body, body_line)
+
+
+def _yaml() -> Any:
+    import yaml  # here: 15 ms, which front matter in the simple subset never needs
+
+    return yaml
+
+
+def __getattr__(name: str) -> Any:
+    """LOADER: the loader PyYAML reads front matter with (libyaml's, where it was built with it)."""
+    if name == "LOADER":
+        yaml = _yaml()
+        return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _parsed(block: str, body: str, body_line: int) -> FrontMatter:
+    """Front matter outside the simple subset, as PyYAML reads it."""
+    yaml = _yaml()
     try:
-        meta = simple_yaml(text[4:end])
-        if meta is None:
-            meta = yaml.load(text[4:end], Loader=LOADER)
+        meta = yaml.load(block, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 2}: " if mark else ""
@@ -112,9 +130,6 @@ def split_front_matter(text: str) -> FrontMatter:
     if not isinstance(meta, dict):
         return FrontMatter({}, NOT_A_MAPPING, True, body, body_line)
     return FrontMatter(meta, None, True, body, body_line)
-
-
-_CDUMPER = getattr(yaml, "CSafeDumper", None)  # libyaml's emitter, when PyYAML was built with it
 
 
 def _writes_plain(value: Any) -> bool:
@@ -170,7 +185,9 @@ def render_front_matter(meta: dict[str, Any]) -> str:
     quick = _quick_front_matter(meta)
     if quick is not None:
         return quick
-    fast = _CDUMPER is not None and all(_writes_plain(k) and _writes_plain(v) for k, v in meta.items())
-    dumper = _CDUMPER if fast else yaml.SafeDumper  # the same bytes; C is ~20x faster
+    yaml = _yaml()
+    cdumper = getattr(yaml, "CSafeDumper", None)  # libyaml's emitter, when PyYAML was built with it
+    fast = cdumper is not None and all(_writes_plain(k) and _writes_plain(v) for k, v in meta.items())
+    dumper = cdumper if fast else yaml.SafeDumper  # the same bytes; C is ~20x faster
     dumped = yaml.dump(meta, Dumper=dumper, sort_keys=False, allow_unicode=True, width=1000)
     return f"---\n{dumped}---\n"
