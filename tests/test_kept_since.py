@@ -103,8 +103,28 @@ def test_a_patched_plan_lets_go_the_rows_of_sources_gone_and_any_row_of_no_sourc
     assert _planned(project) == {f"sources/{name}" for name in NOTES if name != "vectors.md"}
     with sqlite3.connect(project.state_path) as db:  # a notes row of no source (key ''), as no plan keeps
         db.execute("INSERT INTO planned VALUES ('sources/old.md', '', '', 'k', '[]')")
+        db.execute("DELETE FROM kept WHERE name = 'plan?'")  # left before a plan that kept its own
     _edit(project, "before the model answers", "before the model writes its answer")
     assert build(project, BuildOptions()).ok
     assert "plan+" in _kept(project)
     assert _planned(project) == {f"sources/{name}" for name in NOTES if name != "vectors.md"}
+    assert _forced_equal(project, tmp_path)
+
+
+def test_planned_rows_changed_by_any_writer_mean_the_full_plan(tmp_path: Path) -> None:
+    """As another wikic that knows nothing of the kept plan would change them: state.db's own
+    triggers mark it, and the build plans in full (no read of every row's key to tell)."""
+    project = make_project(tmp_path / "p", NOTES)
+    assert build(project, BuildOptions()).ok
+    _edit(project, "before the model answers", "before the model writes its answer")
+    assert build(project, BuildOptions()).ok
+    before = _kept(project)
+    assert "plan+" in before and "plan?" not in before
+    with sqlite3.connect(project.state_path) as db:
+        db.execute("UPDATE planned SET key = 'planned by another wikic' WHERE path = 'sources/rag.md'")
+    assert "plan?" in _kept(project)
+    _edit(project, "before the model writes its answer", "before the model answers, as Bazel does")
+    assert build(project, BuildOptions()).ok
+    after = _kept(project)
+    assert after["plan"] != before["plan"] and "plan+" not in after and "plan?" not in after  # in full
     assert _forced_equal(project, tmp_path)

@@ -238,7 +238,7 @@ class _Build:
             self.schema, {} if self.opts.force else state.planned(), save, kept(KEPT[0]), kept(KEPT[1])
         )
         pages, keep = plan_kept(
-            infos, self.schema, state.slugs(), memo, kept(KEPT[2]), state, state.planned_keys, kept(KEPT[3])
+            infos, self.schema, state.slugs(), memo, kept(KEPT[2]), state, None, kept(KEPT[3])
         )
         if save is not None:
             # a patched plan knows the sources gone since the last; a row of no source left

@@ -85,7 +85,7 @@ def plan_kept(
     it; its pages `rows`) where it can be, and what to keep of it for the next. `planned_keys`:
     the facts keys the planned rows hold, which must be those the kept plan went by (a plan of
     another wikic in between, which changes the rows without letting the kept plan go: the
-    full plan)."""
+    full plan); None where the rows say so themselves (state.db's triggers on them)."""
     settings = settings_of(schema)
     kept = Kept.loads(blob, settings, since) if blob else None
     blob = since = None  # 50 MB at 100,000 sources: let go once loaded
