@@ -91,9 +91,14 @@ class Settled:
         self.failed = set(saved.get("failed", []))
         self.count: int | None = saved.get("count") if self.usable else None  # sources in the record
         self.payload = ""  # their lines, paths and hashes (Meta.SETTLED_LINES), after a line of `lines`
+        self.token = ""  # those lines' (the record names them), where the listing went by them
+        # the sources whose line or hash is not the base lines' since (None: not settled)
+        self.delta: dict[str, list[str] | None] = saved.get("delta", {}) if self.usable else {}
+        self.base: list[str] | None = None  # the paths of the base lines, where listed by them
         if self.count is not None:
             token, _, self.payload = (state.get_meta(Meta.SETTLED_LINES) or "").partition("\n")
             self.count = self.count if token == saved.get("lines") else None
+            self.token = token
         self.parts: dict[str, int] = saved.get("parts", {})  # of those, the digested in parts (not 1)
         self.recorded = state.source_rows()  # what the last build read: (size, mtime_ns, hash)
         self.digests: Counter[str] = Counter()  # source -> its digest records (one per part)
@@ -122,17 +127,42 @@ class Settled:
         if len(items) != 3 * n:
             return None
         lines, paths, hashes = items[:n], items[n : 2 * n], items[2 * n :]
+        self.base = paths
+        extra = self._patch(lines, paths, hashes)
         now = set(walked.lines)
         same = list(map(now.__contains__, lines))  # C speed: no Python code per source
         kept = list(compress(paths, same))
-        listed = walked.besides(set(lines))
+        listed = walked.besides(set(lines) | {line for line, _ in extra.values()})
         if listed is None:
             return None
         self.lines = dict(zip(kept, compress(lines, same), strict=True))
         settled = dict(zip(kept, compress(hashes, same), strict=True))
+        added = {path: entry for path, entry in extra.items() if entry[0] in now}
+        if added:  # sources settled since the base lines, not in them: in their places
+            self.lines |= {path: line for path, (line, _) in added.items()}
+            settled = dict(sorted((settled | {path: h for path, (_, h) in added.items()}).items()))
         self.taken = settled
         root = walked.root
         return Listing(settled, listed[0], listed[1], lambda path: _file_of(root, self.lines[path]))
+
+    def _patch(self, lines: list[str], paths: list[str], hashes: list[str]) -> dict[str, tuple[str, str]]:
+        """The base lines made the record's: the sources changed since (the delta) take their
+        line and hash in place, or no line (""), where no longer settled; those not in the
+        base are handed back."""
+        extra: dict[str, tuple[str, str]] = {}
+        if not self.delta:
+            return extra
+        row = dict(zip(paths, range(len(paths)), strict=True))
+        for path, entry in self.delta.items():
+            i = row.get(path)
+            if i is None:
+                if entry is not None:
+                    extra[path] = (entry[0], entry[1])
+            elif entry is None:
+                lines[i] = ""  # never a walk's line: the source is listed as changed
+            else:
+                lines[i], hashes[i] = entry[0], entry[1]
+        return extra
 
     def settled_parts(self, paths: Iterable[str]) -> int:
         """The digest records of these settled sources (one per part), up to date unread."""
@@ -174,9 +204,9 @@ class Settled:
         return found
 
     def drop(self) -> None:
-        """A build starts: until it has finished, no source is settled."""
+        """A build starts: until it has finished, no source is settled (the lines stay, but
+        only a record that names them makes them the settled sources' lines)."""
         self.state.delete_meta(Meta.SETTLED)
-        self.state.delete_meta(Meta.SETTLED_LINES)
 
     def record(self, failed: Iterable[str], local: Callable[[str], bool]) -> None:
         """The build has finished: what it read its sources with, when it started, and the
@@ -199,19 +229,37 @@ class Settled:
                 bisect.insort(order, path)
         else:
             order = sorted(order + list(new))
+        saved = {"mark": self.mark, "started": self.started, "failed": sorted(failed), "parts": parts}
+        delta = self._since(new)
+        if delta is not None:  # the base lines stay: what changed since them is recorded beside
+            assert self.base is not None
+            saved |= {"count": len(self.base), "lines": self.token, "delta": delta}
+            self.state.set_meta(Meta.SETTLED, json.dumps(saved))
+            return
         token = os.urandom(8).hex()  # which lines go with this record
-        saved = {
-            "mark": self.mark,
-            "started": self.started,
-            "failed": sorted(failed),
-            "count": len(order),
-            "parts": parts,
-            "lines": token,
-        }
+        saved |= {"count": len(order), "lines": token}
         payload = [token, *map(lines.__getitem__, order), *order, *map(hashes.__getitem__, order)]
         with self.state.transaction():
             self.state.set_meta(Meta.SETTLED_LINES, "\n".join(payload))
             self.state.set_meta(Meta.SETTLED, json.dumps(saved))
+
+    def _since(self, new: dict[str, tuple[str, str, int]]) -> dict[str, list[str] | None] | None:
+        """What changed since the base lines, where this build listed by them and that is little
+        (12 MB of lines not written again at every edit of 100,000 sources); None: new lines.
+        A source gone from sources/ means new lines: no byte of it is kept (privacy/forget.py)."""
+        if self.base is None:
+            return None
+        paths = self.base
+        taken = self.taken
+        delta: dict[str, list[str] | None] = {
+            path: entry for path, entry in self.delta.items() if entry is not None and path in taken
+        }
+        delta |= {path: [line, hash_] for path, (line, hash_, _) in new.items()}
+        out = set(paths) - taken.keys() - new.keys()
+        if out - self.read.keys():  # not read by this build: gone, or not listed at all
+            return None
+        delta |= dict.fromkeys(out)
+        return delta if len(delta) <= max(64, len(paths) // 8) else None
 
     def _settling(self, failed: set[str], local: Callable[[str], bool]) -> dict[str, tuple[str, str, int]]:
         """The sources read now that the next build may take as they are: path -> line, hash,
