@@ -6,8 +6,9 @@ kept: 100,000 texts are not held to the end.
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from wikic.backends import model_id
 from wikic.build.digest import digest_actions, digest_inputs, merge_parts
@@ -33,6 +34,24 @@ class Read(NamedTuple):
     hash: str
     lines: int  # how many
     pages: tuple[int, ...]  # a PDF's first line of each page
+
+
+CHUNK = 4096  # sources read and digested at a time (the runner keeps as many requests: KEEP_MADE)
+
+
+class _Held(NamedTuple):
+    """A source read, once digested: what the plan and later stages read of it."""
+
+    path: str
+    hash: str
+    title: str
+    text: str
+    lines: int  # how many
+    pages: tuple[int, ...]
+
+
+def _held(src: Source) -> _Held:
+    return _Held(src.path, src.hash, src.title, src.text, len(src.lines), src.pages)
 
 
 class Intake:
@@ -61,37 +80,52 @@ class Intake:
         then is read, digested and planned like the others."""
         build = self.build
         settled = self.settled.which(files, build.records, build.local_only.covers)
-        with gc_paused():  # many objects, no cycles: the collector's passes would only cost
-            sources = self._read([f for f in files if f.path not in settled])
+        unread = [f for f in files if f.path not in settled]
+        digests: dict[str, bytes] = {}
+        held: list[_Held] = []  # their text, not a list of lines: the plan splits it
+        step = CHUNK if len(unread) > CHUNK and self._streamed() else max(len(unread), 1)
+        for at in range(0, len(unread), step):  # 100,000 sources' lines and actions are never all held
+            with gc_paused():  # many objects, no cycles: the collector's passes would only cost
+                sources = self._read(unread[at : at + step])
+            digests |= self._digest(sources)
+            held += [_held(s) for s in sources]
+            del sources
         if not build.opts.dry_run:  # the texts of PDF, DOCX, ... files no longer in sources/
             prune(self.store, self.stored)
-        digests = self._digest(sources)
         while not self.report.waiting:
             try:
                 with gc_paused():
-                    pages = plan(self._infos(files, sources, digests, settled))
+                    pages = plan(self._infos(files, held, digests, settled))
             except Unsettled as changed:
                 build._explain(f"read {changed.path}", "changed under the same size and mtime")
                 more = self._read([f for f in files if f.path == changed.path])
                 del settled[changed.path]
-                sources += more
                 digests |= self._digest(more)
+                held += [_held(s) for s in more]
                 continue
             for path in settled:  # its digests (one per part) count as up to date, unread
                 self.report.up_to_date += self.settled.digests[path]
             with gc_paused():  # a Read per source: full collections over the plan (2.5 s at 100,000)
-                kept = [Read(s.path, s.hash, len(s.lines), s.pages) for s in sources]
+                kept = [Read(s.path, s.hash, s.lines, s.pages) for s in held]
                 kept += [Read(i.path, settled[i.path], i.count, ()) for i in self.infos if i.settled]
             self.infos = []  # their lines and digests: not held to the end of the build
             return kept, pages
         return None
 
+    def _streamed(self) -> bool:
+        """Whether the sources are read and digested CHUNK at a time: not where their digests
+        may go through a Batch API, which takes a stage's pending actions as one batch."""
+        build = self.build
+        if build.opts.batch or build.opts.dry_run or build.schema.model.batch != "off":
+            return False
+        return not build.state.batches("digest")  # one submitted before: collected as one stage
+
     def _infos(
-        self, files: list[SourceFile], sources: list[Source], digests: dict[str, Any], settled: dict[str, str]
+        self, files: list[SourceFile], held: list[_Held], digests: dict[str, bytes], settled: dict[str, str]
     ) -> list[SourceInfo]:
         """What the plan reads of each source, in the order of sources/ (the plan's merges
         keep the first they meet): a settled source's lines only if it asks for them."""
-        read = {s.path: s for s in sources}
+        read = {s.path: s for s in held}
         self.infos = []
         for f in files:
             src = read.get(f.path)
@@ -99,7 +133,7 @@ class Intake:
                 load = settled_loader(f, self._read_one, settled[f.path])
                 self.infos.append(SourceInfo(f.path, "", None, None, load))
             elif src is not None and src.path in digests:
-                self.infos.append(SourceInfo(src.path, src.title, src.lines, digests[src.path]))
+                self.infos.append(SourceInfo(src.path, src.title, None, digests[src.path], text=src.text))
         return self.infos
 
     def _read_one(self, f: SourceFile) -> Source:
@@ -125,7 +159,9 @@ class Intake:
             sources.append(src)
         return sources
 
-    def _digest(self, sources: list[Source]) -> dict[str, dict[str, object]]:
+    def _digest(self, sources: list[Source]) -> dict[str, bytes]:
+        """Each source's digest (its parts' merged), packed (marshal: a fifth of the objects'
+        size) until the plan reads it."""
         build, schema = self.build, self.schema
         local = {s.path for s in sources if build.local_only.covers(s.path)}
         if local and schema.privacy.local_model is None:
@@ -147,7 +183,7 @@ class Intake:
         digests = {}
         for path, acts in per_source.items():
             if all(a.output is not None for a in acts):
-                digests[path] = merge_parts([a.output for a in acts])
+                digests[path] = marshal.dumps(merge_parts([a.output for a in acts]))
             else:
                 build.failed_sources.add(path)
         return digests
