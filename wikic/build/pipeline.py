@@ -80,7 +80,13 @@ def build(
                 state.delete_meta(Meta.UPTODATE)  # about to change things: no build may skip on it
             factory = backend_factory or (lambda s: make_backend(s.model, project.root))
             setup = _Setup(project, schema, opts, mid, progress, found)
-            _Build(setup, state, report, lambda: factory(schema)).run(files, list_errors, mark)
+            job = _Build(setup, state, report, lambda: factory(schema))
+            try:
+                job.run(files, list_errors, mark)
+            finally:
+                # it and its stages refer to each other (intake, runner): the plan and every page
+                # it held go now, not at the collector's next full pass (after the lint summary)
+                vars(job).clear()
     finally:
         state.close()
     price_report(report, schema.model.price)
