@@ -7,9 +7,10 @@ kept: 100,000 texts are not held to the end.
 from __future__ import annotations
 
 import gc
+import marshal
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from wikic.backends import model_id
 from wikic.build.digest import digest_actions, digest_inputs, merge_parts
@@ -35,6 +36,24 @@ class Read(NamedTuple):
     hash: str
     lines: int  # how many
     pages: tuple[int, ...]  # a PDF's first line of each page
+
+
+CHUNK = 4096  # sources read and digested at a time (the runner keeps as many requests: KEEP_MADE)
+
+
+class _Held(NamedTuple):
+    """A source read, once digested: what the plan and later stages read of it."""
+
+    path: str
+    hash: str
+    title: str
+    text: str
+    lines: int  # how many
+    pages: tuple[int, ...]
+
+
+def _held(src: Source) -> _Held:
+    return _Held(src.path, src.hash, src.title, src.text, len(src.lines), src.pages)
 
 
 class Intake:
@@ -68,52 +87,63 @@ class Intake:
         """The sources read, digested and planned (None while a stage waits on a batch).
         Settled ones are not read unless the plan asks for their lines, and one found changed
         then is read, digested and planned like the others."""
-        with gc_paused():  # many objects, no cycles: the collector's passes would only cost
-            sources = self._read(listing.files)
-        if not self.build.opts.dry_run:  # the texts of PDF, DOCX, ... files no longer in sources/
+        build = self.build
+        unread, digests, held = listing.files, dict[str, bytes](), list[_Held]()
+        step = CHUNK if len(unread) > CHUNK and self._streamed() else max(len(unread), 1)
+        for at in range(0, len(unread), step):  # 100,000 sources' lines and actions are never all held
+            with gc_paused():  # many objects, no cycles: the collector's passes would only cost
+                sources = self._read(unread[at : at + step])
+            digests |= self._digest(sources)
+            held += [_held(s) for s in sources]
+            del sources
+        if not build.opts.dry_run:  # the texts of PDF, DOCX, ... files no longer in sources/
             prune(self.store, self.stored)
-        digests = self._digest(sources)
         while not self.report.waiting:
             try:
                 with gc_paused():
-                    pages = plan(self._infos(listing, sources, digests))
-                    kept = self._kept(listing, sources, digests)
+                    pages = plan(self._infos(listing, held, digests))
+                    kept = self._kept(listing, held, digests)
                     # the plan lives to the build's end (run() takes it back from gc_frozen): the
                     # collector, enabled again, must not scan it all as young (0.25 s at 100,000)
                     gc.freeze()
             except Unsettled as changed:
-                self.build._explain(f"read {changed.path}", "changed under the same size and mtime")
+                build._explain(f"read {changed.path}", "changed under the same size and mtime")
                 more = self._read([listing.file(changed.path)])
                 del listing.settled[changed.path]
-                sources += more
                 digests |= self._digest(more)
+                held += [_held(s) for s in more]
                 continue
             self.report.up_to_date += self.settled.settled_parts(listing.settled)  # one per part, unread
             return kept, pages
         return None
 
-    def _kept(self, listing: Listing, sources: list[Source], digests: dict[str, Any]) -> list[Read]:
+    def _streamed(self) -> bool:
+        """Whether the sources are read and digested CHUNK at a time: not where their digests
+        may go through a Batch API, which takes a stage's pending actions as one batch."""
+        build = self.build
+        if build.opts.batch or build.opts.dry_run or build.schema.model.batch != "off":
+            return False
+        return not build.state.batches("digest")  # one submitted before: collected as one stage
+
+    def _kept(self, listing: Listing, held: list[_Held], digests: dict[str, bytes]) -> list[Read]:
         """What later stages need of each source, once planned; the settled record's part."""
         files, settled = listing.file, listing.settled
-        self.settled.read = {s.path: (files(s.path), s.hash) for s in sources if s.path in digests}
-        self.fresh = [Read(s.path, s.hash, len(s.lines), s.pages) for s in sources]
-        # (`digest is None`: SourceInfo.settled, without a call for each of 100,000)
-        kept = self.fresh + [
-            Read(i.path, settled[i.path], i.count, ()) for i in self.infos if i.digest is None
-        ]
+        self.settled.read = {s.path: (files(s.path), s.hash) for s in held if s.path in digests}
+        self.fresh = [Read(s.path, s.hash, s.lines, s.pages) for s in held]
+        kept = self.fresh + [Read(i.path, settled[i.path], i.count, ()) for i in self.infos if i.settled]
         self.infos = []  # their lines and digests: not held to the end of the build
         return kept
 
-    def _infos(self, listing: Listing, sources: list[Source], digests: dict[str, Any]) -> list[SourceInfo]:
+    def _infos(self, listing: Listing, held: list[_Held], digests: dict[str, bytes]) -> list[SourceInfo]:
         """What the plan reads of each source, in the order of sources/ (the plan's merges
         keep the first they meet): a settled source's lines only if it asks for them."""
-        read, settled, load = {s.path: s for s in sources}, listing.settled, self._settled_lines
+        read, settled, load = {s.path: s for s in held}, listing.settled, self._settled_lines
         self.infos = infos = []
         for path in listing.order:  # 100,000 of them: a settled source is one object and a call
             if path in settled:
                 infos.append(SourceInfo(path, "", None, None, partial(load, path)))
             elif (src := read.get(path)) is not None and path in digests:
-                infos.append(SourceInfo(path, src.title, src.lines, digests[path]))
+                infos.append(SourceInfo(path, src.title, None, digests[path], text=src.text))
         return infos
 
     def _settled_lines(self, path: str) -> list[str]:
@@ -144,7 +174,9 @@ class Intake:
             sources.append(src)
         return sources
 
-    def _digest(self, sources: list[Source]) -> dict[str, dict[str, object]]:
+    def _digest(self, sources: list[Source]) -> dict[str, bytes]:
+        """Each source's digest (its parts' merged), packed (marshal: a fifth of the objects'
+        size) until the plan reads it."""
         build, schema = self.build, self.schema
         local = {s.path for s in sources if build.local_only.covers(s.path)}
         if local and schema.privacy.local_model is None:
@@ -166,7 +198,7 @@ class Intake:
         digests = {}
         for path, acts in per_source.items():
             if all(a.output is not None for a in acts):
-                digests[path] = merge_parts([a.output for a in acts])
+                digests[path] = marshal.dumps(merge_parts([a.output for a in acts]))
             else:
                 build.failed_sources.add(path)
         return digests

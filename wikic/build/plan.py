@@ -197,6 +197,7 @@ class Run:
         for path, items in wanted.items():  # the order of a topic's notes is the plan's (_pick_claims)
             for (_, cid, _), notes in zip(items, self.made.structure(by_path[path], items), strict=True):
                 found.claims[cid] += notes
+            by_path[path].release()
         for src in sources:  # a source titled like a pinned topic is about it: all its lines are notes
             pinned = clusters.by_key.get(topic_key(src.title))
             if pinned is not None and pinned in clusters.pinned:
@@ -253,6 +254,7 @@ class Run:
         for src in sources:
             page = pages[f"source:{src.path}"]
             page.claims = self.made.other_notes(src, page.summary_lines, shown.get(src.path, {}))
+            src.release()  # 100,000 sources' lines are not all split at once
 
 
 def memo_for(
@@ -296,13 +298,17 @@ def planned(
     """plan(), with what it went by."""
     made = memo or memo_for(schema, {})
     clusters = _Clusters(schema)
-    facts = {src.path: made.facts(src) for src in sources}
+    facts: dict[str, SourceFacts] = {}
+    for src in sources:  # its digest decoded and the list of its lines let go once its facts are made
+        facts[src.path] = made.facts(src)
+        src.release()
     run = Run(schema, made, clusters)
     pages = run.source_pages(sources, facts)
     named = _Lines({src.path: src for src in sources if not src.fallback})
     structural = made.candidates(named, {path: facts[path].structure for path in named})
     run.from_structure(sources, facts, structural, pages)
     run.pinned(sources, facts)
+    del facts  # what of them the pages need, they hold
     pages.update(run.topic_pages(titles(sources)))
     for page in pages.values():
         page.topics = [t for t in page.topics if t in pages]

@@ -7,7 +7,9 @@ and the notes of its lines no other page shows. plan.py merges them across sourc
 from __future__ import annotations
 
 import json
+import marshal
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -45,36 +47,80 @@ class SourceInfo:
     """A source as the plan reads it. A source `settled` since the last plan (the build found
     it as that plan did: settled.py) comes without its digest, its title or its lines: the
     memo has its facts, title, line count and fallback flag, and its lines are read only if
-    the plan asks for them."""
+    the plan asks for them. What a full plan holds of 100,000 sources is kept compact: the
+    digest may come packed (marshal, decoded when asked), the lines as the source's text (split
+    when asked), and release() lets both go where the plan is done with them."""
+
+    __slots__ = (
+        *("path", "title", "count", "_lines", "_text", "_load"),
+        *("_digest", "_packed", "_settled", "_fallback", "_fell"),
+    )
 
     def __init__(
         self,
         path: str,
         title: str,
         lines: list[str] | None,
-        digest: dict[str, Any] | None,
+        digest: dict[str, Any] | bytes | None,
         load: Callable[[], list[str]] | None = None,
+        text: str | None = None,
     ) -> None:
-        self.path, self.title, self.digest = path, title, digest
-        self._lines, self._load = lines, load
-        self.count = len(lines) if lines is not None else 0  # its lines, as the memo has them too
+        self.path, self.title = path, title
+        self._lines, self._text, self._load = lines, text, load
+        self._digest = digest
+        self._packed = digest if isinstance(digest, bytes) else None
+        self._settled = digest is None
+        # its lines, as the memo has them too
+        self.count = len(lines) if lines is not None else len(split_lines(text)) if text is not None else 0
         self._fallback = False  # a settled source's, from the memo
+        self._fell: bool | None = None  # another's, from its digest, once read
 
     @property
     def settled(self) -> bool:
-        return self.digest is None
+        return self._settled
+
+    @property
+    def digest(self) -> dict[str, Any] | None:
+        digest = self._digest
+        if isinstance(digest, bytes):
+            digest = self._digest = marshal.loads(digest)
+        return digest
 
     @property
     def lines(self) -> list[str]:
         if self._lines is None:
-            assert self._load is not None, f"{self.path}: settled without a way to read it"
-            self._lines = self._load()
+            if self._text is not None:
+                self._lines = split_lines(self._text)
+            else:
+                assert self._load is not None, f"{self.path}: settled without a way to read it"
+                self._lines = self._load()
         return self._lines
 
     @property
     def fallback(self) -> bool:
         """Its digest was made without the model (it feeds no topic page from structure)."""
-        return bool(self.digest.get("fallback")) if self.digest is not None else self._fallback
+        if self._settled:
+            return self._fallback
+        if self._fell is None:
+            self._fell = bool((self.digest or {}).get("fallback"))
+        return self._fell
+
+    def release(self) -> None:
+        """Let go of what the plan holds of the source until it asks again: its lines as a list
+        (kept as one string, a third of their size, and split again when asked) and its digest
+        decoded (where it came packed: decoded again when asked)."""
+        if self._packed is not None and not isinstance(self._digest, bytes):
+            self._fell = self.fallback
+            self._digest = self._packed
+        if self._lines:  # a settled source's, read: kept as text too, not read again
+            if self._text is None:
+                self._text = "\n".join(self._lines) + "\n"
+            self._lines = None
+
+
+def split_lines(text: str) -> list[str]:
+    """A text's lines, as sources.read.Source.lines splits them (a final newline ends the last)."""
+    return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
 
 
 @dataclass(frozen=True)
@@ -98,7 +144,8 @@ class SourceFacts:
 
 
 def claim_at(lines: list[str], path: str, a: int, b: int) -> Claim:
-    return Claim(claim_text(lines, a, b), path, a, b, section_of(lines, a))
+    # one string per heading, not one per note under it (a full plan holds every note)
+    return Claim(claim_text(lines, a, b), path, a, b, sys.intern(section_of(lines, a)))
 
 
 def source_facts(src: SourceInfo, settings: Settings) -> SourceFacts:
