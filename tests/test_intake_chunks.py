@@ -1,0 +1,44 @@
+"""A full build reads and digests its sources a chunk at a time (build/intake.py: CHUNK, 4,096
+sources), so that 100,000 sources' lines and actions are never all held: the pages, the model
+calls and the errors reported are those of a build that takes them all at once. Here the chunk
+is two sources, so that a project of six has three."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.projects import NOTES, make_project, run_build, wiki_files
+from wikic.build import intake
+from wikic.project import Project
+
+SIX = NOTES | {"pottery.md": "# Pottery\n\nGlazes are fired twice in the small kiln behind the studio.\n"}
+
+
+def _pages(project: Project) -> dict[str, bytes]:
+    return {name: text for name, text in wiki_files(project).items() if name != "log.md"}  # log.md: times
+
+
+def _pair(tmp_path: Path) -> tuple[Project, Project]:
+    one = make_project(tmp_path / "one", SIX)
+    (one.sources_dir / "empty.md").write_text("   \n")  # skipped with a warning, in the second chunk
+    return one, Project(shutil.copytree(one.root, tmp_path / "chunked"))
+
+
+def test_sources_taken_a_chunk_at_a_time_make_the_same_wiki(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whole, chunked = _pair(tmp_path)
+    assert len(list(whole.sources_dir.iterdir())) > 2 * 2
+    report, backend = run_build(whole)
+    assert report.ok, report.errors
+    monkeypatch.setattr(intake, "CHUNK", 2)
+    chunked_report, chunked_backend = run_build(chunked)
+    assert chunked_report.ok, chunked_report.errors
+    assert _pages(chunked) == _pages(whole)
+    assert sorted(chunked_backend.requests) == sorted(backend.requests)
+    assert chunked_report.warnings == report.warnings and any("empty" in w for w in report.warnings)
+    again, calls = run_build(chunked)  # nothing changed: nothing read or asked again
+    assert again.ok and calls.requests == []
