@@ -38,7 +38,7 @@ from wikic.project import Project
 from wikic.prompts.loader import Prompts
 from wikic.sources.scan import Walked
 from wikic.state import ActionRecord, Meta, State
-from wikic.wiki.read import gc_frozen
+from wikic.wiki.read import gc_frozen, trim_heap
 
 __all__ = ["BuildOptions", "build"]
 
@@ -86,23 +86,12 @@ def build(
                 # it and its stages refer to each other (intake, runner): the plan and every page
                 # it held go now, not at the collector's next full pass (after the lint summary)
                 vars(job).clear()
-            _trim()
+            trim_heap()
     finally:
         state.close()
     price_report(report, schema.model.price)
     report.seconds = time.monotonic() - started
     return report
-
-
-def _trim() -> None:
-    """Hand the C heap's free pages back to the system (glibc's malloc_trim): what a build
-    freed stays in the process's memory otherwise, under the closing lint summary's peak."""
-    try:
-        import ctypes  # here: a build with nothing to do never gets this far
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to hand back this way
-        pass
 
 
 def _clean(project: Project, state: State, mark: str, found: snapshot.Tree) -> bool:
