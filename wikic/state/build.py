@@ -7,11 +7,13 @@ import json
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from wikic.state.connection import Tables
+
+V = TypeVar("V")
 
 _PART = re.compile(r"#\d+$")
 
@@ -61,30 +63,50 @@ class ActionRecord:
         return _PART.sub("", subject) if self.stage == "digest" else subject
 
 
-class ActionRecords(Mapping[str, ActionRecord]):
+class _Keyed(Mapping[str, V]):
+    """A table's rows by key, each read when first asked for (`_row`) and kept; its keys
+    where iterated (`_keys`)."""
+
+    def __init__(self) -> None:
+        self.got: dict[str, V | None] = {}
+
+    def _row(self, key: str) -> V | None:
+        raise NotImplementedError
+
+    def _keys(self) -> Collection[str]:
+        raise NotImplementedError
+
+    def __getitem__(self, key: str) -> V:
+        if key not in self.got:
+            self.got[key] = self._row(key)
+        found = self.got[key]
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+
+class ActionRecords(_Keyed[ActionRecord]):
     """The last run of every action, as `actions()` has them, each read by its id when first
     asked for (its inputs later still: ActionRecord), the ids alone where iterated, and every
     record at once only by `every()` (a full build's clean-up)."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
+        super().__init__()
         self.db = db
-        self.got: dict[str, ActionRecord | None] = {}
         self._ids: list[str] | None = None
 
-    def __getitem__(self, action_id: str) -> ActionRecord:
-        if action_id not in self.got:
-            row = self.db.execute("SELECT id, stage, key FROM actions WHERE id=?", (action_id,)).fetchone()
-            self.got[action_id] = None if row is None else ActionRecord(row[0], row[1], row[2], self.db)
-        found = self.got[action_id]
-        if found is None:
-            raise KeyError(action_id)
-        return found
+    def _row(self, action_id: str) -> ActionRecord | None:
+        row = self.db.execute("SELECT id, stage, key FROM actions WHERE id=?", (action_id,)).fetchone()
+        return None if row is None else ActionRecord(row[0], row[1], row[2], self.db)
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.ids())
-
-    def __len__(self) -> int:
-        return len(self.ids())
+    def _keys(self) -> list[str]:
+        return self.ids()
 
     def ids(self) -> list[str]:
         """Every action's id (from an index: no record made)."""
@@ -107,37 +129,28 @@ class ActionRecords(Mapping[str, ActionRecord]):
         return [rec for rec in self.got.values() if rec is not None]
 
 
-class SourceRows(Mapping[str, tuple[int, int, str]]):
+class SourceRows(_Keyed[tuple[int, int, str]]):
     """What the last build read of each source (size, mtime_ns, hash), by path: a row read
     when first asked for, every row at once where iterated (`every`)."""
 
     def __init__(self, db: sqlite3.Connection, every: Callable[[], dict[str, tuple[int, int, str]]]) -> None:
+        super().__init__()
         self.db, self._every = db, every
-        self.got: dict[str, tuple[int, int, str] | None] = {}
         self.all: dict[str, tuple[int, int, str]] | None = None
 
     def every(self) -> dict[str, tuple[int, int, str]]:
         if self.all is None:
-            self.all = self._every()
+            self.all, self.got = self._every(), {}  # asked from here on: as every row was read
         return self.all
 
-    def __getitem__(self, path: str) -> tuple[int, int, str]:
+    def _row(self, path: str) -> tuple[int, int, str] | None:
         if self.all is not None:
-            return self.all[path]
-        if path not in self.got:
-            sql = "SELECT size, mtime_ns, hash FROM sources WHERE path=?"
-            row = self.db.execute(sql, (path,)).fetchone()
-            self.got[path] = None if row is None else (row[0], row[1], row[2])
-        found = self.got[path]
-        if found is None:
-            raise KeyError(path)
-        return found
+            return self.all.get(path)
+        row = self.db.execute("SELECT size, mtime_ns, hash FROM sources WHERE path=?", (path,)).fetchone()
+        return None if row is None else (row[0], row[1], row[2])
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.every())
-
-    def __len__(self) -> int:
-        return len(self.every())
+    def _keys(self) -> dict[str, tuple[int, int, str]]:
+        return self.every()
 
 
 @dataclass(frozen=True)
