@@ -128,3 +128,19 @@ def test_planned_rows_changed_by_any_writer_mean_the_full_plan(tmp_path: Path) -
     after = _kept(project)
     assert after["plan"] != before["plan"] and "plan+" not in after and "plan?" not in after  # in full
     assert _forced_equal(project, tmp_path)
+
+
+def test_the_base_keeps_every_source_entry_as_it_was_names_with_the_separator_too() -> None:
+    """The base keeps each source's names and topics joined into one string (keptplan.SEP), but
+    a name the model wrote with that character in it, or a lone empty one, as a list: every
+    entry reads back as it was, and the givers of a topic are found either way."""
+    odd = "Glaze\x1fKiln"
+    keys = {"sources/a.md": "ka", "sources/b.md": "kb", "sources/c.md": "kc"}
+    meta = {path: (path[8].upper(), 3, False, path[8]) for path in keys}
+    names = {"sources/a.md": ["Ninja", "Make"], "sources/b.md": [odd], "sources/c.md": [""]}
+    gives = {"sources/a.md": ["ninja", "make"], "sources/b.md": [odd], "sources/c.md": []}
+    kept = Kept(keys, meta, names, gives, [], [], {}, {}, 0, "t0")
+    again = _loaded(kept.dumps("s"))
+    assert (again.keys, dict(again.meta), dict(again.names), dict(again.gives)) == (keys, meta, names, gives)
+    assert again.givers({odd}) == {"sources/b.md"} and again.givers({"make"}) == {"sources/a.md"}
+    assert again.givers({"Glaze"}) == set()

@@ -44,7 +44,7 @@ class Columns:
         cols: list[list[Any]] = [[keys[p] for p in paths]]
         metas = [meta[p] for p in paths]
         cols += [[m[i] for m in metas] for i in range(4)]
-        cols += [[SEP.join(names[p]) for p in paths], [SEP.join(gives[p]) for p in paths]]
+        cols += [[_join(names[p]) for p in paths], [_join(gives[p]) for p in paths]]
         return cls(paths, cols)
 
     def index(self) -> dict[str, int]:
@@ -92,7 +92,15 @@ def _meta(c: Columns, i: int) -> Meta:
     return (c.cols[1][i], c.cols[2][i], c.cols[3][i], c.cols[4][i])
 
 
-def _split(joined: str) -> list[str]:
+def _join(items: list[str]) -> str | list[str]:
+    """A list of names as one string, where that splits back into the same list; else as it is
+    (a name the model wrote with the separator in it)."""
+    return items if items == [""] or any(SEP in item for item in items) else SEP.join(items)
+
+
+def _split(joined: str | list[str]) -> list[str]:
+    if isinstance(joined, list):
+        return joined
     return joined.split(SEP) if joined else []
 
 
@@ -202,7 +210,7 @@ class Kept:
             return {path for path, gives in self.gives.items() if not topics.isdisjoint(gives)}
         c, over = self.columns, self.gives.over
         joined = zip(c.paths, c.cols[6], strict=True)
-        found = {p for p, gives in joined if gives and not topics.isdisjoint(gives.split(SEP))}
+        found = {p for p, gives in joined if gives and not topics.isdisjoint(_split(gives))}
         found -= over.keys()
         return found | {p for p, gives in over.items() if gives is not None and not topics.isdisjoint(gives)}
 
