@@ -387,9 +387,8 @@ class _Build:
             for path in set(self.recorded) - live if self.edit is None else ():
                 state.remove_source(path)
                 report.reread.append(path)
-            for (
-                src
-            ) in self.intake.fresh:  # read now (settled: recorded as they are); lint's stale-page reads it
+            # the sources read now (the settled ones are recorded as they are); lint's stale-page reads it
+            for src in self.intake.fresh:
                 st = self.stats(src.path)
                 if self.recorded.get(src.path) != (st.size, st.mtime_ns, src.hash):
                     state.set_source(src.path, st.size, st.mtime_ns, src.hash)
