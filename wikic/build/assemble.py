@@ -21,12 +21,14 @@ from wikic.wiki.read import gc_paused, resolve_target
 
 TYPE_HEADINGS = {"source": "Sources", "answer": "Answers"}
 VERSION = 1  # of the rendering: bump when a page's text changes for the same inputs
+MD_LINK = re.compile(r"\[[^\]]*\]\([^)]*\)")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 
 def first_sentence(text: str, limit: int = 120) -> str:
     plain = WIKILINK.sub(lambda m: m.group(3) or m.group(1), text)
-    plain = re.sub(r"\[[^\]]*\]\([^)]*\)", "", plain).strip()
-    sentence = re.split(r"(?<=[.!?])\s", plain, maxsplit=1)[0]
+    plain = MD_LINK.sub("", plain).strip()
+    sentence = SENTENCE_END.split(plain, maxsplit=1)[0]
     return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
 
 

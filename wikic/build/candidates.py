@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from wikic.build.phrases import joined_lines, source_terms
+from wikic.build.phrases import joined_lines, terms_of, text_lines
 from wikic.wiki.overlap import STOP
 
 MIN_SOURCES = 2
@@ -37,6 +37,7 @@ see also without many most some few because unlike like we our us today yesterda
 NOT_LEADING = frozenset(_NOT_LEADING.split())
 _LEADING = STOP | NOT_LEADING  # made once: a name's words are checked against them by the thousand
 _UNNAMED = STOP | NOT_NAMES
+NAMED_WORD = re.compile(r"[^\W\d_][\w'’-]*")
 POSSESSIVE = re.compile(r"['’]s\b")
 MAX_TOPIC_WORDS = 8
 _POINTING = "it its he she his her they their them this these those we our you"
@@ -57,7 +58,7 @@ def is_topic_name(name: str) -> bool:
     not a dated phrase ("In 1995"), a legal suffix ("Inc") or a sentence ("It has the second
     largest number of users ..."); a small model proposes all of these."""
     words = name.split()
-    named = [w for w in re.findall(r"[^\W\d_][\w'’-]*", name) if w.casefold() not in _UNNAMED]
+    named = [w for w in NAMED_WORD.findall(name) if w.casefold() not in _UNNAMED]
     return bool(
         named
         and len(words) <= MAX_TOPIC_WORDS
@@ -85,12 +86,30 @@ def names_in_line(line: str) -> tuple[set[str], set[str]]:
     sure: set[str] = set()
     maybe: set[str] = set()
     for m in NAME.finditer(text):
-        name = _clean(POSSESSIVE.sub("", m.group(0)))
-        if not name or len(name) < 3 or name.casefold() in NOT_NAMES or name.isdigit() or _adjective(name):
+        found = m.group(0)
+        name = _NAMED.get(found)
+        if name is None:
+            name = _named(found)
+        if not name:
             continue
-        starts = _sentence_start(text[: m.start()]) and m.group(0).startswith(name)
+        starts = _sentence_start(text[: m.start()]) and found.startswith(name)
         (maybe if starts and " " not in name else sure).add(name)
     return sure, maybe
+
+
+def _named(found: str) -> str:
+    """The name a match of NAME writes ("" for none), remembered: a corpus's names recur, and
+    so do the words that open its sentences."""
+    name = _clean(POSSESSIVE.sub("", found) if "'" in found or "’" in found else found)
+    if not name or len(name) < 3 or name.casefold() in NOT_NAMES or name.isdigit() or _adjective(name):
+        name = ""
+    if len(_NAMED) >= 1 << 16:  # bounded, as phrases._CONTENT
+        _NAMED.clear()
+    _NAMED[found] = name
+    return name
+
+
+_NAMED: dict[str, str] = {}
 
 
 def _sentence_start(before: str) -> bool:
@@ -129,22 +148,21 @@ def source_names(lines: list[str]) -> str:
     JSON, the 10,000 sources of bench/build_scaling.py took 0.7 s to decode)."""
     sure: set[str] = set()
     maybe: set[str] = set()
-    lower: set[str] = set()
-    headings: set[str] = set()
+    headings = {line.strip("# \t").casefold() for line in lines if line.lstrip().startswith("#")}
+    text = text_lines(lines)
     at: dict[str, list[int]] = {}
-    for n, line in enumerate(lines, start=1):
-        if line.lstrip().startswith("#"):
-            headings.add(line.strip("# \t").casefold())
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        lower.update(LOWER.findall(line))
+    for n, line in text:
         named, maybes = names_in_line(line)
         sure |= named
         maybe |= maybes
         for name in named | maybes:
-            numbers = at.setdefault(name, [])
-            if len(numbers) < MAX_LINES_PER_SOURCE:
+            numbers = at.get(name)
+            if numbers is None:
+                at[name] = [n]
+            elif len(numbers) < MAX_LINES_PER_SOURCE:
                 numbers.append(n)
+    # LOWER never matches across a newline, and a newline is no word character: one pass
+    lower = set(LOWER.findall("\n".join(line for _, line in text)))
     parts = {
         "sure": "\n".join(sorted(sure)),
         "maybe": "\n".join(sorted(maybe)),
@@ -152,7 +170,7 @@ def source_names(lines: list[str]) -> str:
         "name_lines": joined_lines(at),
         "lower": "\n".join(sorted(lower)),
         "titles": "\n".join(sorted(t for t in headings | {_title(lines)} if t)),
-        **source_terms(lines),
+        **terms_of(lines, text),
     }
     # items are never empty and never hold a newline: a blank line parts the sections
     return "\n\n".join(parts[k] for k in SECTIONS)

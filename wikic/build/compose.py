@@ -34,6 +34,8 @@ PRONOUN = re.compile(r"(it|its|this|these|that|those|they|he|she|such)\b", re.I)
 VERSION = 1  # bump when compose makes other text from the same inputs (Composer's key)
 DUPLICATE = 95  # rapidfuzz token_set_ratio at which two notes say the same thing
 NUMBERS = re.compile(r"\d+")
+ARTICLE = re.compile(r"^(the|a|an)\s+")
+ASIDE = re.compile(r"^\([^)]*\)\s*")
 
 
 def _names(page: PagePlan) -> tuple[str, ...]:
@@ -59,18 +61,18 @@ def defines(text: str, page: PagePlan) -> int:
     words = plain(text).strip()
     if PRONOUN.match(words):
         return -1
-    folded = re.sub(r"^(the|a|an)\s+", "", words.casefold())
+    folded = ARTICLE.sub("", words.casefold())
     for name in _names(page):
         if folded.startswith(name):
             rest = words[len(words) - len(folded) + len(name) :].lstrip(" ,")
-            return 3 if DEFINING_VERB.match(re.sub(r"^\([^)]*\)\s*", "", rest)) else 2
+            return 3 if DEFINING_VERB.match(ASIDE.sub("", rest)) else 2
     names = _names(page)
     return 1 if names and _mention(names).search(folded[:80]) else 0
 
 
 def _under_own_heading(claim: Claim, page: PagePlan) -> bool:
     """A note in a section headed with the page's name ("## Content hashing") is about it."""
-    section = re.sub(r"^(the|a|an)\s+", "", plain(claim.section).strip().casefold())
+    section = ARTICLE.sub("", plain(claim.section).strip().casefold())
     return bool(section) and section in _names(page)
 
 

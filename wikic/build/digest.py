@@ -110,19 +110,6 @@ def candidates(lines: list[str], part: Part) -> list[str]:
     return [name for name in found if name][:MAX_CANDIDATES]
 
 
-def _sections(lines: list[str], part: Part) -> dict[str, list[int]]:
-    """Heading text (case-folded) to the numbers of the text lines under it."""
-    sections: dict[str, list[int]] = {}
-    current: list[int] | None = None
-    for n in range(part.start, part.end + 1):
-        heading = HEADING.match(lines[n - 1])
-        if heading:
-            current = sections.setdefault(clean_title(heading.group(1), 80).casefold(), [])
-        elif current is not None and lines[n - 1].strip():
-            current.append(n)
-    return sections
-
-
 def says_more(line: str, name: str) -> bool:
     """Whether a line holds more than the name: a title line "Cecil Parker" is no claim about him."""
     return bool(_words(line) - _words(name))
@@ -171,9 +158,20 @@ class _PartText:
 
     def __init__(self, lines: list[str], part: Part) -> None:
         self.lines = lines
-        self.numbers = _text_lines(lines, part.start, part.end)
+        # _text_lines and _sections in one pass: each line matched against HEADING once
+        self.numbers: list[int] = []
+        self.sections: dict[str, list[int]] = {}
+        current: list[int] | None = None
+        for n in range(part.start, part.end + 1):
+            line = lines[n - 1]
+            heading = HEADING.match(line)
+            if heading:
+                current = self.sections.setdefault(clean_title(heading.group(1), 80).casefold(), [])
+            elif line.strip():
+                self.numbers.append(n)
+                if current is not None:
+                    current.append(n)
         self.words = [(n, _words(lines[n - 1]), lines[n - 1].casefold()) for n in self.numbers]
-        self.sections = _sections(lines, part)
 
     def grounded(self, name: str, proposed: list[int]) -> list[int]:
         """The lines that support a topic: the model's where they mention it, else the lines
@@ -186,9 +184,9 @@ class _PartText:
         if mentioned:
             agreed = [n for n in proposed if n in mentioned]
             return (agreed or mentioned)[:MAX_LINES]
-        words = {w for w in re.findall(r"\w+", name.casefold()) if len(w) > 3}
+        words = {w for w in WORDS.findall(name.casefold()) if len(w) > 3}
         lines = self.lines
-        return [n for n in proposed if words & set(re.findall(r"\w+", lines[n - 1].casefold()))][:MAX_LINES]
+        return [n for n in proposed if words & set(WORDS.findall(lines[n - 1].casefold()))][:MAX_LINES]
 
 
 def clean_summary(text: str) -> str:
@@ -203,11 +201,18 @@ def clean_summary(text: str) -> str:
     return summary if len(summary) <= 400 else summary[:399].rsplit(" ", 1)[0] + "…"
 
 
-def summary_sentences(raw: Any, lines: list[str], part: Part, threshold: float) -> list[dict[str, Any]]:
+def summary_sentences(
+    raw: Any, lines: list[str], part: Part, threshold: float, text: list[int] | None = None
+) -> list[dict[str, Any]]:
     """The model's summary sentences that the shared check supports, each with the few lines
-    of the part that carry it (the model's, where they do; else the best ones)."""
+    of the part that carry it (the model's, where they do; else the best ones). `text`: the
+    part's text lines, where known (_PartText.numbers)."""
     items = raw if isinstance(raw, list) else [{"text": str(raw or ""), "lines": []}]
-    numbers = [n for n in range(part.start, part.end + 1) if n <= len(lines) and _is_text(lines[n - 1])]
+    numbers = (
+        text
+        if text is not None
+        else [n for n in range(part.start, part.end + 1) if n <= len(lines) and _is_text(lines[n - 1])]
+    )
     texts = [lines[n - 1] for n in numbers]
     out: list[dict[str, Any]] = []
     for item in items[:MAX_SUMMARY]:
@@ -250,7 +255,8 @@ def validator(part: Part, lines: list[str], types: list[str], threshold: float =
             topics.append({"name": name, "type": kind, "lines": to_ranges(numbers)})
         if not topics and data["topics"]:
             raise Invalid("none of the topics is named in the document; use names that appear in its lines")
-        return {"summary": summary_sentences(data.get("summary"), lines, part, threshold), "topics": topics}
+        summary = summary_sentences(data.get("summary"), lines, part, threshold, part_text.numbers)
+        return {"summary": summary, "topics": topics}
 
     return validate
 

@@ -19,8 +19,11 @@ TITLE_WORDS = 12  # a plain-text title line is short: "Lilu (mythology)", "Stand
 
 
 def claim_text(lines: list[str], start: int, end: int, limit: int = MAX_CLAIM_CHARS) -> str:
-    text = " ".join(line.strip().lstrip("#>-*").strip() for line in lines[start - 1 : end])
-    text = " ".join(text.split())
+    if start == end:  # most notes are one line: one join (split() needs no strip after it)
+        text = " ".join(lines[start - 1].strip().lstrip("#>-*").split())
+    else:
+        text = " ".join(line.strip().lstrip("#>-*").strip() for line in lines[start - 1 : end])
+        text = " ".join(text.split())
     return shorten(text, limit)
 
 
@@ -38,7 +41,8 @@ def shorten(text: str, limit: int) -> str:
 
 
 def is_text(line: str) -> bool:
-    return bool(line.strip()) and not line.lstrip().startswith("#")
+    bare = line.lstrip()  # empty exactly where line.strip() is
+    return bool(bare) and bare[0] != "#"
 
 
 def is_title_line(lines: list[str], n: int) -> bool:

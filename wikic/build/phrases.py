@@ -11,7 +11,7 @@ sources that repeat one sentence are one use of a phrase, not two.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 from wikic.wiki.overlap import STOP
 
@@ -24,31 +24,14 @@ TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]|\S")
 EMPHASIS = re.compile(r"\*\*([^*\n]+)\*\*|(?<![*\w])\*([^*\n]+)\*(?![*\w])|(?<!\w)_([^_\n]+)_(?!\w)")
 LOWER_WORD = re.compile(r"[a-z][a-z'-]*[a-z]")
 HEADING = re.compile(r"^\s*#{1,6}\s+(.+?)\s*#*\s*$")
+MARKED_WORD = re.compile(r"[^\W\d_][\w'-]*")
+ALPHA = re.compile(r"[^\W\d_]+")
 # Words that cannot end a term, as written in running text: "film directed", "temperature ever".
 _NOT_LAST = "ever prior also only even still just well very more most less least such same own"
 NOT_LAST = frozenset(_NOT_LAST.split())
 _NOT_WORDS = """first second third last next new old many most some few much other another each every
 all both any several various certain own same such like unlike however although though also"""
 NOT_WORDS = STOP | frozenset(_NOT_WORDS.split())
-
-
-def _runs(line: str) -> Iterator[list[str]]:
-    """Runs of lower-case content words: a capitalised word, a number, a stop word or a mark
-    of punctuation ends a run."""
-    run: list[str] = []
-    content = _CONTENT
-    for tok in TOKEN.findall(line):
-        ok = content.get(tok)
-        if ok is None:
-            ok = _content(tok)
-        if ok:
-            run.append(tok)
-            continue
-        if len(run) >= 2:
-            yield run
-        run = []
-    if len(run) >= 2:
-        yield run
 
 
 def _content(tok: str) -> bool:
@@ -65,11 +48,26 @@ _CONTENT: dict[str, bool] = {}
 
 
 def written(line: str) -> set[str]:
-    """The lower-case phrases of two to MAX_WORDS words a line writes."""
+    """The lower-case phrases of two to MAX_WORDS words a line writes: those of its runs of
+    lower-case content words (a capitalised word, a number, a stop word or a mark of
+    punctuation ends a run)."""
     out: set[str] = set()
-    for run in _runs(line):
-        for n in range(2, MAX_WORDS + 1):
-            out.update(" ".join(run[i : i + n]) for i in range(len(run) - n + 1))
+    run: list[str] = []
+    content = _CONTENT
+    for tok in TOKEN.findall(line) + ["."]:  # "." ends the last run
+        ok = content.get(tok)
+        if ok is None:
+            ok = _content(tok)
+        if ok:
+            run.append(tok)
+            continue
+        if len(run) >= 2:
+            # each length's phrases as zips of the run with itself shifted, joined in C
+            out.update(map(" ".join, zip(run, run[1:], strict=False)))
+            for n in range(3, min(MAX_WORDS, len(run)) + 1):
+                out.update(map(" ".join, zip(*(run[i:] for i in range(n)), strict=False)))
+        if run:
+            run = []
     return out
 
 
@@ -78,10 +76,11 @@ def marked(line: str) -> dict[str, str]:
     with the form it is written in; of two to MAX_WORDS words (one word marked is as often
     "Summary" or "Make" the verb as a term), not stop words alone."""
     texts = [m.group(1)] if (m := HEADING.match(line)) else []
-    texts += [next(g for g in m.groups() if g) for m in EMPHASIS.finditer(line)]
+    if "*" in line or "_" in line:  # EMPHASIS needs one of them
+        texts += [next(g for g in m.groups() if g) for m in EMPHASIS.finditer(line)]
     out: dict[str, str] = {}
     for text in texts:
-        words = re.findall(r"[^\W\d_][\w'-]*", text)
+        words = MARKED_WORD.findall(text)
         key = " ".join(words).casefold()
         if 2 <= len(words) <= MAX_WORDS and not set(key.split()) <= NOT_WORDS:
             out.setdefault(key, " ".join(words))
@@ -119,8 +118,8 @@ def _around(line: str, phrase: str) -> tuple[str, str]:
     """The words before and after the phrase's first use in a line, casefolded, without
     punctuation (a copy may end its sentence where the original goes on) or numbers (a
     template filled in: "This note number 3 describes part 3 of ...")."""
-    text = " " + " ".join(re.findall(r"[^\W\d_]+", line.casefold())) + " "
-    words = " " + " ".join(re.findall(r"[^\W\d_]+", phrase.casefold())) + " "
+    text = " " + " ".join(ALPHA.findall(line.casefold())) + " "
+    words = " " + " ".join(ALPHA.findall(phrase.casefold())) + " "
     at = text.find(words)
     if at < 0:
         return (text, text)
@@ -133,20 +132,31 @@ def source_terms(lines: list[str]) -> dict[str, str]:
     MAX_LINES_PER_SOURCE line numbers ("3,5"); each a newline-joined list of non-empty items
     (candidates.source_names packs them), which a build keeps per source (sourceplan.py), so
     that an edit reads again only the sources it changed."""
+    return terms_of(lines, text_lines(lines))
+
+
+def text_lines(lines: list[str]) -> list[tuple[int, str]]:
+    """The source's lines that are text, numbered: not blank, not headings."""
+    return [(n, line) for n, line in enumerate(lines, start=1) if (bare := line.lstrip()) and bare[0] != "#"]
+
+
+def terms_of(lines: list[str], text: list[tuple[int, str]]) -> dict[str, str]:
+    """source_terms(lines), with its text lines (text_lines) already found."""
     marks: dict[str, str] = {}
-    used: set[str] = set()
-    at: dict[str, list[int]] = {}
-    for n, line in enumerate(lines, start=1):
+    for line in lines:
         if "#" in line or "*" in line or "_" in line:
             for key, form in marked(line).items():
                 marks.setdefault(key, form)
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        used.update(LOWER_WORD.findall(line))
+    at: dict[str, list[int]] = {}
+    for n, line in text:
         for phrase in written(line):
-            numbers = at.setdefault(phrase, [])
-            if len(numbers) < MAX_LINES_PER_SOURCE:
+            numbers = at.get(phrase)
+            if numbers is None:
+                at[phrase] = [n]
+            elif len(numbers) < MAX_LINES_PER_SOURCE:
                 numbers.append(n)
+    # a match never spans a newline: the text lines' words are found in one pass over them
+    used = set(LOWER_WORD.findall("\n".join(line for _, line in text)))
     return {
         "marks": "\n".join(marks),
         "forms": "\n".join(marks.values()),

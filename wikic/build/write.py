@@ -27,6 +27,7 @@ CITE_KEEP = 50  # rapidfuzz token_set_ratio: a cited note this close is plausibl
 CITE_ADD = 70  # ...and an uncited note this close is certainly used
 LIST_MARK = re.compile(r"^(?:\d+[.)]|[-*+•])\s+")  # "1. text" would render as a list, not prose
 HTML = re.compile(r"<[^>\n]*>")
+NON_WORD = re.compile(r"[\W_]+")
 
 
 def response_schema(n_claims: int) -> dict[str, Any]:
@@ -78,8 +79,8 @@ def check_cites(text: str, proposed: list[Any], claims: list[str]) -> list[int]:
 
 def _bare(text: str, title: str) -> bool:
     """ "...", "[2]" or the page's own title: not a paragraph."""
-    words = re.sub(r"[\W_]+", " ", text).casefold().split()
-    return sum(ch.isalpha() for ch in text) < 3 or words == re.sub(r"[\W_]+", " ", title).casefold().split()
+    words = NON_WORD.sub(" ", text).casefold().split()
+    return sum(ch.isalpha() for ch in text) < 3 or words == NON_WORD.sub(" ", title).casefold().split()
 
 
 def _supported(text: str, claims: list[str], threshold: int) -> tuple[str, list[int], list[str]]:
