@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from wikic.build.phrases import joined_lines, terms_of, text_lines
+from wikic.build.phrases import note_lines, terms_of, text_lines
 from wikic.wiki.overlap import STOP
 
 MIN_SOURCES = 2
@@ -150,24 +150,19 @@ def source_names(lines: list[str]) -> str:
     maybe: set[str] = set()
     headings = {line.strip("# \t").casefold() for line in lines if line.lstrip().startswith("#")}
     text = text_lines(lines)
-    at: dict[str, list[int]] = {}
+    at: dict[str, str] = {}
     for n, line in text:
         named, maybes = names_in_line(line)
         sure |= named
         maybe |= maybes
-        for name in named | maybes:
-            numbers = at.get(name)
-            if numbers is None:
-                at[name] = [n]
-            elif len(numbers) < MAX_LINES_PER_SOURCE:
-                numbers.append(n)
+        note_lines(at, named | maybes, n, MAX_LINES_PER_SOURCE)
     # LOWER never matches across a newline, and a newline is no word character: one pass
     lower = set(LOWER.findall("\n".join(line for _, line in text)))
     parts = {
         "sure": "\n".join(sorted(sure)),
         "maybe": "\n".join(sorted(maybe)),
         "names": "\n".join(at),
-        "name_lines": joined_lines(at),
+        "name_lines": "\n".join(at.values()),
         "lower": "\n".join(sorted(lower)),
         "titles": "\n".join(sorted(t for t in headings | {_title(lines)} if t)),
         **terms_of(lines, text),

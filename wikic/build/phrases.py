@@ -147,14 +147,9 @@ def terms_of(lines: list[str], text: list[tuple[int, str]]) -> dict[str, str]:
         if "#" in line or "*" in line or "_" in line:
             for key, form in marked(line).items():
                 marks.setdefault(key, form)
-    at: dict[str, list[int]] = {}
+    at: dict[str, str] = {}
     for n, line in text:
-        for phrase in written(line):
-            numbers = at.get(phrase)
-            if numbers is None:
-                at[phrase] = [n]
-            elif len(numbers) < MAX_LINES_PER_SOURCE:
-                numbers.append(n)
+        note_lines(at, written(line), n)
     # a match never spans a newline: the text lines' words are found in one pass over them
     used = set(LOWER_WORD.findall("\n".join(line for _, line in text)))
     return {
@@ -162,12 +157,23 @@ def terms_of(lines: list[str], text: list[tuple[int, str]]) -> dict[str, str]:
         "forms": "\n".join(marks.values()),
         "used": "\n".join(sorted(used)),
         "phrases": "\n".join(at),
-        "phrase_lines": joined_lines(at),
+        "phrase_lines": "\n".join(at.values()),
     }
 
 
-def joined_lines(at: dict[str, list[int]]) -> str:
-    return "\n".join(",".join(map(str, numbers)) for numbers in at.values())
+def note_lines(at: dict[str, str], found: set[str], n: int, limit: int = MAX_LINES_PER_SOURCE) -> None:
+    """Line `n` noted for each of `found` in `at` (item -> its first `limit` line numbers,
+    joined as stored: "3,5"). The new ones in one step: most items a line writes are new to
+    its source."""
+    if not found:
+        return
+    again = found.intersection(at)
+    number = str(n)
+    for item in again:
+        seen = at[item]
+        if seen.count(",") < limit - 1:
+            at[item] = f"{seen},{number}"
+    at.update(dict.fromkeys(found - again if again else found, number))
 
 
 def unjoin(text: str) -> list[str]:
