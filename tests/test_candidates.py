@@ -95,3 +95,19 @@ def test_a_sentence_start_is_told_as_the_regular_expression_tells_it() -> None:
     for _ in range(20_000):
         before = "".join(rng.choice(marks) for _ in range(rng.randint(0, 8)))
         assert _sentence_start(before) == bool(SENTENCE_START.search(before)), repr(before)
+
+
+def test_a_source_keeps_the_first_lines_of_each_name_and_phrase_and_the_words_of_every_text_line() -> None:
+    """What source_names packs, read back: a name and a phrase written on eight lines keep their
+    first MAX_LINES_PER_SOURCE; the lower-case words are those of the text lines alone (not of
+    headings), found alike at a line's start and end."""
+    lines = ["# Load tests", ""] + [f"Then Alice Moreau ran load tests again, round {n}." for n in range(8)]
+    lines += ["## heading words stay out", "ends with lowercase", "- starts-with dash"]
+    packed = unpack(source_names(lines))
+    names = dict(zip(packed["names"].split("\n"), packed["name_lines"].split("\n"), strict=True))
+    phrases = dict(zip(packed["phrases"].split("\n"), packed["phrase_lines"].split("\n"), strict=True))
+    assert names["Alice Moreau"] == "3,4,5,6,7,8" == phrases["load tests"]
+    lower = set(packed["lower"].split("\n"))
+    assert {"ran", "load", "tests", "again", "round", "ends", "lowercase", "starts-with", "dash"} <= lower
+    assert not {"heading", "words", "stay", "out"} & lower
+    assert packed["titles"].split("\n") == ["heading words stay out", "load tests"]
