@@ -103,11 +103,14 @@ def _full(
         return pipeline.build(project, opts, progress, backend_factory)
     from wikic.lint import totals
 
-    check.before_build()
-    kept = totals.take(project)  # the last lint summary: taken, so that a killed build leaves none
-    report = pipeline.build(
-        project, opts, progress, backend_factory, check.inputs, check.found
-    )  # walked once
+    try:
+        check.before_build()
+        kept = totals.take(project)  # the last lint summary: taken, so that a killed build leaves none
+        # wiki/ as walked beside the inputs, read back here: after the imports above, which the
+        # walk's child spent sending it
+        report = pipeline.build(project, opts, progress, backend_factory, check.inputs, check.walked())
+    finally:
+        check.close()
     check.after_build(report)
     if report.waiting:  # stopped for a batch: the wiki is not built yet
         return report
