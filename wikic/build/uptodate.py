@@ -329,7 +329,7 @@ class Check:
             except OSError:
                 return
         try:
-            from wikic.config import load_schema  # the build is about to import it anyway
+            from wikic.settings import load_schema  # the build is about to import it anyway
 
             cfg = load_schema(self.project.schema_path).model
             self.model = {"name": cfg.name} if cfg.backend == "llama" else None

@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from wikic import __version__
-from wikic.config import Schema, load_schema
 from wikic.errors import WikicError
 from wikic.hashing import fingerprint
 from wikic.lint import rules
@@ -34,12 +33,14 @@ from wikic.lint.entries import settings_of as own_settings
 from wikic.lint.facts import Facts, facts_of, json_finding
 from wikic.lint.runner import LintOptions, rule_levels
 from wikic.project import Project
+from wikic.settings import load_schema
 from wikic.state import Meta, State
 from wikic.wiki.page import Page
 from wikic.wiki.read import INDEX, LOG, gc_paused, read_page
 
 if TYPE_CHECKING:
     from wikic.build.report import Report
+    from wikic.config import Schema
     from wikic.snapshot import Tree
 
 Counts = dict[str, int]  # rule -> findings
