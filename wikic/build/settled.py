@@ -156,8 +156,9 @@ class Settled:
         for path, entry in self.delta.items():
             # the base's paths are sorted (record() writes them so): found by bisection, not by
             # a dict of 100,000 paths made for an edit's few; by the dict where it misses
-            i: int | None = bisect.bisect_left(paths, path)
-            if i == len(paths) or paths[i] != path:
+            at = bisect.bisect_left(paths, path)
+            i = at if at < len(paths) and paths[at] == path else None
+            if i is None:
                 row = row if row is not None else dict(zip(paths, range(len(paths)), strict=True))
                 i = row.get(path)
             if i is None:
