@@ -101,7 +101,7 @@ def _clean(project: Project, state: State, mark: str, found: snapshot.Tree) -> b
     """The last build was clean, on these inputs and this wiki/, and its outputs are intact."""
     if state.get_meta(Meta.CLEAN) != snapshot.clean_mark(project, mark, found):
         return False
-    return snapshot.outputs_intact(project.root, state.file_stats(), found.stats)
+    return snapshot.outputs_intact(project.root, state.file_stats(), found.stat)
 
 
 @dataclass

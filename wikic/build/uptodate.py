@@ -193,15 +193,15 @@ class WikiDigest:
             if not self.ask_sent:
                 os.write(self.ask, b"1")
             self._read(None)
-            lines, stats, complete = marshal.loads(self.said[DIGEST:])
+            lines, plain, complete = marshal.loads(self.said[DIGEST:])
             digest = self.said[:DIGEST].decode("ascii")
         except (OSError, ValueError, EOFError, TypeError):
             return None
         finally:
             self.cancel()
-        if stats is None:
+        if not plain:  # a line whose stat cannot be read back without doubt (a link's)
             return None
-        return snapshot.Tree(lines, stats, complete, None if digest == "-" * DIGEST else digest)
+        return snapshot.Tree(lines, None, complete, None if digest == "-" * DIGEST else digest, lazy=True)
 
     def _read(self, upto: int | None) -> None:
         """What the child says, up to `upto` bytes in all (None: all of it)."""
@@ -238,8 +238,8 @@ def _child(project: Project, write: int, asked: int) -> None:
     tree.lines.sort()
     _write_all(write, (tree.digest() if tree.complete else "-" * DIGEST).encode())
     if os.read(asked, 1):  # nothing: the parent stopped without asking
-        stats = snapshot.stats_of(tree.lines)
-        _write_all(write, marshal.dumps((tree.lines, stats, tree.complete)))
+        # its stats made from the lines where the build asks (snapshot.Tree.stat): the lines only
+        _write_all(write, marshal.dumps((tree.lines, snapshot.plain(tree.lines), tree.complete)))
 
 
 DIGEST = 64  # characters of a walk's digest (hashing.digest)
@@ -368,7 +368,7 @@ class Check:
             if state is None:
                 return
             with state:
-                if snapshot.outputs_intact(self.project.root, self._written(state, report), wiki.stats):
+                if snapshot.outputs_intact(self.project.root, self._written(state, report), wiki.stat):
                     state.set_meta(Meta.UPTODATE, json.dumps(saved))
         except (sqlite3.Error, WikicError):
             return
