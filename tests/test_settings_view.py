@@ -72,7 +72,8 @@ def test_a_view_changed_is_asked_of_the_model_as_changed() -> None:
 
 
 def test_an_edit_takes_its_settings_without_importing_pydantic(tmp_path: Path) -> None:
-    project = built(tmp_path)  # schema.yaml validated, and kept, by that build
+    built(tmp_path / "first")  # its settings kept in this process too
+    project = built(tmp_path / "p")  # the same schema.yaml's bytes: its settings kept there as well
     _edit_source(project)
     code = (
         "import json, sys\n"

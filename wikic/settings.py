@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 
 STATE_DIR = ".wikic"  # beside schema.yaml (project.py)
 FILE = "settings.json"
-_kept: dict[str, Any] = {}  # key -> the encoded settings: a run loads them up to three times
+# (key, the file they are kept in) -> the encoded settings: a run loads them up to three times;
+# by file too, so that a process that builds another project (watch, tests) keeps them there
+_kept: dict[tuple[str, str], Any] = {}
 
 
 def load_schema(path: Path) -> Schema:
@@ -58,14 +60,14 @@ def validated(path: Path, raw: bytes, validate: Callable[[], Schema]) -> Schema:
     except OSError:  # wikic's code not a file to read (a zip, say): validated every time
         return validate()
     stored = path.parent / STATE_DIR / FILE
-    encoded = _kept.get(key)
+    encoded = _kept.get((key, str(stored)))
     if encoded is not None:
         return view_of(encoded)  # type: ignore[no-any-return]
     with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError):  # not as written
         encoded = _read(stored, key)
         if encoded is not None:
             taken = view_of(encoded)
-            _kept[key] = encoded
+            _kept[key, str(stored)] = encoded
             return taken  # type: ignore[no-any-return]
     schema = validate()
     try:
@@ -74,7 +76,7 @@ def validated(path: Path, raw: bytes, validate: Callable[[], Schema]) -> Schema:
         return schema
     if not _same(_decode(encoded), schema):
         return schema
-    _kept[key] = encoded
+    _kept[key, str(stored)] = encoded
     if stored.parent.is_dir():
         _write(stored, json.dumps({"key": key, "settings": encoded}))
     return schema
