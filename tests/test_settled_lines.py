@@ -191,3 +191,22 @@ def test_edits_keep_the_base_lines_and_record_what_changed_beside_them(tmp_path:
     base, delta = _raw(project)
     assert "sources/tools.md" not in base and not delta
     _forced_equal(project)
+
+
+def test_a_source_added_since_the_base_lines_stays_settled_beside_them(tmp_path: Path) -> None:
+    """A source settled since the base lines (not among them: recorded beside, by its path) is
+    taken as settled by the next edit, each base source keeping its own line."""
+    project = _project(tmp_path / "p")
+    base, _ = _raw(project)
+    src = project.sources_dir
+    (src / "kiln.md").write_text("# Kilns\n\nA kiln fires glazes at high heat for the studio.\n")
+    _aged_like(src / "kiln.md", src / "solo.md")
+    report, backend = run_build(project)
+    assert report.ok and backend.digests == 1 and _raw(project)[0] == base
+    assert "sources/kiln.md" in _raw(project)[1]  # beside the base: it sorts among its paths
+    _edit_rag(project)
+    _aged_like(src / "rag.md", src / "solo.md")
+    report, backend = run_build(project)
+    assert report.ok and backend.digests == 1  # rag.md alone: kiln.md and the others settled
+    assert report.reread == ["sources/rag.md"]
+    _forced_equal(project)

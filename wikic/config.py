@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from wikic.errors import ConfigError
+from wikic.settingsview import params_of, type_names_of
 
 if TYPE_CHECKING:  # imported where a schema.yaml is parsed: one validated before is not
     import yaml
@@ -116,16 +117,7 @@ class ModelConfig(Strict):
 
     def params(self) -> dict[str, Any]:
         """What changes the model's answers: part of every action key."""
-        return {
-            "backend": self.backend,
-            "name": self.name,
-            "base_url": self.base_url,
-            "context": self.context,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "seed": self.seed,
-            "repeat_penalty": self.repeat_penalty,
-        }
+        return params_of(self)
 
 
 class PageType(Strict):
@@ -241,7 +233,7 @@ class Schema(Strict):
     privacy: PrivacyConfig = Field(default_factory=PrivacyConfig)
 
     def type_names(self) -> list[str]:
-        return [t.name for t in self.page_types]
+        return type_names_of(self)
 
 
 def _line_index(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
@@ -301,17 +293,11 @@ def parse_schema(text: str, name: str = "schema.yaml") -> Schema:
 
 
 def load_schema(path: Path) -> Schema:
-    """schema.yaml at `path`, validated (parse_schema), or as validated before (settings.py)."""
+    """schema.yaml at `path`, validated (parse_schema), or as validated before (settings.py,
+    where the build imports it from: without pydantic)."""
     from wikic import settings
 
-    try:
-        raw = path.read_bytes()
-        text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text reads it
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{path}: not found; run `wikic init` to create one") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from exc
-    return settings.validated(path, raw, lambda: parse_schema(text, path.name))
+    return settings.load_schema(path)
 
 
 MODELS: dict[str, type[Strict]] = {

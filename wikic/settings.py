@@ -3,7 +3,8 @@ times a run, and validating it (PyYAML, then pydantic building its validators) c
 more than the rest of an edit's start. The validated settings are kept in .wikic/, as
 plain JSON naming wikic's own models, by the bytes of schema.yaml and the code that
 validated them; a schema.yaml with any problem is never kept, so it is validated, and
-its problems reported, every time."""
+its problems reported, every time. Kept settings are taken back as plain views of the
+models (settingsview.py): a build that takes them never imports pydantic."""
 
 from __future__ import annotations
 
@@ -16,33 +17,57 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wikic import __version__
+from wikic.errors import ConfigError
 from wikic.hashing import digest, fingerprint
+from wikic.settingsview import view_of
 
 if TYPE_CHECKING:
     from wikic.config import Schema
 
 STATE_DIR = ".wikic"  # beside schema.yaml (project.py)
 FILE = "settings.json"
-_kept: dict[str, Any] = {}  # key -> the encoded settings: a run loads them up to three times
+# (key, the file they are kept in) -> the encoded settings: a run loads them up to three times;
+# by file too, so that a process that builds another project (watch, tests) keeps them there
+_kept: dict[tuple[str, str], Any] = {}
+
+
+def load_schema(path: Path) -> Schema:
+    """schema.yaml at `path`, validated (config.parse_schema), or as validated before (a view:
+    settingsview.py). Here, not in config.py: the build imports it without pydantic."""
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text reads it
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: not found; run `wikic init` to create one") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+
+    def validate() -> Schema:
+        from wikic.config import parse_schema
+
+        return parse_schema(text, path.name)
+
+    return validated(path, raw, validate)
 
 
 def validated(path: Path, raw: bytes, validate: Callable[[], Schema]) -> Schema:
-    """The settings of schema.yaml's bytes `raw` (at `path`): as kept, else `validate()`d and
-    kept (beside a .wikic/ folder only). Each call answers a new Schema, equal to a fresh
-    validation's in every field and in which fields were set."""
+    """The settings of schema.yaml's bytes `raw` (at `path`): as kept (a plain view of them,
+    settingsview.py), else `validate()`d and kept (beside a .wikic/ folder only). Each call
+    answers new settings, equal to a fresh validation's in every field and in which fields
+    were set."""
     try:
         key = fingerprint([digest(raw), _code()])
     except OSError:  # wikic's code not a file to read (a zip, say): validated every time
         return validate()
     stored = path.parent / STATE_DIR / FILE
-    encoded = _kept.get(key)
+    encoded = _kept.get((key, str(stored)))
     if encoded is not None:
-        return _decode(encoded)  # type: ignore[no-any-return]
+        return view_of(encoded)  # type: ignore[no-any-return]
     with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError):  # not as written
         encoded = _read(stored, key)
         if encoded is not None:
-            taken = _decode(encoded)
-            _kept[key] = encoded
+            taken = view_of(encoded)
+            _kept[key, str(stored)] = encoded
             return taken  # type: ignore[no-any-return]
     schema = validate()
     try:
@@ -51,29 +76,38 @@ def validated(path: Path, raw: bytes, validate: Callable[[], Schema]) -> Schema:
         return schema
     if not _same(_decode(encoded), schema):
         return schema
-    _kept[key] = encoded
+    _kept[key, str(stored)] = encoded
     if stored.parent.is_dir():
         _write(stored, json.dumps({"key": key, "settings": encoded}))
     return schema
 
 
 def _code() -> list[Any]:
-    """What validates schema.yaml besides its bytes: wikic's config.py, pydantic, PyYAML."""
-    import pydantic
-    import pydantic_core
-
-    from wikic import config
-
-    yaml = importlib.util.find_spec("yaml")
-    origin = yaml.origin if yaml is not None else None
-    st = os.stat(origin) if origin else None
+    """What validates schema.yaml besides its bytes: wikic's config.py, and the files of
+    pydantic, pydantic-core and PyYAML that say their versions, by stat (found, not
+    imported: taking kept settings must not import pydantic). Installing another version
+    writes them anew."""
     return [
         __version__,
-        digest(Path(config.__file__).read_bytes()),
-        pydantic.VERSION,
-        pydantic_core.__version__,
-        [origin, st.st_size, st.st_mtime_ns] if st else None,
+        digest(Path(__file__).with_name("config.py").read_bytes()),
+        _files("pydantic", "version.py"),
+        _files("pydantic_core", "_pydantic_core"),  # the compiled core and its stub
+        _files("yaml", "__init__.py"),
     ]
+
+
+def _files(package: str, prefix: str) -> list[list[Any]] | None:
+    """[name, size, mtime_ns] of the package's files whose name starts with `prefix`."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.origin:
+        return None
+    folder = os.path.dirname(spec.origin)
+    found = []
+    for name in sorted(os.listdir(folder)):
+        if name.startswith(prefix):
+            st = os.stat(os.path.join(folder, name))
+            found.append([name, st.st_size, st.st_mtime_ns])
+    return found
 
 
 def _read(stored: Path, key: str) -> Any:

@@ -8,8 +8,9 @@ and `hashing`: it runs on the no-op path, which must never import pydantic or ji
 
 from __future__ import annotations
 
+import bisect
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from wikic import __version__, hashing
@@ -27,9 +28,12 @@ class Tree:
     TYPE]` line (folders end in /; `kind`: not a regular file, its file type in octal), each
     file's stat by name (unless the walk was asked not to keep them: the no-op check only
     compares digests), and whether every entry could be stat'ed.
+    A walk handed over as sorted lines of plain files (`lazy`: the no-op check's child's) makes
+    its stats from them only when all are asked for (`stats`); one file's (`stat()`) is found
+    in them by bisection: an edit asks for a few of 100,000.
     A plain class: the no-op build must not import `dataclasses`."""
 
-    __slots__ = ("lines", "stats", "complete", "_digest")
+    __slots__ = ("lines", "_stats", "complete", "_digest", "_asked")
 
     def __init__(
         self,
@@ -37,12 +41,46 @@ class Tree:
         stats: dict[str, Stat] | None = None,
         complete: bool = True,
         digested: str | None = None,  # digest() of these lines, made where they were walked
+        lazy: bool = False,  # lines sorted, none a link's or other than a file's: stats from them
     ) -> None:
         self.lines = [] if lines is None else lines
-        self.stats = {} if stats is None else stats
+        self._stats: dict[str, Stat] | None = None if lazy else {} if stats is None else stats
         self.complete = complete
+        self._asked = 0  # stat()s answered by bisection: past BISECTED, the stats are made
         # digest() of the first so many lines: a walk only appends
         self._digest = (-1, "") if digested is None else (len(self.lines), digested)
+
+    @property
+    def stats(self) -> dict[str, Stat]:
+        """Each file's stat by name (made from the lines at the first ask, where handed over so)."""
+        if self._stats is None:
+            self._stats = stats_of(self.lines) or {}  # (a lazy walk's lines are all plain)
+        return self._stats
+
+    @stats.setter
+    def stats(self, stats: dict[str, Stat]) -> None:
+        self._stats = stats
+
+    @property
+    def lazy(self) -> bool:
+        """Its stats not made: the lines are sorted and plain (`stat()` bisects them)."""
+        return self._stats is None
+
+    def stat(self, name: str) -> Stat | None:
+        """The file's stat (None: no file of that name, or none could be taken)."""
+        self._asked += 1
+        if self._stats is not None or self._asked > BISECTED:
+            return self.stats.get(name)
+        lines, key = self.lines, name + "\t"
+        at = bisect.bisect_left(lines, key)
+        while at < len(lines) and lines[at].startswith(key):  # a name with a tab may come first
+            line = lines[at]
+            if not line.endswith(_NO_STAT):
+                head, size, mtime = line.rsplit("\t", 2)
+                if head == name:
+                    return (int(size), int(mtime))
+            at += 1
+        return None
 
     def digest(self) -> str:
         """Made once while no line is added (a build asks for wiki/'s up to four times, and the
@@ -50,6 +88,16 @@ class Tree:
         if self._digest[0] != len(self.lines):
             self._digest = (len(self.lines), digest(self.lines))
         return self._digest[1]
+
+
+BISECTED = 1000  # a tree's stat()s by bisection before its stats are made (every record checked)
+_NO_STAT = ("/", "\tunreadable", "\tmissing")  # a folder's line, an entry's without a stat
+
+
+def plain(lines: list[str]) -> bool:
+    """No line of a link or of an entry other than a file (their fields may hold tabs)."""
+    text = "\n".join(lines)
+    return "\t-> " not in text and f"\t{KIND} " not in text
 
 
 def digest(lines: Iterable[str]) -> str:
@@ -119,7 +167,7 @@ def stats_of(lines: Iterable[str]) -> dict[str, Stat] | None:
     stats: dict[str, Stat] = {}
     odd = ("\t-> ", f"\t{KIND} ")
     for line in lines:
-        if line.endswith(("/", "\tunreadable", "\tmissing")):  # a folder, or no stat
+        if line.endswith(_NO_STAT):  # a folder, or no stat
             continue
         if odd[0] in line or odd[1] in line:
             return None
@@ -145,17 +193,21 @@ def restat(before: Tree, touched: Iterable[str], root: Path, dropped: str) -> Tr
     def kept(name: str) -> bool:
         return name not in gone and not name.rsplit("/", 1)[-1].startswith(dropped)
 
+    lazy = before.lazy  # its stats not made: the new tree's made from its lines too, when asked
     if dropped in text or any("\t" in name for name in gone):
-        tree = Tree([line for line in before.lines if kept(line.split("\t", 1)[0])])
-        tree.stats = {name: stat for name, stat in before.stats.items() if kept(name)}
+        tree = Tree([line for line in before.lines if kept(line.split("\t", 1)[0])], lazy=lazy)
+        if not lazy:
+            tree.stats = {name: stat for name, stat in before.stats.items() if kept(name)}
     else:  # no temporary file: only the entries touched go
         heads = tuple(f"{name}\t" for name in gone)
         tree = Tree(
-            [line for line in before.lines if not line.startswith(heads)] if heads else list(before.lines)
+            [line for line in before.lines if not line.startswith(heads)] if heads else list(before.lines),
+            lazy=lazy,
         )
-        tree.stats = dict(before.stats)
-        for name in gone:
-            tree.stats.pop(name, None)
+        if not lazy:
+            tree.stats = dict(before.stats)
+            for name in gone:
+                tree.stats.pop(name, None)
     for name in sorted(gone):
         try:
             st = os.stat(os.path.join(str(root), name))  # as walk stats it: through a link
@@ -164,7 +216,10 @@ def restat(before: Tree, touched: Iterable[str], root: Path, dropped: str) -> Tr
         except OSError:
             return None
         tree.lines.append(f"{name}\t{st.st_size}\t{st.st_mtime_ns}")
-        tree.stats[name] = (st.st_size, st.st_mtime_ns)
+        if not lazy:
+            tree.stats[name] = (st.st_size, st.st_mtime_ns)
+    if lazy:
+        tree.lines.sort()  # in order again, for stat()'s bisection: a few lines out of place
     return tree
 
 
@@ -202,14 +257,14 @@ def clean_mark(project: Project, build_mark: str, walked: Tree | None = None) ->
 
 
 def outputs_intact(
-    root: Path, records: Iterable[tuple[str, int, int]], seen: dict[str, Stat] | None = None
+    root: Path, records: Iterable[tuple[str, int, int]], seen: Callable[[str], Stat | None] | None = None
 ) -> bool:
     """True when every file wikic wrote (path, size, mtime_ns) is still exactly as it left it.
-    `seen` (a walk's stats, by the same relative names) spares a stat call per file."""
+    `seen` (a walk's stat of a file, by the same relative names: Tree.stat) spares a stat call
+    per file."""
     base = str(root)
-    seen = seen or {}
     for rel, size, mtime_ns in records:
-        stat = seen.get(rel)
+        stat = seen(rel) if seen is not None else None
         if stat is None:
             try:
                 st = os.stat(os.path.join(base, rel))  # not pathlib: 10,000 of these in a no-op

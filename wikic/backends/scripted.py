@@ -35,12 +35,14 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wikic.backends import model_id
 from wikic.backends.base import Completion, Request
-from wikic.config import ModelConfig
 from wikic.errors import BackendError, ConfigError
+
+if TYPE_CHECKING:
+    from wikic.config import ModelConfig
 
 NUMBERED = re.compile(r"^(\d+): (.*)$")
 NOTE = re.compile(r"^\[(\d+)\] (.*)$")

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from wikic.build.actions import Action, Runner
 from wikic.build.report import Progress, Report
-from wikic.config import ModelConfig
 from wikic.errors import UsageError
 from wikic.state import BatchRecord, State
 
 if TYPE_CHECKING:
     from wikic.backends.batch import BatchAPI
+    from wikic.config import ModelConfig
 
 
 class Batches:

@@ -10,19 +10,21 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rapidfuzz import fuzz
 
 from wikic.backends.base import Request
 from wikic.backends.structured import Invalid
 from wikic.build.actions import Action
-from wikic.config import Schema
 from wikic.hashing import fingerprint, text_hash
 from wikic.prompts.loader import Prompts
 from wikic.sources.read import HEADING, Part, Source, split_parts
 from wikic.wiki.page import WIKILINK, clean_title
 from wikic.wiki.support import check_against, judge, sentences
+
+if TYPE_CHECKING:
+    from wikic.config import Schema
 
 VERSION = 2  # of the validated answer: bump when the same answer would validate differently
 MAX_TOPICS = 8

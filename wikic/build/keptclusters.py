@@ -9,12 +9,15 @@ names from structure are matched again; else every name is met again in order.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 from wikic.build.candidates import Candidate
 from wikic.build.keptplan import Kept
 from wikic.build.plan import Run, SourceInfo, _Clusters, topic_key
 from wikic.build.sourceplan import SourceFacts
-from wikic.config import Schema
+
+if TYPE_CHECKING:
+    from wikic.config import Schema
 
 
 def kept_clusters(

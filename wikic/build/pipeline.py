@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wikic import snapshot
 from wikic.backends import Backend, make_backend, model_id
@@ -30,15 +30,18 @@ from wikic.build.replan import Keep, plan_kept
 from wikic.build.report import Progress, Report, price_report
 from wikic.build.run import BackendFactory, BuildOptions
 from wikic.build.write import write_actions
-from wikic.config import Schema, load_schema
 from wikic.fsutil import TMP_MARK, remove_stale_temps
 from wikic.hashing import fingerprint
 from wikic.privacy.local import LocalOnly, is_remote
 from wikic.project import Project
 from wikic.prompts.loader import Prompts
+from wikic.settings import load_schema
 from wikic.sources.scan import Walked
 from wikic.state import ActionRecord, Meta, State
 from wikic.wiki.read import gc_frozen, trim_heap
+
+if TYPE_CHECKING:
+    from wikic.config import Schema
 
 __all__ = ["BuildOptions", "build"]
 
@@ -98,7 +101,7 @@ def _clean(project: Project, state: State, mark: str, found: snapshot.Tree) -> b
     """The last build was clean, on these inputs and this wiki/, and its outputs are intact."""
     if state.get_meta(Meta.CLEAN) != snapshot.clean_mark(project, mark, found):
         return False
-    return snapshot.outputs_intact(project.root, state.file_stats(), found.stats)
+    return snapshot.outputs_intact(project.root, state.file_stats(), found.stat)
 
 
 @dataclass

@@ -13,7 +13,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rapidfuzz import fuzz, process
 
@@ -22,9 +22,11 @@ from wikic.build.notes import is_text, notes_of
 from wikic.build.sourceplan import Claim as Claim
 from wikic.build.sourceplan import Memo, Save, Settings, SourceFacts, claim_at
 from wikic.build.sourceplan import SourceInfo as SourceInfo
-from wikic.config import Schema
 from wikic.state import Planned
 from wikic.wiki.page import slugify, unique_slug
+
+if TYPE_CHECKING:
+    from wikic.config import Schema
 
 FUZZY_CUTOFF = 92
 SMALL_MODELS = ("smollm2", "135m", "360m")  # model names known to write unfaithful prose

@@ -18,6 +18,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from wikic import __version__
 from wikic.build import merge, sourceplan
@@ -37,8 +38,10 @@ from wikic.build.plan import (
     topic_key,
 )
 from wikic.build.sourceplan import Memo, SourceFacts
-from wikic.config import Schema
 from wikic.hashing import fingerprint
+
+if TYPE_CHECKING:
+    from wikic.config import Schema
 
 SHARE = 4  # more than one source in this many changed (and more than FEW): the full plan
 FEW = 16

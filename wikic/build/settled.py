@@ -152,9 +152,15 @@ class Settled:
         extra: dict[str, tuple[str, str]] = {}
         if not self.delta:
             return extra
-        row = dict(zip(paths, range(len(paths)), strict=True))
+        row: dict[str, int] | None = None  # every path's place: made only if one is not found
         for path, entry in self.delta.items():
-            i = row.get(path)
+            # the base's paths are sorted (record() writes them so): found by bisection, not by
+            # a dict of 100,000 paths made for an edit's few; by the dict where it misses
+            at = bisect.bisect_left(paths, path)
+            i = at if at < len(paths) and paths[at] == path else None
+            if i is None:
+                row = row if row is not None else dict(zip(paths, range(len(paths)), strict=True))
+                i = row.get(path)
             if i is None:
                 if entry is not None:
                     extra[path] = (entry[0], entry[1])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rapidfuzz import fuzz
 
@@ -14,10 +14,12 @@ from wikic.backends.base import Request
 from wikic.backends.structured import Invalid
 from wikic.build.actions import Action
 from wikic.build.plan import PagePlan, write_mode
-from wikic.config import Schema
 from wikic.hashing import fingerprint
 from wikic.prompts.loader import Prompts
 from wikic.wiki.support import MAX_NOVEL, check_against, sentences
+
+if TYPE_CHECKING:
+    from wikic.config import Schema
 
 VERSION = 2  # of the validated answer: bump when the same answer would validate differently
 MAX_PARAGRAPHS = 4

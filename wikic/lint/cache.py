@@ -10,13 +10,17 @@ runner.lint, by test.
 
 from __future__ import annotations
 
-from wikic.config import Schema
+from typing import TYPE_CHECKING
+
 from wikic.lint.entries import Linted, load, see
 from wikic.lint.full import checked
 from wikic.lint.patch import patched
 from wikic.project import Project
 from wikic.state import Meta, State
 from wikic.wiki.read import PageStats
+
+if TYPE_CHECKING:
+    from wikic.config import Schema
 
 __all__ = ["Linted", "cached_findings"]
 

@@ -7,8 +7,8 @@ import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from wikic.config import Schema
 from wikic.errors import SourceError
 from wikic.hashing import bytes_hash, text_hash
 from wikic.lint.names import Names
@@ -20,6 +20,9 @@ from wikic.state import State
 from wikic.wiki.overlap import content_words
 from wikic.wiki.page import Citation
 from wikic.wiki.read import Wiki
+
+if TYPE_CHECKING:
+    from wikic.config import Schema
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,8 @@ import os
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from wikic.config import Schema
 from wikic.hashing import FINGERPRINT, digest, fingerprint
 from wikic.lint import citations, rules
 from wikic.lint.across import ACROSS, Across
@@ -23,6 +22,9 @@ from wikic.state import LintRow, State
 from wikic.state.lint import Record, SourceRecord
 from wikic.wiki.page import Page
 from wikic.wiki.read import INDEX, LOG, PageStats, Wiki, read_page
+
+if TYPE_CHECKING:
+    from wikic.config import Schema
 
 VERSION = 5  # bump when a rule or the facts change: every page is checked again
 # A file changed this close to the lint that stat'ed it may change again within the same mtime

@@ -11,20 +11,24 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from wikic.backends import Backend
-from wikic.config import Schema, load_schema
 from wikic.errors import ConfigError, UsageError
 from wikic.lint import citations, rules
 from wikic.lint.context import Context, Finding
 from wikic.project import Project
+from wikic.settings import load_schema
 from wikic.state import State
 from wikic.wiki.read import PageStats, Wiki, gc_paused, read_wiki
+
+if TYPE_CHECKING:
+    from wikic.config import Schema
 
 RULES: dict[str, tuple[str, rules.RuleFn]] = {**rules.RULES, **citations.RULES}
 LLM_RULES: dict[str, str] = {"contradiction": "warning", "unsupported-claim": "warning"}
 RULE_IDS = [*RULES, *LLM_RULES]
-BackendFactory = Callable[[Schema], Backend]
+BackendFactory = Callable[["Schema"], Backend]
 
 
 @dataclass
