@@ -11,11 +11,12 @@ from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, Va
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from wikic.build.keptlines import Lines, as_lines
 from wikic.build.plan import PagePlan
 from wikic.build.sourceplan import Claim, SourceInfo
 from wikic.errors import StateError
 
-VERSION = 9  # bump whenever Kept or a kept page changes shape
+VERSION = 10  # bump whenever Kept or a kept page changes shape
 SINCE = 8  # more than one source in this many changed since the base (and more than replan.FEW): a new base
 
 Meta = tuple[str, int, bool, str]  # a source's title, line count, fallback flag, title's key
@@ -116,7 +117,7 @@ class Kept:
     names: Mapping[str, list[str]]  # source path -> its digest's topic names, in order
     gives: Mapping[str, list[str]]  # source path -> the topics it gives names or notes to
     by_key: list[tuple[str, str]]  # the clusters' keys, in the order they were made, and their ids
-    structural: list[tuple[str, str, dict[str, list[int]]]]  # names from structure: name, kind, lines
+    structural: list[tuple[str, str, Mapping[str, list[int]]]]  # names from structure: name, kind, lines
     title_keys: dict[str, str]  # topic page id -> the key of the name it is titled by
     firsts: dict[str, str]  # a digest name's key -> the first source (by path) to give it
     sourced: int  # how many of by_key the digests gave (after the pinned, before those from structure)
@@ -126,8 +127,10 @@ class Kept:
     moved: bool = False  # the names from structure are not the base's: kept beside it too
     columns: Columns | None = None  # the base's, where read back from it
 
-    def _shared(self, structural: Any) -> list[Any]:
-        return [self.by_key, structural, self.title_keys, self.firsts, self.sourced, self.token]
+    def _shared(self, structural: list[tuple[str, str, Mapping[str, list[int]]]] | None) -> list[Any]:
+        # the lines as the merge marshalled them (Lines): read back undecoded, equal to its by their bytes
+        packed = None if structural is None else [(n, k, as_lines(at).packed) for n, k, at in structural]
+        return [self.by_key, packed, self.title_keys, self.firsts, self.sourced, self.token]
 
     def dumps(self, settings: str) -> bytes:
         """The base blob: every source's entry."""
@@ -151,7 +154,7 @@ class Kept:
         names = Field(cols, lambda c, i: _split(c.cols[5][i]))
         gives = Field(cols, lambda c, i: _split(c.cols[6][i]))
         by_key, structural, title_keys, firsts, sourced, token = parts[4:]
-        shared = (by_key, structural, title_keys, firsts, sourced, token)
+        shared = (by_key, _structural(structural), title_keys, firsts, sourced, token)
         kept = cls(keys, Field(cols, _meta), names, gives, *shared)
         kept.columns = cols
         kept.base = kept.token
@@ -162,7 +165,7 @@ class Kept:
             kept.update(more[3])
             kept.by_key, structural, kept.title_keys, kept.firsts, kept.sourced, kept.token = more[4:]
             if structural is not None:
-                kept.structural, kept.moved = structural, True
+                kept.structural, kept.moved = _structural(structural), True
         return kept
 
     def entry(self, path: str) -> Entry | None:
@@ -213,6 +216,10 @@ class Kept:
         found = {p for p, gives in joined if gives and not topics.isdisjoint(_split(gives))}
         found -= over.keys()
         return found | {p for p, gives in over.items() if gives is not None and not topics.isdisjoint(gives)}
+
+
+def _structural(packed: list[tuple[str, str, bytes]]) -> list[tuple[str, str, Mapping[str, list[int]]]]:
+    return [(name, kind, Lines(lines)) for name, kind, lines in packed]
 
 
 def _put(table: Mapping[str, Any], path: str, value: Any) -> None:

@@ -23,6 +23,7 @@ from wikic import __version__
 from wikic.build import merge, sourceplan
 from wikic.build.candidates import Candidate
 from wikic.build.keptclusters import first_givers, kept_clusters
+from wikic.build.keptlines import Named
 from wikic.build.keptplan import SINCE, VERSION, Entry, Kept, Rows, Unreadable, claims_of, pages_of, row_of
 from wikic.build.plan import (
     PagePlan,
@@ -127,11 +128,14 @@ def patched(
     if len(changed) + len(gone) > max(FEW, len(sources) // SHARE):
         return None
     named = _Lines(named_by_path)
-    structural = made.candidates(named, _Packed(named, facts, made))
+    packed = _Packed(named, facts, made)
+    structural = made.candidates(named, packed)
     clusters = kept_clusters(schema, sources, facts, kept, structural, gone)
-    if clusters is None:
+    if clusters is None or made.merge is None:
         return None
-    topics, paths = _touched(changed, gone, facts, kept, clusters, structural)
+    # which names from structure a source names: from its packed names, not every name's lines
+    index = Named(made.merge.keyed, packed)
+    topics, paths = _touched(changed, gone, facts, kept, clusters, structural, index)
     givers = kept.givers(topics)
     replanned = paths | givers
     subset = [src for src in sources if src.path in replanned]
@@ -140,7 +144,7 @@ def patched(
     facts.update({src.path: made.facts(src) for src in subset if src.path not in facts})
     run = Run(schema, made, clusters)
     own = run.source_pages(subset, facts)
-    run.from_structure(subset, facts, structural, own)
+    run.from_structure(subset, facts, structural, own, index.index(src.path for src in subset))
     run.pinned(subset, facts)
     new = run.topic_pages(_Titles(kept, unsettled, gone), only=topics)
     # of the givers, only those whose own pages these topics change are planned again
@@ -236,6 +240,7 @@ def _touched(
     kept: Kept,
     clusters: _Clusters,
     structural: list[Candidate],
+    index: Named,
 ) -> tuple[set[str], set[str]]:
     """The topics whose pages the edit can change (a few more do no harm: made again from all
     their givers, they come out as they were), and the sources whose pages it can change
@@ -248,7 +253,8 @@ def _touched(
     old = {(name, kind): lines for name, kind, lines in kept.structural}
     new = {(c.name, c.kind): c.lines for c in structural}
     for key in old.keys() | new.keys():
-        if old.get(key) != new.get(key):  # a name from structure found, lost or with other lines
+        # a name from structure found, lost or with other lines (most are the same bytes, undecoded)
+        if old.get(key) != new.get(key):
             if key in old:
                 topics.add(before[topic_key(key[0]) or key[0].casefold()])
             if key in new:
@@ -257,7 +263,7 @@ def _touched(
     for src in changed:  # what it gives to now
         f = facts[src.path]
         topics.update(clusters.find(name) for name, _, _ in f.topics)
-        topics.update(clusters.find(c.name) for c in structural if src.path in c.lines)
+        topics.update(clusters.find(structural[i].name) for i in index.of(src.path))
         topics.update(cid for cid, mentions in zip(clusters.pinned, f.mentions, strict=True) if mentions)
         topics.add(clusters.by_key.get(topic_key(src.title), ""))
     topics |= _retitled([*changed], gone, kept)
@@ -366,6 +372,9 @@ class _Packed(Mapping[str, str]):
         if path in self.facts:
             return self.facts[path].structure
         return self.made.rows[path].facts.partition("\n")[2]
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.named
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.named)
