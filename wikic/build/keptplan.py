@@ -253,6 +253,8 @@ class Rows(Protocol):
 
     def kept_rows(self, ids: Iterable[str]) -> dict[str, bytes]: ...
 
+    def heads_are_slugs(self) -> bool: ...
+
 
 class RowsOf:
     """Rows from the rows themselves: a plan kept in memory (tests/test_replan.py)."""
@@ -266,6 +268,9 @@ class RowsOf:
 
     def kept_rows(self, ids: Iterable[str]) -> dict[str, bytes]:
         return {pid: self.rows[pid] for pid in ids if pid in self.rows}
+
+    def heads_are_slugs(self) -> bool:
+        return False  # the sticky slugs given
 
 
 def pages_of(
@@ -305,6 +310,7 @@ class Pages(Mapping[str, PagePlan]):
     def __init__(self, ids: list[str], made: dict[str, PagePlan], unread: set[str], rows: Rows) -> None:
         self.ids, self.decoded, self.unread, self.rows = ids, made, unread, rows
         self.slugs: dict[str, str] = {}
+        self.sticky = False  # `slugs` are the sticky slugs it went by, page for page (Rows.heads_are_slugs)
         self.sources: list[SourceInfo] = []  # the plan's: their titles are their pages' (title())
         self._titles: dict[str, str] = {}
 

@@ -386,23 +386,22 @@ def slugs_for(ids: Iterable[str], sticky: dict[str, str], page: Callable[[str], 
     its title (`page`: asked only of those), topic pages first, so that a source titled like a
     topic gets `-source`."""
     ordered = sorted(ids)
-    if all(sticky.get(pid) for pid in ordered):  # an edit's plan: no page without one, most likely
-        slugs = {pid: sticky[pid] for pid in ordered}
-        if len(set(slugs.values())) == len(slugs):  # none taken by a page before it: each keeps its own
-            return slugs
-    taken: set[str] = set()
-    slugs = {}
-    for pid in ordered:
-        slug = sticky.get(pid)
-        if slug and slug not in taken:
-            slugs[pid] = slug
-            taken.add(slug)
-    for pid in sorted(ordered, key=lambda pid: (pid.startswith("source:"), pid)):
-        if pid not in slugs:
-            plan = page(pid)
-            wanted = slugify(plan.title)
-            if plan.type == "source" and wanted in taken:
-                wanted = slugify(f"{plan.title} source")
-            slugs[pid] = unique_slug(wanted, taken)
-            taken.add(slugs[pid])
+    slugs = {pid: slug for pid in ordered if (slug := sticky.get(pid))}
+    taken = set(slugs.values())
+    if len(taken) != len(slugs):  # a slug sticky to two pages: the first (by id) keeps it
+        taken, slugs = set(), {}
+        for pid in ordered:
+            slug = sticky.get(pid)
+            if slug and slug not in taken:
+                slugs[pid] = slug
+                taken.add(slug)
+    # else none taken by a page before it: each keeps its own (an edit's plan: every page, most likely)
+    unslugged = [pid for pid in ordered if pid not in slugs]
+    for pid in sorted(unslugged, key=lambda pid: (pid.startswith("source:"), pid)):
+        plan = page(pid)
+        wanted = slugify(plan.title)
+        if plan.type == "source" and wanted in taken:
+            wanted = slugify(f"{plan.title} source")
+        slugs[pid] = unique_slug(wanted, taken)
+        taken.add(slugs[pid])
     return slugs

@@ -24,7 +24,18 @@ from wikic.build import merge, sourceplan
 from wikic.build.candidates import Candidate
 from wikic.build.keptclusters import first_givers, kept_clusters
 from wikic.build.keptlines import Named
-from wikic.build.keptplan import SINCE, VERSION, Entry, Kept, Rows, Unreadable, claims_of, pages_of, row_of
+from wikic.build.keptplan import (
+    SINCE,
+    VERSION,
+    Entry,
+    Kept,
+    Pages,
+    Rows,
+    Unreadable,
+    claims_of,
+    pages_of,
+    row_of,
+)
 from wikic.build.plan import (
     PagePlan,
     Run,
@@ -43,6 +54,7 @@ from wikic.hashing import fingerprint
 
 SHARE = 4  # more than one source in this many changed (and more than FEW): the full plan
 FEW = 16
+Sticky = dict[str, str] | Callable[[], dict[str, str]]  # the sticky slugs, or how to read them
 
 
 @dataclass
@@ -64,6 +76,7 @@ class Keep:
     since: bytes | None = None
     before: dict[str, bytes] = field(default_factory=dict)  # the rows the last plan kept of `pages`
     dropped: list[str] | None = None  # the sources gone since the last plan (None: a full plan)
+    sticky: bool = False  # its pages' slugs are the sticky slugs it read, page for page
 
 
 def settings_of(schema: Schema) -> str:
@@ -75,7 +88,7 @@ def settings_of(schema: Schema) -> str:
 def plan_kept(
     sources: list[SourceInfo],
     schema: Schema,
-    sticky: dict[str, str],
+    sticky: Sticky,
     made: Memo,
     blob: bytes | None,
     rows: Rows,
@@ -86,7 +99,8 @@ def plan_kept(
     it; its pages `rows`) where it can be, and what to keep of it for the next. `planned_keys`:
     the facts keys the planned rows hold, which must be those the kept plan went by (a plan of
     another wikic in between, which changes the rows without letting the kept plan go: the
-    full plan); None where the rows say so themselves (state.db's triggers on them)."""
+    full plan); None where the rows say so themselves (state.db's triggers on them). `sticky`:
+    read only where the kept heads are not known to be them (Rows.heads_are_slugs)."""
     settings = settings_of(schema)
     kept = Kept.loads(blob, settings, since) if blob else None
     blob = since = None  # 50 MB at 100,000 sources: let go once loaded
@@ -97,10 +111,13 @@ def plan_kept(
     except Unreadable:  # a kept page not as a plan wrote it: planned in full, and kept anew
         done = None
     if kept is None or done is None:
-        trace = planned(sources, schema, sticky, made)
+        slugs = _read(sticky)
+        trace = planned(sources, schema, slugs, made)
         mine = _kept(trace, made)
         pages = {pid: row_of(page) for pid, page in trace.pages.items()}
-        return trace.pages, Keep(mine.dumps(settings), True, mine.token, pages)
+        keep = Keep(mine.dumps(settings), True, mine.token, pages)
+        keep.sticky = {pid: page.slug for pid, page in trace.pages.items()} == slugs
+        return trace.pages, keep
     trace, changed, gone, read, rows_before, dropped = done
     basis = kept.token
     mine = _kept_since(trace, made, kept, read, dropped)
@@ -110,6 +127,7 @@ def plan_kept(
     keep = Keep(
         b"", False, mine.token, pages, gone, same, basis, mine.dumps_since(settings), rows_before, dropped
     )
+    keep.sticky = isinstance(trace.pages, Pages) and trace.pages.sticky
     # a source deleted: no byte of it is left in state.db (privacy/forget.py), so not in the base
     if len(mine.since) > max(FEW, len(sources) // SINCE) or None in mine.since.values():
         keep.blob, keep.since = mine.dumps(settings), None
@@ -117,7 +135,7 @@ def plan_kept(
 
 
 def patched(
-    sources: list[SourceInfo], schema: Schema, sticky: dict[str, str], made: Memo, kept: Kept, rows: Rows
+    sources: list[SourceInfo], schema: Schema, sticky: Sticky, made: Memo, kept: Kept, rows: Rows
 ) -> tuple[Trace, dict[str, str], list[str], dict[str, SourceInfo], dict[str, bytes], list[str]] | None:
     """The last plan (`kept`, its pages `rows`) patched by what changed, with the pages it may
     have changed (and the slug each had, "" for a new one), those gone, the sources whose
@@ -160,7 +178,9 @@ def patched(
     run.other_notes(subset, pages, _shown({pid: pages[pid] for pid in shows if pid in pages} | own, mine))
     made.flush()
     # the pages kept undecoded where they can be: a title is asked only of a page without a sticky slug
-    pages.slugs = slugs_for(pages, sticky, pages.__getitem__)
+    slugs_were = before if rows.heads_are_slugs() else _read(sticky)  # the heads: not read twice
+    pages.slugs = slugs_for(pages, slugs_were, pages.__getitem__)
+    pages.sticky = pages.slugs == slugs_were
     for pid, page in pages.decoded.items():
         page.slug = pages.slugs[pid]
     pages.sources = sources
@@ -171,6 +191,10 @@ def patched(
     gone_pages = sorted(pid for pid in rows_before if pid not in slugs)  # every other page stays
     read = unsettled | {src.path: src for src in subset}  # a giver whose page stands: as kept
     return Trace(run, sources, structural, pages), redone, gone_pages, read, rows_before, gone
+
+
+def _read(sticky: Sticky) -> dict[str, str]:
+    return sticky() if callable(sticky) else sticky
 
 
 def _taken(

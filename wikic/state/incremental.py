@@ -172,6 +172,11 @@ class IncrementalTables(Tables):
         whether it has notes), read without the rows."""
         yield from self.db.execute("SELECT id, head FROM kept_heads")
 
+    def heads_are_slugs(self) -> bool:
+        """Whether the kept plan's heads are the sticky slugs (state/build.py's), page for page:
+        marked by the plan that found them so, let go by any change of either (schema.py)."""
+        return self.db.execute("SELECT 1 FROM kept WHERE name = 'heads=slugs'").fetchone() is not None
+
     def kept_rows(self, ids: Iterable[str]) -> dict[str, bytes]:
         """These pages of the kept plan, each as it kept it (those it has)."""
         wanted, found = list(ids), dict[str, bytes]()
@@ -188,10 +193,12 @@ class IncrementalTables(Tables):
         gone: Iterable[str],
         every: bool,
         since: bytes | None = None,
+        slugs: bool = False,
     ) -> None:
         """A plan kept: what it went by, and its pages new or changed (`every`: all of them).
         `since`: what changed since the base it went by ("plan+", beside "plan", which stays);
-        else `blob` is the new base."""
+        else `blob` is the new base. `slugs`: its pages' slugs are the sticky ones, each as it
+        read them (heads_are_slugs() from here on, until either changes)."""
         with self.transaction():
             if every:
                 self.db.execute("DELETE FROM kept_pages")
@@ -207,6 +214,10 @@ class IncrementalTables(Tables):
             else:
                 self.db.execute("INSERT OR REPLACE INTO kept VALUES ('plan+', ?)", (since,))
             self.db.execute("DELETE FROM kept WHERE name = 'plan?'")
+            if slugs:  # after the heads written: their triggers let the mark go
+                self.db.execute("INSERT OR REPLACE INTO kept VALUES ('heads=slugs', x'')")
+            else:
+                self.db.execute("DELETE FROM kept WHERE name = 'heads=slugs'")
 
     def planned_keys(self) -> dict[str, str]:
         """Each planned source's facts key: what a kept plan must have gone by (build/replan.py),
