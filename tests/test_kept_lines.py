@@ -20,13 +20,14 @@ from tests.test_merge import _source
 from tests.test_replan import EDITS, FAISS, SOLO, _full, _Project
 from wikic.build.candidates import source_names
 from wikic.build.keptlines import Lines, Named
-from wikic.build.keptplan import RowsOf
+from wikic.build.keptplan import Kept, RowsOf
 from wikic.build.merge import Packed, merge_for
 from wikic.build.plan import memo_for
-from wikic.build.replan import plan_kept
+from wikic.build.replan import plan_kept, settings_of
 from wikic.build.run import BuildOptions, build
 from wikic.hashing import text_hash
 from wikic.project import Project
+from wikic.state import State
 
 
 def test_lines_are_the_same_by_their_bytes_or_else_by_what_they_read_back_as() -> None:
@@ -87,7 +88,7 @@ def test_a_plan_patched_from_a_merge_made_anew_equals_the_full_plan(kind: str) -
 class _Marked(RowsOf):
     """Rows whose heads state.db marks as the sticky slugs."""
 
-    def heads_are_slugs(self) -> bool:
+    def heads_are_slugs(self, token: str) -> bool:
         return True
 
 
@@ -95,7 +96,11 @@ class _Marked(RowsOf):
 def test_a_patched_plan_says_whether_its_slugs_are_the_sticky_ones_it_took(kind: str) -> None:
     project = _Project(PROSE)
     project.plan(PLAN_NOTES)
-    heads = {pid: row[: row.index(b"\n")].decode() for pid, row in project.pages.items()}
+    assert project.kept is not None
+    kept = Kept.loads(project.kept, settings_of(PROSE), project.since)
+    assert kept is not None
+    heads = kept.heads
+    assert heads == {pid: row[: row.index(b"\n")].decode() for pid, row in project.pages.items()}
     notes = PLAN_EDITS[kind](PLAN_NOTES)
     memo = memo_for(PROSE, project.rows, None, project.merge, project.merge_since)
     rows = _Marked(project.pages)
@@ -104,7 +109,9 @@ def test_a_patched_plan_says_whether_its_slugs_are_the_sticky_ones_it_took(kind:
         project.infos(notes), PROSE, unread, memo, project.kept, rows, None, project.since
     )
     assert not keep.every and pages == _full(notes, PROSE)
-    assert keep.sticky == (kind == "a line's text")  # a page new or gone: the slugs table is not the heads
+    assert bool(keep.sticky) == (
+        kind == "a line's text"
+    )  # a page new or gone: the slugs table is not the heads
     assert {pid: page.slug for pid, page in pages.items()} == heads or kind != "a line's text"
 
 
@@ -144,16 +151,19 @@ def test_a_sticky_slug_changed_by_any_writer_is_read_by_the_next_plan(tmp_path: 
     assert _forced_equal(project, tmp_path)
 
 
-def test_a_kept_head_changed_by_any_writer_is_not_taken_for_the_sticky_slug(tmp_path: Path) -> None:
+def test_the_heads_stand_for_the_sticky_slugs_only_as_kept_by_the_plan_that_marked(
+    tmp_path: Path,
+) -> None:
     project = make_project(tmp_path / "p", NOTES)
     assert build(project, BuildOptions()).ok
     _edit(project, "before the model answers", "before the model writes its answer")
     assert build(project, BuildOptions()).ok
-    before = set(wiki_files(project))
-    assert "heads=slugs" in _kept(project)
-    _sql(project, "UPDATE kept_heads SET head = 'elsewhere' WHERE id = 'source:sources/rag.md'")
-    assert "heads=slugs" not in _kept(project)
+    with State.open(project.state_path) as state:
+        mark = state.kept("heads=slugs")
+        assert mark and state.heads_are_slugs(mark.decode()) and not state.heads_are_slugs("another plan")
+    before = wiki_files(project)
+    _sql(project, "DELETE FROM kept WHERE name = 'plan+'")  # the plan beside the base lost: the base's heads
     _edit(project, "before the model writes its answer", "before the model answers, as Bazel does")
     assert build(project, BuildOptions()).ok
-    assert set(wiki_files(project)) == before and "heads=slugs" in _kept(project)
+    assert set(wiki_files(project)) == set(before) and "heads=slugs" in _kept(project)
     assert _forced_equal(project, tmp_path)

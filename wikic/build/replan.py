@@ -76,7 +76,7 @@ class Keep:
     since: bytes | None = None
     before: dict[str, bytes] = field(default_factory=dict)  # the rows the last plan kept of `pages`
     dropped: list[str] | None = None  # the sources gone since the last plan (None: a full plan)
-    sticky: bool = False  # its pages' slugs are the sticky slugs it read, page for page
+    sticky: str = ""  # its token, where its pages' slugs are the sticky slugs it read, page for page
 
 
 def settings_of(schema: Schema) -> str:
@@ -116,20 +116,25 @@ def plan_kept(
         mine = _kept(trace, made)
         pages = {pid: row_of(page) for pid, page in trace.pages.items()}
         keep = Keep(mine.dumps(settings), True, mine.token, pages)
-        keep.sticky = {pid: page.slug for pid, page in trace.pages.items()} == slugs
+        keep.sticky = mine.token if mine.heads == slugs else ""
         return trace.pages, keep
     trace, changed, gone, read, rows_before, dropped = done
     basis = kept.token
     mine = _kept_since(trace, made, kept, read, dropped)
     pages = {pid: row_of(trace.pages[pid]) for pid in changed}
+    moved_heads = {
+        pid: trace.pages[pid].slug for pid in changed if trace.pages[pid].slug != mine.heads.get(pid)
+    }
+    mine.update_heads(moved_heads | dict.fromkeys(gone, None))
     moved = any(trace.pages[pid].slug != kept_slug for pid, kept_slug in changed.items() if kept_slug)
     same = set() if moved else {pid for pid in trace.pages if pid not in changed}
     keep = Keep(
         b"", False, mine.token, pages, gone, same, basis, mine.dumps_since(settings), rows_before, dropped
     )
-    keep.sticky = isinstance(trace.pages, Pages) and trace.pages.sticky
+    keep.sticky = mine.token if isinstance(trace.pages, Pages) and trace.pages.sticky else ""
     # a source deleted: no byte of it is left in state.db (privacy/forget.py), so not in the base
-    if len(mine.since) > max(FEW, len(sources) // SINCE) or None in mine.since.values():
+    most = max(FEW, len(sources) // SINCE)
+    if len(mine.since) > most or len(mine.heads_since) > most or None in mine.since.values():
         keep.blob, keep.since = mine.dumps(settings), None
     return trace.pages, keep
 
@@ -169,7 +174,7 @@ def patched(
     mine = paths | _moved(rows, topics, new, own)
     subset = [src for src in subset if src.path in mine]
     own = {pid: page for pid, page in own.items() if page.sources[0] in mine}
-    pages, before, rows_before = pages_of(rows, gone, mine, topics, own, new)
+    pages, before, rows_before = pages_of(kept.heads, rows, gone, mine, topics, own, new)
     for page in own.values():
         page.topics = [t for t in page.topics if t in pages]
     # their notes are on the pages of the topics they give to
@@ -178,7 +183,7 @@ def patched(
     run.other_notes(subset, pages, _shown({pid: pages[pid] for pid in shows if pid in pages} | own, mine))
     made.flush()
     # the pages kept undecoded where they can be: a title is asked only of a page without a sticky slug
-    slugs_were = before if rows.heads_are_slugs() else _read(sticky)  # the heads: not read twice
+    slugs_were = before if rows.heads_are_slugs(kept.token) else _read(sticky)  # not read twice
     pages.slugs = slugs_for(pages, slugs_were, pages.__getitem__)
     pages.sticky = pages.slugs == slugs_were
     for pid, page in pages.decoded.items():
@@ -357,6 +362,7 @@ def _kept(trace: Trace, made: Memo) -> Kept:
         secrets.token_hex(8),
     )
     kept.base = kept.token
+    kept.heads = {pid: page.slug for pid, page in trace.pages.items()}
     return kept
 
 

@@ -79,10 +79,10 @@ CREATE TRIGGER IF NOT EXISTS planned_update AFTER UPDATE ON planned
 CREATE TRIGGER IF NOT EXISTS planned_delete AFTER DELETE ON planned
     WHEN NOT EXISTS (SELECT 1 FROM kept WHERE name = 'plan?')
     BEGIN INSERT INTO kept VALUES ('plan?', x''); END;
--- Any change of the sticky slugs or of the kept plan's heads, by any writer, lets go the mark
--- that the two are the same (incremental.py's 'heads=slugs'), until a plan that finds them so
--- marks it again: an edit's plan takes the heads it reads anyway as the sticky slugs then, and
--- does not read 100,000 slugs twice.
+-- Any change of the sticky slugs, by any writer, lets go the mark that they are the kept plan's
+-- heads (incremental.py's 'heads=slugs', with that plan's token), until a plan that finds them
+-- so marks it again: an edit's plan takes the heads it reads anyway as the sticky slugs then,
+-- and does not read 100,000 slugs twice.
 CREATE TRIGGER IF NOT EXISTS slugs_insert AFTER INSERT ON slugs
     WHEN EXISTS (SELECT 1 FROM kept WHERE name = 'heads=slugs')
     BEGIN DELETE FROM kept WHERE name = 'heads=slugs'; END;
@@ -90,15 +90,6 @@ CREATE TRIGGER IF NOT EXISTS slugs_update AFTER UPDATE ON slugs
     WHEN EXISTS (SELECT 1 FROM kept WHERE name = 'heads=slugs')
     BEGIN DELETE FROM kept WHERE name = 'heads=slugs'; END;
 CREATE TRIGGER IF NOT EXISTS slugs_delete AFTER DELETE ON slugs
-    WHEN EXISTS (SELECT 1 FROM kept WHERE name = 'heads=slugs')
-    BEGIN DELETE FROM kept WHERE name = 'heads=slugs'; END;
-CREATE TRIGGER IF NOT EXISTS kept_heads_insert AFTER INSERT ON kept_heads
-    WHEN EXISTS (SELECT 1 FROM kept WHERE name = 'heads=slugs')
-    BEGIN DELETE FROM kept WHERE name = 'heads=slugs'; END;
-CREATE TRIGGER IF NOT EXISTS kept_heads_update AFTER UPDATE ON kept_heads
-    WHEN EXISTS (SELECT 1 FROM kept WHERE name = 'heads=slugs')
-    BEGIN DELETE FROM kept WHERE name = 'heads=slugs'; END;
-CREATE TRIGGER IF NOT EXISTS kept_heads_delete AFTER DELETE ON kept_heads
     WHEN EXISTS (SELECT 1 FROM kept WHERE name = 'heads=slugs')
     BEGIN DELETE FROM kept WHERE name = 'heads=slugs'; END;
 CREATE TABLE IF NOT EXISTS batches (
