@@ -167,3 +167,19 @@ def test_the_heads_stand_for_the_sticky_slugs_only_as_kept_by_the_plan_that_mark
     assert build(project, BuildOptions()).ok
     assert set(wiki_files(project)) == set(before) and "heads=slugs" in _kept(project)
     assert _forced_equal(project, tmp_path)
+
+
+def test_a_source_retitled_then_settled_takes_its_title_as_changed_since_the_base(tmp_path: Path) -> None:
+    """Its entry changed since the base (beside it): settled by the next edit, it takes its title
+    and line count from there, not from the base's columns, where pages that show it are made again."""
+    project = make_project(tmp_path / "p", NOTES)
+    assert build(project, BuildOptions()).ok
+    _edit(project, "# Retrieval-augmented generation", "# Retrieval pipelines\n\nA note on RAG.")
+    assert build(project, BuildOptions()).ok
+    assert "plan+" in _kept(project)  # beside the base
+    path = project.sources_dir / "vectors.md"
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("nearest-neighbour", "nearest"), encoding="utf-8"
+    )
+    assert build(project, BuildOptions()).ok
+    assert _forced_equal(project, tmp_path)

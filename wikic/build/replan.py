@@ -18,6 +18,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from wikic import __version__
 from wikic.build import merge, sourceplan
@@ -52,6 +53,7 @@ from wikic.build.sourceplan import Memo, SourceFacts
 from wikic.config import Schema
 from wikic.hashing import fingerprint
 
+Columns = tuple[dict[str, int], list[str], list[int], list[bool], Mapping[str, Any]]  # Kept.meta_columns()
 SHARE = 4  # more than one source in this many changed (and more than FEW): the full plan
 FEW = 16
 Sticky = dict[str, str] | Callable[[], dict[str, str]]  # the sticky slugs, or how to read them
@@ -209,31 +211,52 @@ def _taken(
     plan, settled.py: those take their title, line count and key as it kept them), those of
     them whose facts' key changed, and the sources themselves by path; and every source whose
     digest the model made (not a fallback), by path."""
-    facts: dict[str, SourceFacts] = {}
-    changed: list[SourceInfo] = []
-    unsettled: dict[str, SourceInfo] = {}
-    named: dict[str, SourceInfo] = {}
-    keys, meta, made_keys = kept.keys, kept.meta, made.keys  # a pass over 100,000 sources: kept tight
-    at, titles, counts, fallbacks, since = kept.meta_columns()
-    for src in sources:
+    taken = _Taken({}, [], {}, {})
+    cols = kept.meta_columns()
+    at, titles, counts, fallbacks, since = cols
+    rows, keys = (kept.columns.paths, kept.columns.cols[0]) if kept.columns is not None else ([], [])
+    if len(rows) == len(sources) and rows == [src.path for src in sources]:  # none came or went since base
+        made.keys.update(zip(rows, keys, strict=True))  # the base's: those changed since, below
+        named = taken.named  # a pass over 100,000 sources: kept tight
+        for src, path, title, count, fell in zip(sources, rows, titles, counts, fallbacks, strict=True):
+            if src.settled and path not in since:  # settled, as the base has it: its row's
+                src.title, src.count, src._fallback = title, count, fell
+                if not fell:
+                    named[path] = src
+            else:
+                taken.take(src, made, kept, cols)
+    else:
+        for src in sources:
+            taken.take(src, made, kept, cols)
+    return taken.facts, taken.changed, taken.unsettled, taken.named
+
+
+class _Taken(NamedTuple):
+    facts: dict[str, SourceFacts]
+    changed: list[SourceInfo]
+    unsettled: dict[str, SourceInfo]
+    named: dict[str, SourceInfo]
+
+    def take(self, src: SourceInfo, made: Memo, kept: Kept, cols: Columns) -> None:
+        """One source, as _taken() takes it (`cols`: Kept.meta_columns())."""
         path = src.path
-        key = keys.get(path)
+        key = kept.keys.get(path)
         if src.digest is None and key is not None:  # settled, as the last plan found it
-            made_keys[path] = key
+            made.keys[path] = key
+            at, titles, counts, fallbacks, since = cols
             i = at.get(path) if path not in since else None
             if i is None:
-                src.title, src.count, src._fallback, _ = meta[path]
+                src.title, src.count, src._fallback, _ = kept.meta[path]
             else:
                 src.title, src.count, src._fallback = titles[i], counts[i], fallbacks[i]
             if not src._fallback:
-                named[path] = src
-            continue
-        facts[path], unsettled[path] = made.facts(src), src
-        if made_keys[path] != key:
-            changed.append(src)
+                self.named[path] = src
+            return
+        self.facts[path], self.unsettled[path] = made.facts(src), src
+        if made.keys[path] != key:
+            self.changed.append(src)
         if not src.fallback:
-            named[path] = src
-    return facts, changed, unsettled, named
+            self.named[path] = src
 
 
 def _moved(rows: Rows, topics: set[str], new: dict[str, PagePlan], own: dict[str, PagePlan]) -> set[str]:
