@@ -16,7 +16,7 @@ from wikic.build.plan import PagePlan
 from wikic.build.sourceplan import Claim, SourceInfo
 from wikic.errors import StateError
 
-VERSION = 12  # bump whenever Kept or a kept page changes shape
+VERSION = 13  # bump whenever Kept or a kept page changes shape
 SINCE = 8  # more than one source in this many changed since the base (and more than replan.FEW): a new base
 
 Meta = tuple[str, int, bool, str]  # a source's title, line count, fallback flag, title's key

@@ -21,7 +21,7 @@ from wikic.build.phrases import _cohesive, _longest, distinct_uses, lines_of, so
 
 # Bump when the same packed names would merge differently (this module, candidates.py's and
 # phrases.py's decisions): a kept merge of another version is never patched.
-VERSION = 4
+VERSION = 5
 SINCE = 8  # more changed since the base than an eighth of the counted items (and than FEW): a new base
 FEW = 64
 COUNTED = ("sure", "maybe", "lower", "titles", "names", "used", "phrases")  # sections counted by source
