@@ -18,7 +18,6 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
 
 from wikic import __version__
 from wikic.build import merge, sourceplan
@@ -37,6 +36,7 @@ from wikic.build.keptplan import (
     pages_of,
     row_of,
 )
+from wikic.build.keptsources import Titles, retitled, taken, title_key_of
 from wikic.build.plan import (
     PagePlan,
     Run,
@@ -53,7 +53,6 @@ from wikic.build.sourceplan import Memo, SourceFacts
 from wikic.config import Schema
 from wikic.hashing import fingerprint
 
-Columns = tuple[dict[str, int], list[str], list[int], list[bool], Mapping[str, Any]]  # Kept.meta_columns()
 SHARE = 4  # more than one source in this many changed (and more than FEW): the full plan
 FEW = 16
 Sticky = dict[str, str] | Callable[[], dict[str, str]]  # the sticky slugs, or how to read them
@@ -148,7 +147,7 @@ def patched(
     have changed (and the slug each had, "" for a new one), those gone, the sources whose
     facts it took (read, or planned again), the rows the last plan kept of the pages planned
     again, and the sources gone since; None where it cannot be patched."""
-    facts, changed, unsettled, named_by_path = _taken(sources, made, kept)
+    facts, changed, unsettled, named_by_path = taken(sources, made, kept)
     gone = sorted(kept.keys.keys() - {src.path for src in sources})
     if len(changed) + len(gone) > max(FEW, len(sources) // SHARE):
         return None
@@ -171,7 +170,7 @@ def patched(
     own = run.source_pages(subset, facts)
     run.from_structure(subset, facts, structural, own, index.index(src.path for src in subset))
     run.pinned(subset, facts)
-    new = run.topic_pages(_Titles(kept, unsettled, gone), only=topics)
+    new = run.topic_pages(Titles(kept, unsettled, gone), only=topics)
     # of the givers, only those whose own pages these topics change are planned again
     mine = paths | _moved(rows, topics, new, own)
     subset = [src for src in subset if src.path in mine]
@@ -202,61 +201,6 @@ def patched(
 
 def _read(sticky: Sticky) -> dict[str, str]:
     return sticky() if callable(sticky) else sticky
-
-
-def _taken(
-    sources: list[SourceInfo], made: Memo, kept: Kept
-) -> tuple[dict[str, SourceFacts], list[SourceInfo], dict[str, SourceInfo], dict[str, SourceInfo]]:
-    """The facts of the sources this plan takes anew (every source not settled since the last
-    plan, settled.py: those take their title, line count and key as it kept them), those of
-    them whose facts' key changed, and the sources themselves by path; and every source whose
-    digest the model made (not a fallback), by path."""
-    taken = _Taken({}, [], {}, {})
-    cols = kept.meta_columns()
-    at, titles, counts, fallbacks, since = cols
-    rows, keys = (kept.columns.paths, kept.columns.cols[0]) if kept.columns is not None else ([], [])
-    if len(rows) == len(sources) and rows == [src.path for src in sources]:  # none came or went since base
-        made.keys.update(zip(rows, keys, strict=True))  # the base's: those changed since, below
-        named = taken.named  # a pass over 100,000 sources: kept tight
-        for src, path, title, count, fell in zip(sources, rows, titles, counts, fallbacks, strict=True):
-            if src.settled and path not in since:  # settled, as the base has it: its row's
-                src.title, src.count, src._fallback = title, count, fell
-                if not fell:
-                    named[path] = src
-            else:
-                taken.take(src, made, kept, cols)
-    else:
-        for src in sources:
-            taken.take(src, made, kept, cols)
-    return taken.facts, taken.changed, taken.unsettled, taken.named
-
-
-class _Taken(NamedTuple):
-    facts: dict[str, SourceFacts]
-    changed: list[SourceInfo]
-    unsettled: dict[str, SourceInfo]
-    named: dict[str, SourceInfo]
-
-    def take(self, src: SourceInfo, made: Memo, kept: Kept, cols: Columns) -> None:
-        """One source, as _taken() takes it (`cols`: Kept.meta_columns())."""
-        path = src.path
-        key = kept.keys.get(path)
-        if src.digest is None and key is not None:  # settled, as the last plan found it
-            made.keys[path] = key
-            at, titles, counts, fallbacks, since = cols
-            i = at.get(path) if path not in since else None
-            if i is None:
-                src.title, src.count, src._fallback, _ = kept.meta[path]
-            else:
-                src.title, src.count, src._fallback = titles[i], counts[i], fallbacks[i]
-            if not src._fallback:
-                self.named[path] = src
-            return
-        self.facts[path], self.unsettled[path] = made.facts(src), src
-        if made.keys[path] != key:
-            self.changed.append(src)
-        if not src.fallback:
-            self.named[path] = src
 
 
 def _moved(rows: Rows, topics: set[str], new: dict[str, PagePlan], own: dict[str, PagePlan]) -> set[str]:
@@ -318,51 +262,9 @@ def _touched(
         topics.update(clusters.find(structural[i].name) for i in index.of(src.path))
         topics.update(cid for cid, mentions in zip(clusters.pinned, f.mentions, strict=True) if mentions)
         topics.add(clusters.by_key.get(topic_key(src.title), ""))
-    topics |= _retitled([*changed], gone, kept)
+    topics |= retitled([*changed], gone, kept)
     topics.discard("")
     return topics, paths
-
-
-def _retitled(changed: list[SourceInfo], gone: list[str], kept: Kept) -> set[str]:
-    """The topics titled by a name that a changed source's title wrote, or no longer writes,
-    first among the sources (plan.titles: "Canon law", the article, not "The Canon Law")."""
-    keys = {topic_key(kept.meta[p][0]) for p in [*(s.path for s in changed), *gone] if p in kept.meta}
-    keys |= {topic_key(src.title) for src in changed}
-    if not keys:
-        return set()
-    return {pid.removeprefix("topic:") for pid, key in kept.title_keys.items() if key in keys}
-
-
-class _Titles(Mapping[str, str]):
-    """plan.titles(), with the keys of the titles the last plan had, for the few topics planned
-    again: each key asked finds the first source (by path) titled by it, from the kept titles
-    of the sources settled and the titles of the others, not from a pass sorting 100,000."""
-
-    def __init__(self, kept: Kept, unsettled: dict[str, SourceInfo], gone: list[str]) -> None:
-        self.kept, self.unsettled, self.gone = kept, unsettled, set(gone)
-        self.found: dict[str, str | None] = {}
-
-    def __getitem__(self, key: str) -> str:
-        if key not in self.found:
-            unsettled, gone = self.unsettled, self.gone
-            hits = [(path, src.title) for path, src in unsettled.items() if _title_key(src, self.kept) == key]
-            hits += self.kept.titled(key, unsettled.keys() | gone)
-            self.found[key] = min(hits)[1] if hits else None
-        title = self.found[key]
-        if title is None:
-            raise KeyError(key)
-        return title
-
-    def __iter__(self) -> Iterator[str]:
-        raise NotImplementedError("asked by key only")
-
-    def __len__(self) -> int:
-        raise NotImplementedError("asked by key only")
-
-
-def _title_key(src: SourceInfo, kept: Kept | None) -> str:
-    meta = kept.meta.get(src.path) if kept is not None else None
-    return meta[3] if meta is not None and meta[0] == src.title else topic_key(src.title)
 
 
 def _kept(trace: Trace, made: Memo) -> Kept:
@@ -398,7 +300,7 @@ def _kept_since(trace: Trace, made: Memo, kept: Kept, read: dict[str, SourceInfo
     for path, src in read.items():
         names = run.names[path] if path in run.names else kept.names[path]
         gives = sorted(run.gives.get(path, ())) if path in run.names else kept.gives.get(path, [])
-        entry = (made.keys[path], (src.title, src.count, src.fallback, _title_key(src, kept)), names, gives)
+        entry = (made.keys[path], (src.title, src.count, src.fallback, title_key_of(src, kept)), names, gives)
         if kept.entry(path) != entry:
             entries[path] = entry
     # the topic pages planned again take their titles' keys anew, the others keep theirs
