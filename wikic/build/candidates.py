@@ -49,7 +49,7 @@ DATED = re.compile(r"^(?:in|on|at|by|from|since|during|after|before|until)\s+\d"
 @dataclass
 class Candidate:
     name: str
-    lines: dict[str, list[int]] = field(default_factory=dict)  # source path -> line numbers naming it
+    lines: Mapping[str, list[int]] = field(default_factory=dict)  # source path -> line numbers naming it
     kind: str = "entity"  # the page type it asks for: "entity" (a name), "concept" (a term, phrases.py)
 
 

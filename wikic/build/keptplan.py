@@ -1,7 +1,7 @@
 """What a plan keeps for the next to patch (replan.py): what it went by (Kept: a base blob and,
-beside it, what changed since), and its pages, each as a row that starts with its slug (its
-head, kept apart too) so that a patched plan reads the slug of every page and the rows of only
-those it asks for (Pages).
+beside it, what changed since), with every page's slug (its head), and its pages, each as a row
+that starts with its slug, so that a patched plan reads the slug of every page and the rows of
+only those it asks for (Pages).
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, Va
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from wikic.build.keptlines import Lines, as_lines
 from wikic.build.plan import PagePlan
 from wikic.build.sourceplan import Claim, SourceInfo
 from wikic.errors import StateError
 
-VERSION = 9  # bump whenever Kept or a kept page changes shape
+VERSION = 13  # bump whenever Kept or a kept page changes shape
 SINCE = 8  # more than one source in this many changed since the base (and more than replan.FEW): a new base
 
 Meta = tuple[str, int, bool, str]  # a source's title, line count, fallback flag, title's key
@@ -28,9 +29,13 @@ class Columns:
     name list joined into one string. At 100,000 sources that decodes in a fifth of the time
     the same entries take as dicts of tuples and lists (0.09 s against 0.36 s)."""
 
-    def __init__(self, paths: list[str], cols: list[list[Any]]) -> None:
+    def __init__(
+        self, paths: list[str], cols: list[list[Any]], givers: dict[str, bytes] | None = None
+    ) -> None:
         self.paths, self.cols = paths, cols
         self._at: dict[str, int] | None = None
+        # topic -> the rows of the sources giving to it (a marshalled list, read where asked for)
+        self.givers = givers if givers is not None else _givers(cols[6])
 
     @classmethod
     def of(
@@ -88,6 +93,14 @@ class Field(Mapping[str, Any]):
         self.over[path] = value
 
 
+def _givers(gives: list[str | list[str]]) -> dict[str, bytes]:
+    rows: dict[str, list[int]] = {}
+    for i, joined in enumerate(gives):
+        for topic in _split(joined):
+            rows.setdefault(topic, []).append(i)
+    return {topic: marshal.dumps(at) for topic, at in rows.items()}
+
+
 def _meta(c: Columns, i: int) -> Meta:
     return (c.cols[1][i], c.cols[2][i], c.cols[3][i], c.cols[4][i])
 
@@ -116,7 +129,7 @@ class Kept:
     names: Mapping[str, list[str]]  # source path -> its digest's topic names, in order
     gives: Mapping[str, list[str]]  # source path -> the topics it gives names or notes to
     by_key: list[tuple[str, str]]  # the clusters' keys, in the order they were made, and their ids
-    structural: list[tuple[str, str, dict[str, list[int]]]]  # names from structure: name, kind, lines
+    structural: list[tuple[str, str, Mapping[str, list[int]]]]  # names from structure: name, kind, lines
     title_keys: dict[str, str]  # topic page id -> the key of the name it is titled by
     firsts: dict[str, str]  # a digest name's key -> the first source (by path) to give it
     sourced: int  # how many of by_key the digests gave (after the pinned, before those from structure)
@@ -125,44 +138,52 @@ class Kept:
     base: str = ""  # the token of the base blob
     moved: bool = False  # the names from structure are not the base's: kept beside it too
     columns: Columns | None = None  # the base's, where read back from it
+    heads: dict[str, str] = field(default_factory=dict)  # page id -> its slug (its row's head), by id
+    heads_since: dict[str, str | None] = field(default_factory=dict)  # changed since the base (None: gone)
 
-    def _shared(self, structural: Any) -> list[Any]:
-        return [self.by_key, structural, self.title_keys, self.firsts, self.sourced, self.token]
+    def _shared(self, structural: list[tuple[str, str, Mapping[str, list[int]]]] | None) -> list[Any]:
+        # the lines as the merge marshalled them (Lines): read back undecoded, equal to its by their bytes
+        packed = None if structural is None else [(n, k, as_lines(at).packed) for n, k, at in structural]
+        return [self.by_key, packed, self.title_keys, self.firsts, self.sourced, self.token]
 
     def dumps(self, settings: str) -> bytes:
         """The base blob: every source's entry."""
         cols = Columns.of(self.keys, self.meta, self.names, self.gives)
-        return marshal.dumps([VERSION, settings, cols.paths, cols.cols, *self._shared(self.structural)])
+        heads = sorted(self.heads.items())  # as two lists: 100,000 pairs decode in a tenth of a dict's time
+        ids, slugs = [pid for pid, _ in heads], [slug for _, slug in heads]
+        shared = self._shared(self.structural)
+        return marshal.dumps([VERSION, settings, cols.paths, cols.cols, *shared, ids, slugs, cols.givers])
 
     def dumps_since(self, settings: str) -> bytes:
         """The blob beside the base: the entries changed since it, and what every source shares
         (the names from structure, 4 MB at 100,000 sources, only where they moved since)."""
         shared = self._shared(self.structural if self.moved else None)
-        return marshal.dumps([VERSION, settings, self.base, self.since, *shared])
+        return marshal.dumps([VERSION, settings, self.base, self.since, *shared, self.heads_since])
 
     @classmethod
     def loads(cls, blob: bytes, settings: str, since: bytes | None = None) -> Kept | None:
         """The base blob, patched by the one beside it (None where either is not as kept)."""
-        parts = _parts(blob, settings, 10)
+        parts = _parts(blob, settings, 13)
         if parts is None:
             return None
-        cols = Columns(parts[2], parts[3])
+        cols = Columns(parts[2], parts[3], parts[12])
         keys = dict(zip(cols.paths, cols.cols[0], strict=True))
         names = Field(cols, lambda c, i: _split(c.cols[5][i]))
         gives = Field(cols, lambda c, i: _split(c.cols[6][i]))
-        by_key, structural, title_keys, firsts, sourced, token = parts[4:]
-        shared = (by_key, structural, title_keys, firsts, sourced, token)
+        by_key, structural, title_keys, firsts, sourced, token = parts[4:10]
+        shared = (by_key, _structural(structural), title_keys, firsts, sourced, token)
         kept = cls(keys, Field(cols, _meta), names, gives, *shared)
-        kept.columns = cols
+        kept.columns, kept.heads = cols, dict(zip(parts[10], parts[11], strict=True))
         kept.base = kept.token
         if since:
-            more = _parts(since, settings, 10)
+            more = _parts(since, settings, 11)
             if more is None or more[2] != kept.base:
                 return None
             kept.update(more[3])
-            kept.by_key, structural, kept.title_keys, kept.firsts, kept.sourced, kept.token = more[4:]
+            kept.by_key, structural, kept.title_keys, kept.firsts, kept.sourced, kept.token = more[4:10]
             if structural is not None:
-                kept.structural, kept.moved = structural, True
+                kept.structural, kept.moved = _structural(structural), True
+            kept.update_heads(more[10])
         return kept
 
     def entry(self, path: str) -> Entry | None:
@@ -181,6 +202,16 @@ class Kept:
             for table, value in zip((self.meta, self.names, self.gives), values, strict=True):
                 _put(table, path, value)
         self.since |= entries
+
+    def update_heads(self, heads: dict[str, str | None]) -> None:
+        """These pages' slugs are new or changed (None: the page gone), and remembered as changed
+        since the base."""
+        for pid, slug in heads.items():
+            if slug is None:
+                self.heads.pop(pid, None)
+            else:
+                self.heads[pid] = slug
+        self.heads_since |= heads
 
     def meta_columns(self) -> tuple[dict[str, int], list[str], list[int], list[bool], Mapping[str, Any]]:
         """The sources' rows in the base's columns, and their titles, line counts and fallback
@@ -209,10 +240,13 @@ class Kept:
         if self.columns is None or not isinstance(self.gives, Field):
             return {path for path, gives in self.gives.items() if not topics.isdisjoint(gives)}
         c, over = self.columns, self.gives.over
-        joined = zip(c.paths, c.cols[6], strict=True)
-        found = {p for p, gives in joined if gives and not topics.isdisjoint(_split(gives))}
-        found -= over.keys()
+        rows = {i for topic in topics if topic in c.givers for i in marshal.loads(c.givers[topic])}
+        found = {c.paths[i] for i in rows} - over.keys()
         return found | {p for p, gives in over.items() if gives is not None and not topics.isdisjoint(gives)}
+
+
+def _structural(packed: list[tuple[str, str, bytes]]) -> list[tuple[str, str, Mapping[str, list[int]]]]:
+    return [(name, kind, Lines(lines)) for name, kind, lines in packed]
 
 
 def _put(table: Mapping[str, Any], path: str, value: Any) -> None:
@@ -239,12 +273,12 @@ class Unreadable(Exception):
 
 
 class Rows(Protocol):
-    """The kept plan's pages as state.db has them: each one's head (its slug: row_of) without
-    the rows, and the rows of those asked for."""
-
-    def kept_heads(self) -> Iterable[tuple[str, str]]: ...
+    """The kept plan's pages as state.db has them: the rows of those asked for, and whether the
+    heads of the plan kept (its `token`) are the sticky slugs."""
 
     def kept_rows(self, ids: Iterable[str]) -> dict[str, bytes]: ...
+
+    def heads_are_slugs(self, token: str) -> bool: ...
 
 
 class RowsOf:
@@ -253,15 +287,15 @@ class RowsOf:
     def __init__(self, rows: dict[str, bytes]) -> None:
         self.rows = rows
 
-    def kept_heads(self) -> Iterator[tuple[str, str]]:
-        for pid, row in self.rows.items():
-            yield pid, row[: row.find(b"\n")].decode("utf-8", "replace") if b"\n" in row else ""
-
     def kept_rows(self, ids: Iterable[str]) -> dict[str, bytes]:
         return {pid: self.rows[pid] for pid in ids if pid in self.rows}
 
+    def heads_are_slugs(self, token: str) -> bool:
+        return False  # the sticky slugs given
+
 
 def pages_of(
+    before: dict[str, str],
     rows: Rows,
     gone: list[str],
     replanned: set[str],
@@ -272,8 +306,8 @@ def pages_of(
     """Every page, in the full plan's order (source pages, then topic pages, each by id): those
     the edit leaves as the last plan made them (read and decoded when asked for), and those
     planned again; the slug of every page the last plan kept; and its rows of those planned
-    again (build/quick.py compares). `gone`: the sources deleted since."""
-    before = dict(rows.kept_heads())  # by id: "source:" ones first, as the plan orders them
+    again (build/quick.py compares). `before`: the kept heads (Kept.heads); `gone`: the sources
+    deleted since. A row read that does not start with its page's head does not read (Unreadable)."""
     heads = before.values()
     joined = "\t".join(heads)  # as many tabs as heads between them, where none holds one
     if "" in heads or not joined.isascii() or joined.count("\t") != max(len(before) - 1, 0):
@@ -283,6 +317,9 @@ def pages_of(
     rows_before = rows.kept_rows(redone)
     if len(rows_before) != len(redone):
         raise Unreadable(next(pid for pid in redone if pid not in rows_before))
+    for pid, row in rows_before.items():
+        if not row.startswith(f"{before[pid]}\n".encode()):
+            raise Unreadable(pid)
     ids = [pid for pid in before if pid not in again]
     unread = set(ids)
     ids += [pid for pid in [*own, *new] if pid not in unread]
@@ -298,6 +335,7 @@ class Pages(Mapping[str, PagePlan]):
     def __init__(self, ids: list[str], made: dict[str, PagePlan], unread: set[str], rows: Rows) -> None:
         self.ids, self.decoded, self.unread, self.rows = ids, made, unread, rows
         self.slugs: dict[str, str] = {}
+        self.sticky = False  # `slugs` are the sticky slugs it went by, page for page (Rows.heads_are_slugs)
         self.sources: list[SourceInfo] = []  # the plan's: their titles are their pages' (title())
         self._titles: dict[str, str] = {}
 

@@ -16,18 +16,17 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from wikic.build.candidates import MIN_SOURCES, SECTIONS, Candidate, _inside, source_names, unpack
+from wikic.build.keptlines import LINES, Lines, Where, packed_lines
 from wikic.build.phrases import _cohesive, _longest, distinct_uses, lines_of, source_terms, unjoin
 
 # Bump when the same packed names would merge differently (this module, candidates.py's and
 # phrases.py's decisions): a kept merge of another version is never patched.
-VERSION = 3
+VERSION = 5
 SINCE = 8  # more changed since the base than an eighth of the counted items (and than FEW): a new base
 FEW = 64
 COUNTED = ("sure", "maybe", "lower", "titles", "names", "used", "phrases")  # sections counted by source
-LINES = {"names": "name_lines", "phrases": "phrase_lines"}  # the picked keys' lines, by kind
 EMPTY = dict.fromkeys(SECTIONS, "")  # a source without names (terms() reads no names)
 
-Where = dict[str, list[int]]  # source path -> line numbers, in the sources' order
 # an entry of the kept merge: (field, key, key within), or (field, key, None) for a field of one level
 At = tuple[str, str, "str | None"]
 
@@ -41,7 +40,8 @@ class Merge:
         # marked key -> source path -> form written; a kept merge's as marshalled bytes until asked
         self.marks: dict[str, dict[str, str] | bytes] = {}
         self.first: dict[str, str] = {}  # marked key -> the form of the first source marking it
-        self.where: dict[str, dict[str, Where]] = {kind: {} for kind in LINES}
+        # kind -> picked key -> its lines: a dict while a patch changes them, else as Lines
+        self.where: dict[str, dict[str, Where | Lines]] = {kind: {} for kind in LINES}
         self.uses: dict[str, dict[str, bool]] = {kind: {} for kind in LINES}  # distinct_uses verdicts
         self.inside: dict[str, tuple[list[str], bool]] = {}  # a word -> (longer names, inside one)
         self.dirty: set[tuple[str, str]] = set()  # (kind, key) whose lines changed: verdicts stale
@@ -52,6 +52,7 @@ class Merge:
         self.token = ""  # the kept base's (dumps)
         self.since: dict[At, Any] = {}  # the entries changed since the base, as kept (None: gone)
         self.touched: set[At] = set()  # the entries a patch may have changed
+        self.keyed: list[tuple[str, str]] = []  # the last candidates' (kind, key), in their order
 
     def add(self, path: str, parts: Mapping[str, str]) -> None:
         self._count(parts, 1)
@@ -65,9 +66,8 @@ class Merge:
                 self.remarked.add(key)
                 self.touched.add(("marks", key, None))
         for kind, lines in LINES.items():
-            where = self.where[kind]
-            for key, numbers in lines_of(unjoin(parts[kind]), parts[lines], set(where)).items():
-                where[key][path] = numbers
+            for key, numbers in lines_of(unjoin(parts[kind]), parts[lines], set(self.where[kind])).items():
+                self._mutable(kind, key)[path] = numbers
                 self.dirty.add((kind, key))
                 self.touched.add(("where", kind, key))
 
@@ -86,7 +86,7 @@ class Merge:
         for kind in LINES:
             where = self.where[kind]
             for key in unjoin(parts[kind]):
-                if key in where and where[key].pop(path, None) is not None:
+                if key in where and self._mutable(kind, key).pop(path, None) is not None:
                     self.dirty.add((kind, key))
                     self.touched.add(("where", kind, key))
 
@@ -115,25 +115,44 @@ class Merge:
         sure = self._sure()
         picked = {name for name in sure if self.counts["names"].get(name, 0) >= min_sources}
         where = self._lines("names", picked, parts, rank)
-        found = [Candidate(n, dict(where[n])) for n in sorted(picked) if self._uses("names", n, sources)]
+        found = [Candidate(n, where[n]) for n in sorted(picked) if self._uses("names", n, sources)]
         longer = [c.name for c in found if " " in c.name]
         found = [c for c in found if " " in c.name or not self._inside(c, longer, sources)]
         folded = {name.casefold() for name in sure}  # a heading "Evan Martin" is the name, not a term
-        terms = self.terms(sources, parts, rank).items()
+        named = self._terms(sources, parts, rank).items()
+        terms = [(t, *at) for t, at in named if t.casefold() not in folded]
         self.settle()
-        return found + [Candidate(t, at, "concept") for t, at in terms if t.casefold() not in folded]
+        self.keyed = [("names", c.name) for c in found] + [("phrases", phrase) for _, phrase, _ in terms]
+        return found + [Candidate(t, at, "concept") for t, _, at in terms]
 
     def terms(
         self, sources: Mapping[str, list[str]], parts: Mapping[str, Mapping[str, str]], rank: dict[str, int]
-    ) -> dict[str, Where]:
+    ) -> dict[str, Lines]:
         """What phrases.py's terms are: by the name some source marks them with, else as written."""
+        return {name: at for name, (_, at) in self._terms(sources, parts, rank).items()}
+
+    def _terms(
+        self, sources: Mapping[str, list[str]], parts: Mapping[str, Mapping[str, str]], rank: dict[str, int]
+    ) -> dict[str, tuple[str, Lines]]:
+        """terms(), each with its key (the phrase as counted)."""
         where = self._lines("phrases", self._picked_phrases(), parts, rank)
         picked = set(where)
-        found = {p: dict(where[p]) for p in sorted(picked) if self._uses("phrases", p, sources)}
-        named: dict[str, Where] = {}
+        found = {p: where[p] for p in sorted(picked) if self._uses("phrases", p, sources)}
+        named: dict[str, tuple[str, Lines]] = {}
         for phrase, at in _longest(found).items():
-            named[self._first_form(phrase, rank) or phrase[0].upper() + phrase[1:]] = at
+            named[self._first_form(phrase, rank) or phrase[0].upper() + phrase[1:]] = (phrase, at)
         return named
+
+    def _mutable(self, kind: str, key: str) -> Where:
+        """The key's lines, to be changed: a kept one's decoded into a dict of its own."""
+        lines = self.where[kind][key]
+        if isinstance(lines, Lines):
+            lines = self.where[kind][key] = dict(lines.where)
+        return lines
+
+    def _read(self, kind: str, key: str) -> Where:
+        lines = self.where[kind][key]
+        return lines.where if isinstance(lines, Lines) else lines
 
     def _marked(self, key: str) -> dict[str, str] | None:
         """Who marks the key and how, decoded when first asked for (a kept merge holds each
@@ -192,9 +211,10 @@ class Merge:
 
     def _lines(
         self, kind: str, picked: set[str], parts: Mapping[str, Mapping[str, str]], rank: dict[str, int]
-    ) -> dict[str, Where]:
+    ) -> dict[str, Lines]:
         """The lines of every picked key, those of a key newly picked from every source's
-        packed names; the keys no longer picked are let go, with their verdicts."""
+        packed names; the keys no longer picked are let go, with their verdicts. Each as Lines:
+        those a patch did not change stay marshalled (an edit reads few of 8 MB at 100,000)."""
         where, uses = self.where[kind], self.uses[kind]
         for key in set(where) - picked:
             del where[key]
@@ -207,17 +227,21 @@ class Merge:
                 self.dirty.add((kind, key))
             for path, source in parts.items():
                 for key, numbers in lines_of(unjoin(source[kind]), source[LINES[kind]], missing).items():
-                    where[key][path] = numbers
+                    self._mutable(kind, key)[path] = numbers
         for k, key in self.dirty:
             if k == kind and key in where:  # a source added again goes last: back in sources' order
                 where[key] = dict(sorted(where[key].items(), key=lambda kv: rank[kv[0]]))
                 self.touched.add(("where", kind, key))
-        return where
+        found: dict[str, Lines] = {}
+        for key, lines in list(where.items()):
+            found[key] = lines if isinstance(lines, Lines) else Lines.of(lines)
+            where[key] = found[key]  # one marshalled form, shared with the plan that keeps it (Kept)
+        return found
 
     def _uses(self, kind: str, key: str, sources: Mapping[str, list[str]]) -> bool:
         uses = self.uses[kind]
         if key not in uses or (kind, key) in self.dirty:
-            uses[key] = distinct_uses(key, self.where[kind][key], sources)
+            uses[key] = distinct_uses(key, self._read(kind, key), sources)
             self.touched.add(("uses", kind, key))
         return uses[key]
 
@@ -227,7 +251,8 @@ class Merge:
         holding = [name for name in longer if word.name in name.split()]
         kept = self.inside.get(word.name)
         if kept is None or kept[0] != holding or ("names", word.name) in self.dirty:
-            kept = (holding, any(_inside(word.name, o, word.lines, sources) for o in holding))
+            lines = self._read("names", word.name)
+            kept = (holding, any(_inside(word.name, o, lines, sources) for o in holding))
             self.inside[word.name] = kept
             self.touched.add(("inside", word.name, None))
         return kept[1]
@@ -244,7 +269,8 @@ class Merge:
         """The whole merge, as a new base."""
         self.token, self.since, self.touched = secrets.token_hex(8), {}, set()
         marks = {key: v if isinstance(v, bytes) else marshal.dumps(v) for key, v in self.marks.items()}
-        kept = [VERSION, self.token, self.keys, self.counts, marks, self.where, self.uses, self.inside]
+        where = {kind: {key: packed_lines(v) for key, v in at.items()} for kind, at in self.where.items()}
+        kept = [VERSION, self.token, self.keys, self.counts, marks, where, self.uses, self.inside]
         return marshal.dumps([*kept, self.first])
 
     def _fields(self) -> dict[str, Any]:
@@ -263,7 +289,8 @@ class Merge:
                 self.since[at] = self._marked(at[1])
                 continue
             table = fields[at[0]] if at[2] is None else fields[at[0]].get(at[1], {})
-            self.since[at] = table.get(at[1] if at[2] is None else at[2])
+            value = table.get(at[1] if at[2] is None else at[2])
+            self.since[at] = packed_lines(value) if at[0] == "where" and value is not None else value
         self.touched = set()
         gone = any(at[0] == "keys" and value is None for at, value in self.since.items())
         if gone or len(self.since) > max(FEW, sum(map(len, self.counts.values())) // SINCE):
@@ -278,7 +305,8 @@ class Merge:
         if state is None or (since and (more is None or more[1] != state[1])):
             return None
         merge = cls()
-        _, merge.token, merge.keys, merge.counts, merge.marks, merge.where, merge.uses, *rest = state
+        _, merge.token, merge.keys, merge.counts, merge.marks, where, merge.uses, *rest = state
+        merge.where = {kind: {key: Lines(b) for key, b in table.items()} for kind, table in where.items()}
         merge.inside, merge.first = rest
         merge.since, fields = more[2] if more else {}, merge._fields()
         for (name, key, within), value in merge.since.items():
@@ -288,7 +316,7 @@ class Merge:
             if value is None:
                 table.pop(key, None)
             else:
-                table[key] = value
+                table[key] = Lines(value) if name == "where" else value
         return merge
 
 
@@ -369,7 +397,7 @@ def candidates(
 
 def terms(
     sources: Mapping[str, list[str]], facts: Mapping[str, Mapping[str, str]] | None = None
-) -> dict[str, Where]:
+) -> dict[str, Lines]:
     """The terms of a set of sources (path -> lines), each with the lines, per source, that
     write it; named as some source marks it ("Early cutoff"), else as written ("Rock band").
     `facts`: each source's phrases.source_terms(), where already known."""

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import TypeVar
 
 from wikic.wiki.overlap import STOP
+
+W = TypeVar("W", bound=Mapping[str, list[int]])  # a term's lines by source (merge.py keeps them packed)
 
 MIN_SOURCES = 2
 COHESION = 0.5  # sources writing the phrase / sources writing its most used word, at least
@@ -198,7 +201,7 @@ def _cohesive(phrase: str, used: int, words: Mapping[str, int]) -> bool:
     return used >= COHESION * max(words.get(w, 0) for w in parts)
 
 
-def _longest(found: dict[str, dict[str, list[int]]]) -> dict[str, dict[str, list[int]]]:
+def _longest(found: dict[str, W]) -> dict[str, W]:
     """Of "stable representative democracy" and "representative democracy", written in the
     same sources, the longer: the shorter is only ever a piece of it there."""
     inside: set[str] = set()

@@ -247,8 +247,9 @@ class _Build:
         memo = memo_for(
             self.schema, {} if self.opts.force else state.planned(), save, kept(KEPT[0]), kept(KEPT[1])
         )
+        # the sticky slugs (state.slugs) read only where the kept plan's heads are not known to be them
         pages, keep = plan_kept(
-            infos, self.schema, state.slugs(), memo, kept(KEPT[2]), state, None, kept(KEPT[3])
+            infos, self.schema, state.slugs, memo, kept(KEPT[2]), state, None, kept(KEPT[3])
         )
         if save is not None:
             # a patched plan knows the sources gone since the last; a row of no source left
@@ -259,7 +260,7 @@ class _Build:
                 self.state.drop_planned(memo.gone(i.path for i in infos))
             if memo.merge is not None:
                 self.state.keep("merge", *memo.merge.kept())
-            self.state.keep_plan(keep.blob, keep.pages, keep.gone, keep.every, keep.since)
+            self.state.keep_plan(keep.blob, keep.pages, keep.gone, keep.every, keep.since, keep.sticky)
         self.kept_plan = keep
         return pages
 

@@ -173,27 +173,29 @@ class Run:
         facts: dict[str, SourceFacts],
         structural: list[Candidate],
         pages: dict[str, PagePlan],
+        named: Mapping[int, list[tuple[str, list[int]]]] | None = None,
     ) -> None:
         """Names and terms two or more sources mention (merge.py) join the topics, as new pages or
         as more notes for the pages the model found, from the sources whose digest did not name
         them (where it did, its lines stand: a source's notes do not depend on the other
-        sources). Of the sources named, those with a page in `pages`."""
+        sources). Of the sources named, those with a page in `pages`. `named`: each candidate (by
+        position) with these sources naming it and their lines, where known (keptlines.Named:
+        a patched plan's few sources, without every name's lines decoded)."""
         clusters, found, types = self.clusters, self.found, self.schema.type_names()
         by_path = {src.path: src for src in sources}
         fed = {(c.source, cid) for cid, notes in found.claims.items() for c in notes}
         for f in facts.values():
             f.structure = ""  # merged: not held through the rest of the plan (170 MB at 100,000 sources)
         wanted: dict[str, list[tuple[str, str, list[int]]]] = defaultdict(list)  # by source, in order
-        for cand in structural:
+        for i, cand in enumerate(structural):
             cid = clusters.find(cand.name)
             if cid not in found.names:
                 found.types[cid][cand.kind if cand.kind in types else types[0]] += 1
             found.names[cid][cand.name] += 0
-            # a patched plan's few sources, not every source naming it (100,000 lines)
-            paths = cand.lines.keys() & by_path.keys() if len(by_path) < len(cand.lines) else cand.lines
-            for path in sorted(paths):
+            lines = named.get(i, []) if named is not None else sorted(cand.lines.items())
+            for path, numbers in lines:
                 if (path, cid) not in fed and path in by_path:
-                    wanted[path].append((cand.name, cid, cand.lines[path]))
+                    wanted[path].append((cand.name, cid, numbers))
                     _feeds(pages[f"source:{path}"], cid)
                     self.gives[path].add(cid)
         for path, items in wanted.items():  # the order of a topic's notes is the plan's (_pick_claims)
@@ -371,6 +373,9 @@ class _Lines(Mapping[str, list[str]]):
     def __len__(self) -> int:
         return len(self.sources)
 
+    def __contains__(self, path: object) -> bool:
+        return path in self.sources  # its lines not read to tell
+
 
 def _assign_slugs(pages: dict[str, PagePlan], sticky: dict[str, str]) -> None:
     """Slugs from titles; topic pages first, so a source titled like a topic gets `-source`."""
@@ -383,23 +388,22 @@ def slugs_for(ids: Iterable[str], sticky: dict[str, str], page: Callable[[str], 
     its title (`page`: asked only of those), topic pages first, so that a source titled like a
     topic gets `-source`."""
     ordered = sorted(ids)
-    if all(sticky.get(pid) for pid in ordered):  # an edit's plan: no page without one, most likely
-        slugs = {pid: sticky[pid] for pid in ordered}
-        if len(set(slugs.values())) == len(slugs):  # none taken by a page before it: each keeps its own
-            return slugs
-    taken: set[str] = set()
-    slugs = {}
-    for pid in ordered:
-        slug = sticky.get(pid)
-        if slug and slug not in taken:
-            slugs[pid] = slug
-            taken.add(slug)
-    for pid in sorted(ordered, key=lambda pid: (pid.startswith("source:"), pid)):
-        if pid not in slugs:
-            plan = page(pid)
-            wanted = slugify(plan.title)
-            if plan.type == "source" and wanted in taken:
-                wanted = slugify(f"{plan.title} source")
-            slugs[pid] = unique_slug(wanted, taken)
-            taken.add(slugs[pid])
+    slugs = {pid: slug for pid in ordered if (slug := sticky.get(pid))}
+    taken = set(slugs.values())
+    if len(taken) != len(slugs):  # a slug sticky to two pages: the first (by id) keeps it
+        taken, slugs = set(), {}
+        for pid in ordered:
+            slug = sticky.get(pid)
+            if slug and slug not in taken:
+                slugs[pid] = slug
+                taken.add(slug)
+    # else none taken by a page before it: each keeps its own (an edit's plan: every page, most likely)
+    unslugged = [pid for pid in ordered if pid not in slugs]
+    for pid in sorted(unslugged, key=lambda pid: (pid.startswith("source:"), pid)):
+        plan = page(pid)
+        wanted = slugify(plan.title)
+        if plan.type == "source" and wanted in taken:
+            wanted = slugify(f"{plan.title} source")
+        slugs[pid] = unique_slug(wanted, taken)
+        taken.add(slugs[pid])
     return slugs

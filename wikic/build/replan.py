@@ -24,7 +24,20 @@ from wikic import __version__
 from wikic.build import merge, sourceplan
 from wikic.build.candidates import Candidate
 from wikic.build.keptclusters import first_givers, kept_clusters
-from wikic.build.keptplan import SINCE, VERSION, Entry, Kept, Rows, Unreadable, claims_of, pages_of, row_of
+from wikic.build.keptlines import Named
+from wikic.build.keptplan import (
+    SINCE,
+    VERSION,
+    Entry,
+    Kept,
+    Pages,
+    Rows,
+    Unreadable,
+    claims_of,
+    pages_of,
+    row_of,
+)
+from wikic.build.keptsources import Titles, retitled, taken, title_key_of
 from wikic.build.plan import (
     PagePlan,
     Run,
@@ -45,6 +58,7 @@ if TYPE_CHECKING:
 
 SHARE = 4  # more than one source in this many changed (and more than FEW): the full plan
 FEW = 16
+Sticky = dict[str, str] | Callable[[], dict[str, str]]  # the sticky slugs, or how to read them
 
 
 @dataclass
@@ -66,6 +80,7 @@ class Keep:
     since: bytes | None = None
     before: dict[str, bytes] = field(default_factory=dict)  # the rows the last plan kept of `pages`
     dropped: list[str] | None = None  # the sources gone since the last plan (None: a full plan)
+    sticky: str = ""  # its token, where its pages' slugs are the sticky slugs it read, page for page
 
 
 def settings_of(schema: Schema) -> str:
@@ -77,7 +92,7 @@ def settings_of(schema: Schema) -> str:
 def plan_kept(
     sources: list[SourceInfo],
     schema: Schema,
-    sticky: dict[str, str],
+    sticky: Sticky,
     made: Memo,
     blob: bytes | None,
     rows: Rows,
@@ -88,7 +103,8 @@ def plan_kept(
     it; its pages `rows`) where it can be, and what to keep of it for the next. `planned_keys`:
     the facts keys the planned rows hold, which must be those the kept plan went by (a plan of
     another wikic in between, which changes the rows without letting the kept plan go: the
-    full plan); None where the rows say so themselves (state.db's triggers on them)."""
+    full plan); None where the rows say so themselves (state.db's triggers on them). `sticky`:
+    read only where the kept heads are not known to be them (Rows.heads_are_slugs)."""
     settings = settings_of(schema)
     kept = Kept.loads(blob, settings, since) if blob else None
     blob = since = None  # 50 MB at 100,000 sources: let go once loaded
@@ -99,42 +115,54 @@ def plan_kept(
     except Unreadable:  # a kept page not as a plan wrote it: planned in full, and kept anew
         done = None
     if kept is None or done is None:
-        trace = planned(sources, schema, sticky, made)
+        slugs = _read(sticky)
+        trace = planned(sources, schema, slugs, made)
         mine = _kept(trace, made)
         pages = {pid: row_of(page) for pid, page in trace.pages.items()}
-        return trace.pages, Keep(mine.dumps(settings), True, mine.token, pages)
+        keep = Keep(mine.dumps(settings), True, mine.token, pages)
+        keep.sticky = mine.token if mine.heads == slugs else ""
+        return trace.pages, keep
     trace, changed, gone, read, rows_before, dropped = done
     basis = kept.token
     mine = _kept_since(trace, made, kept, read, dropped)
     pages = {pid: row_of(trace.pages[pid]) for pid in changed}
+    moved_heads = {
+        pid: trace.pages[pid].slug for pid in changed if trace.pages[pid].slug != mine.heads.get(pid)
+    }
+    mine.update_heads(moved_heads | dict.fromkeys(gone, None))
     moved = any(trace.pages[pid].slug != kept_slug for pid, kept_slug in changed.items() if kept_slug)
     same = set() if moved else {pid for pid in trace.pages if pid not in changed}
     keep = Keep(
         b"", False, mine.token, pages, gone, same, basis, mine.dumps_since(settings), rows_before, dropped
     )
+    keep.sticky = mine.token if isinstance(trace.pages, Pages) and trace.pages.sticky else ""
     # a source deleted: no byte of it is left in state.db (privacy/forget.py), so not in the base
-    if len(mine.since) > max(FEW, len(sources) // SINCE) or None in mine.since.values():
+    most = max(FEW, len(sources) // SINCE)
+    if len(mine.since) > most or len(mine.heads_since) > most or None in mine.since.values():
         keep.blob, keep.since = mine.dumps(settings), None
     return trace.pages, keep
 
 
 def patched(
-    sources: list[SourceInfo], schema: Schema, sticky: dict[str, str], made: Memo, kept: Kept, rows: Rows
+    sources: list[SourceInfo], schema: Schema, sticky: Sticky, made: Memo, kept: Kept, rows: Rows
 ) -> tuple[Trace, dict[str, str], list[str], dict[str, SourceInfo], dict[str, bytes], list[str]] | None:
     """The last plan (`kept`, its pages `rows`) patched by what changed, with the pages it may
     have changed (and the slug each had, "" for a new one), those gone, the sources whose
     facts it took (read, or planned again), the rows the last plan kept of the pages planned
     again, and the sources gone since; None where it cannot be patched."""
-    facts, changed, unsettled, named_by_path = _taken(sources, made, kept)
+    facts, changed, unsettled, named_by_path = taken(sources, made, kept)
     gone = sorted(kept.keys.keys() - {src.path for src in sources})
     if len(changed) + len(gone) > max(FEW, len(sources) // SHARE):
         return None
     named = _Lines(named_by_path)
-    structural = made.candidates(named, _Packed(named, facts, made))
+    packed = _Packed(named, facts, made)
+    structural = made.candidates(named, packed)
     clusters = kept_clusters(schema, sources, facts, kept, structural, gone)
-    if clusters is None:
+    if clusters is None or made.merge is None:
         return None
-    topics, paths = _touched(changed, gone, facts, kept, clusters, structural)
+    # which names from structure a source names: from its packed names, not every name's lines
+    index = Named(made.merge.keyed, packed)
+    topics, paths = _touched(changed, gone, facts, kept, clusters, structural, index)
     givers = kept.givers(topics)
     replanned = paths | givers
     subset = [src for src in sources if src.path in replanned]
@@ -143,14 +171,14 @@ def patched(
     facts.update({src.path: made.facts(src) for src in subset if src.path not in facts})
     run = Run(schema, made, clusters)
     own = run.source_pages(subset, facts)
-    run.from_structure(subset, facts, structural, own)
+    run.from_structure(subset, facts, structural, own, index.index(src.path for src in subset))
     run.pinned(subset, facts)
-    new = run.topic_pages(_Titles(kept, unsettled, gone), only=topics)
+    new = run.topic_pages(Titles(kept, unsettled, gone), only=topics)
     # of the givers, only those whose own pages these topics change are planned again
     mine = paths | _moved(rows, topics, new, own)
     subset = [src for src in subset if src.path in mine]
     own = {pid: page for pid, page in own.items() if page.sources[0] in mine}
-    pages, before, rows_before = pages_of(rows, gone, mine, topics, own, new)
+    pages, before, rows_before = pages_of(kept.heads, rows, gone, mine, topics, own, new)
     for page in own.values():
         page.topics = [t for t in page.topics if t in pages]
     # their notes are on the pages of the topics they give to
@@ -159,7 +187,9 @@ def patched(
     run.other_notes(subset, pages, _shown({pid: pages[pid] for pid in shows if pid in pages} | own, mine))
     made.flush()
     # the pages kept undecoded where they can be: a title is asked only of a page without a sticky slug
-    pages.slugs = slugs_for(pages, sticky, pages.__getitem__)
+    slugs_were = before if rows.heads_are_slugs(kept.token) else _read(sticky)  # not read twice
+    pages.slugs = slugs_for(pages, slugs_were, pages.__getitem__)
+    pages.sticky = pages.slugs == slugs_were
     for pid, page in pages.decoded.items():
         page.slug = pages.slugs[pid]
     pages.sources = sources
@@ -172,38 +202,8 @@ def patched(
     return Trace(run, sources, structural, pages), redone, gone_pages, read, rows_before, gone
 
 
-def _taken(
-    sources: list[SourceInfo], made: Memo, kept: Kept
-) -> tuple[dict[str, SourceFacts], list[SourceInfo], dict[str, SourceInfo], dict[str, SourceInfo]]:
-    """The facts of the sources this plan takes anew (every source not settled since the last
-    plan, settled.py: those take their title, line count and key as it kept them), those of
-    them whose facts' key changed, and the sources themselves by path; and every source whose
-    digest the model made (not a fallback), by path."""
-    facts: dict[str, SourceFacts] = {}
-    changed: list[SourceInfo] = []
-    unsettled: dict[str, SourceInfo] = {}
-    named: dict[str, SourceInfo] = {}
-    keys, meta, made_keys = kept.keys, kept.meta, made.keys  # a pass over 100,000 sources: kept tight
-    at, titles, counts, fallbacks, since = kept.meta_columns()
-    for src in sources:
-        path = src.path
-        key = keys.get(path)
-        if src.digest is None and key is not None:  # settled, as the last plan found it
-            made_keys[path] = key
-            i = at.get(path) if path not in since else None
-            if i is None:
-                src.title, src.count, src._fallback, _ = meta[path]
-            else:
-                src.title, src.count, src._fallback = titles[i], counts[i], fallbacks[i]
-            if not src._fallback:
-                named[path] = src
-            continue
-        facts[path], unsettled[path] = made.facts(src), src
-        if made_keys[path] != key:
-            changed.append(src)
-        if not src.fallback:
-            named[path] = src
-    return facts, changed, unsettled, named
+def _read(sticky: Sticky) -> dict[str, str]:
+    return sticky() if callable(sticky) else sticky
 
 
 def _moved(rows: Rows, topics: set[str], new: dict[str, PagePlan], own: dict[str, PagePlan]) -> set[str]:
@@ -239,6 +239,7 @@ def _touched(
     kept: Kept,
     clusters: _Clusters,
     structural: list[Candidate],
+    index: Named,
 ) -> tuple[set[str], set[str]]:
     """The topics whose pages the edit can change (a few more do no harm: made again from all
     their givers, they come out as they were), and the sources whose pages it can change
@@ -251,7 +252,8 @@ def _touched(
     old = {(name, kind): lines for name, kind, lines in kept.structural}
     new = {(c.name, c.kind): c.lines for c in structural}
     for key in old.keys() | new.keys():
-        if old.get(key) != new.get(key):  # a name from structure found, lost or with other lines
+        # a name from structure found, lost or with other lines (most are the same bytes, undecoded)
+        if old.get(key) != new.get(key):
             if key in old:
                 topics.add(before[topic_key(key[0]) or key[0].casefold()])
             if key in new:
@@ -260,54 +262,12 @@ def _touched(
     for src in changed:  # what it gives to now
         f = facts[src.path]
         topics.update(clusters.find(name) for name, _, _ in f.topics)
-        topics.update(clusters.find(c.name) for c in structural if src.path in c.lines)
+        topics.update(clusters.find(structural[i].name) for i in index.of(src.path))
         topics.update(cid for cid, mentions in zip(clusters.pinned, f.mentions, strict=True) if mentions)
         topics.add(clusters.by_key.get(topic_key(src.title), ""))
-    topics |= _retitled([*changed], gone, kept)
+    topics |= retitled([*changed], gone, kept)
     topics.discard("")
     return topics, paths
-
-
-def _retitled(changed: list[SourceInfo], gone: list[str], kept: Kept) -> set[str]:
-    """The topics titled by a name that a changed source's title wrote, or no longer writes,
-    first among the sources (plan.titles: "Canon law", the article, not "The Canon Law")."""
-    keys = {topic_key(kept.meta[p][0]) for p in [*(s.path for s in changed), *gone] if p in kept.meta}
-    keys |= {topic_key(src.title) for src in changed}
-    if not keys:
-        return set()
-    return {pid.removeprefix("topic:") for pid, key in kept.title_keys.items() if key in keys}
-
-
-class _Titles(Mapping[str, str]):
-    """plan.titles(), with the keys of the titles the last plan had, for the few topics planned
-    again: each key asked finds the first source (by path) titled by it, from the kept titles
-    of the sources settled and the titles of the others, not from a pass sorting 100,000."""
-
-    def __init__(self, kept: Kept, unsettled: dict[str, SourceInfo], gone: list[str]) -> None:
-        self.kept, self.unsettled, self.gone = kept, unsettled, set(gone)
-        self.found: dict[str, str | None] = {}
-
-    def __getitem__(self, key: str) -> str:
-        if key not in self.found:
-            unsettled, gone = self.unsettled, self.gone
-            hits = [(path, src.title) for path, src in unsettled.items() if _title_key(src, self.kept) == key]
-            hits += self.kept.titled(key, unsettled.keys() | gone)
-            self.found[key] = min(hits)[1] if hits else None
-        title = self.found[key]
-        if title is None:
-            raise KeyError(key)
-        return title
-
-    def __iter__(self) -> Iterator[str]:
-        raise NotImplementedError("asked by key only")
-
-    def __len__(self) -> int:
-        raise NotImplementedError("asked by key only")
-
-
-def _title_key(src: SourceInfo, kept: Kept | None) -> str:
-    meta = kept.meta.get(src.path) if kept is not None else None
-    return meta[3] if meta is not None and meta[0] == src.title else topic_key(src.title)
 
 
 def _kept(trace: Trace, made: Memo) -> Kept:
@@ -330,6 +290,7 @@ def _kept(trace: Trace, made: Memo) -> Kept:
         secrets.token_hex(8),
     )
     kept.base = kept.token
+    kept.heads = {pid: page.slug for pid, page in trace.pages.items()}
     return kept
 
 
@@ -342,7 +303,7 @@ def _kept_since(trace: Trace, made: Memo, kept: Kept, read: dict[str, SourceInfo
     for path, src in read.items():
         names = run.names[path] if path in run.names else kept.names[path]
         gives = sorted(run.gives.get(path, ())) if path in run.names else kept.gives.get(path, [])
-        entry = (made.keys[path], (src.title, src.count, src.fallback, _title_key(src, kept)), names, gives)
+        entry = (made.keys[path], (src.title, src.count, src.fallback, title_key_of(src, kept)), names, gives)
         if kept.entry(path) != entry:
             entries[path] = entry
     # the topic pages planned again take their titles' keys anew, the others keep theirs
@@ -369,6 +330,9 @@ class _Packed(Mapping[str, str]):
         if path in self.facts:
             return self.facts[path].structure
         return self.made.rows[path].facts.partition("\n")[2]
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.named
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.named)

@@ -167,10 +167,12 @@ class IncrementalTables(Tables):
             else:
                 self.db.execute("INSERT OR REPLACE INTO kept VALUES (?, ?)", (name + "+", since))
 
-    def kept_heads(self) -> Iterator[tuple[str, str]]:
-        """Each page of the kept plan (build/replan.py) by the head of its row (its slug, type,
-        whether it has notes), read without the rows."""
-        yield from self.db.execute("SELECT id, head FROM kept_heads")
+    def heads_are_slugs(self, token: str) -> bool:
+        """Whether the heads of the kept plan `token` are the sticky slugs (state/build.py's),
+        page for page: marked by that plan where it found them so, let go by any change of the
+        slugs (schema.py's triggers) or by the next plan kept."""
+        row = self.db.execute("SELECT blob FROM kept WHERE name = 'heads=slugs'").fetchone()
+        return row is not None and bytes(row[0]) == token.encode()
 
     def kept_rows(self, ids: Iterable[str]) -> dict[str, bytes]:
         """These pages of the kept plan, each as it kept it (those it has)."""
@@ -188,25 +190,28 @@ class IncrementalTables(Tables):
         gone: Iterable[str],
         every: bool,
         since: bytes | None = None,
+        slugs: str = "",
     ) -> None:
         """A plan kept: what it went by, and its pages new or changed (`every`: all of them).
         `since`: what changed since the base it went by ("plan+", beside "plan", which stays);
-        else `blob` is the new base."""
+        else `blob` is the new base. `slugs`: the plan's token, where its pages' slugs are the
+        sticky ones it read, page for page (heads_are_slugs() from here on, until either changes)."""
         with self.transaction():
             if every:
                 self.db.execute("DELETE FROM kept_pages")
-                self.db.execute("DELETE FROM kept_heads")
+                self.db.execute("DELETE FROM kept_heads")  # an older wikic's: the heads are in the blob now
             self.db.executemany("DELETE FROM kept_pages WHERE id = ?", [(pid,) for pid in gone])
-            self.db.executemany("DELETE FROM kept_heads WHERE id = ?", [(pid,) for pid in gone])
             self.db.executemany("INSERT OR REPLACE INTO kept_pages VALUES (?, ?)", pages.items())
-            heads = [(pid, row[: row.find(b"\n")].decode()) for pid, row in pages.items()]
-            self.db.executemany("INSERT OR REPLACE INTO kept_heads VALUES (?, ?)", heads)
             if since is None:
                 self.db.execute("INSERT OR REPLACE INTO kept VALUES ('plan', ?)", (blob,))
                 self.db.execute("DELETE FROM kept WHERE name = 'plan+'")
             else:
                 self.db.execute("INSERT OR REPLACE INTO kept VALUES ('plan+', ?)", (since,))
             self.db.execute("DELETE FROM kept WHERE name = 'plan?'")
+            if slugs:
+                self.db.execute("INSERT OR REPLACE INTO kept VALUES ('heads=slugs', ?)", (slugs.encode(),))
+            else:
+                self.db.execute("DELETE FROM kept WHERE name = 'heads=slugs'")
 
     def planned_keys(self) -> dict[str, str]:
         """Each planned source's facts key: what a kept plan must have gone by (build/replan.py),

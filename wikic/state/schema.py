@@ -79,6 +79,19 @@ CREATE TRIGGER IF NOT EXISTS planned_update AFTER UPDATE ON planned
 CREATE TRIGGER IF NOT EXISTS planned_delete AFTER DELETE ON planned
     WHEN NOT EXISTS (SELECT 1 FROM kept WHERE name = 'plan?')
     BEGIN INSERT INTO kept VALUES ('plan?', x''); END;
+-- Any change of the sticky slugs, by any writer, lets go the mark that they are the kept plan's
+-- heads (incremental.py's 'heads=slugs', with that plan's token), until a plan that finds them
+-- so marks it again: an edit's plan takes the heads it reads anyway as the sticky slugs then,
+-- and does not read 100,000 slugs twice.
+CREATE TRIGGER IF NOT EXISTS slugs_insert AFTER INSERT ON slugs
+    WHEN EXISTS (SELECT 1 FROM kept WHERE name = 'heads=slugs')
+    BEGIN DELETE FROM kept WHERE name = 'heads=slugs'; END;
+CREATE TRIGGER IF NOT EXISTS slugs_update AFTER UPDATE ON slugs
+    WHEN EXISTS (SELECT 1 FROM kept WHERE name = 'heads=slugs')
+    BEGIN DELETE FROM kept WHERE name = 'heads=slugs'; END;
+CREATE TRIGGER IF NOT EXISTS slugs_delete AFTER DELETE ON slugs
+    WHEN EXISTS (SELECT 1 FROM kept WHERE name = 'heads=slugs')
+    BEGIN DELETE FROM kept WHERE name = 'heads=slugs'; END;
 CREATE TABLE IF NOT EXISTS batches (
     token TEXT PRIMARY KEY, stage TEXT, file_id TEXT, batch_id TEXT, created REAL);
 CREATE TABLE IF NOT EXISTS batch_items (token TEXT, key TEXT, PRIMARY KEY (token, key));

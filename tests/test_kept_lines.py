@@ -1,0 +1,188 @@
+"""What an edit's plan does not read stays as kept: the lines of the names and terms from
+structure stay marshalled (keptlines.Lines) and compare by their bytes, the candidates a source
+names are found from its packed names (keptlines.Named), and the kept plan's heads stand for the
+sticky slugs only while state.db marks the two the same. Each equals what reading it all gives."""
+
+from __future__ import annotations
+
+import marshal
+import random
+import shutil
+import sqlite3
+import zlib
+from pathlib import Path
+
+import pytest
+
+from tests.projects import NOTES, make_project, wiki_files
+from tests.test_incremental import NOTES as PLAN_NOTES
+from tests.test_incremental import PLAN_EDITS, PROSE, REPEATED
+from tests.test_merge import _source
+from tests.test_replan import EDITS, FAISS, SOLO, _full, _Project
+from wikic.build.candidates import source_names
+from wikic.build.keptlines import Lines, Named
+from wikic.build.keptplan import Kept, RowsOf
+from wikic.build.merge import Packed, merge_for
+from wikic.build.plan import memo_for
+from wikic.build.replan import plan_kept, settings_of
+from wikic.build.run import BuildOptions, build
+from wikic.hashing import text_hash
+from wikic.project import Project
+from wikic.state import State
+
+
+def test_lines_are_the_same_by_their_bytes_or_else_by_what_they_read_back_as() -> None:
+    where = {"a.md": [1, 3], "b.md": [2]}
+    kept = Lines.of(where)
+    assert Lines(kept.packed) == kept and kept == where and where == kept
+    other = Lines(
+        zlib.compress(marshal.dumps({"a.md": [1, 3], "b.md": [2]}, 2))
+    )  # the same lines, other bytes
+    assert other.packed != kept.packed and other == kept and kept == other
+    assert Lines.of({"a.md": [1, 3]}) != kept and Lines.of({"a.md": [1, 4], "b.md": [2]}) != kept
+    assert kept != None  # noqa: E711
+    assert dict(Lines(kept.packed)) == where and "a.md" in Lines(kept.packed) and len(kept) == 2
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_candidates_a_source_names_are_read_from_its_packed_names(seed: int) -> None:
+    """Named, edit after edit of a kept merge: for every source, exactly the candidates whose
+    lines hold it, with those lines; a source the merge has none of names none."""
+    rng = random.Random(seed)
+    sources = {f"s{i:02d}.md": _source(rng) for i in range(14)}
+    kept: bytes | None = None
+    since: bytes | None = None
+    last: dict[str, tuple[str, str]] = {}
+    for _ in range(12):
+        sources[rng.choice(sorted(sources))] = _source(rng)
+        lines = {p: sources[p] for p in sorted(sources)}
+        packed = {p: source_names(text) for p, text in lines.items()}
+        keys = {p: text_hash("\n".join(text)) for p, text in lines.items()}
+        merge = merge_for(kept, keys, Packed(packed), last.get, since)
+        found = merge.candidates(lines, Packed(packed), 2)
+        named = Named(merge.keyed, packed)
+        for path in packed:
+            assert named.of(path) == {i: c.lines[path] for i, c in enumerate(found) if path in c.lines}
+        assert named.of("not merged.md") == {}
+        assert named.index(packed) == {i: sorted(c.lines.items()) for i, c in enumerate(found) if c.lines}
+        base, since = merge.kept()
+        kept = base or kept
+        last = {p: (keys[p], packed[p]) for p in lines}
+
+
+@pytest.mark.parametrize("kind", list(EDITS))
+def test_a_plan_patched_from_a_merge_made_anew_equals_the_full_plan(kind: str) -> None:
+    """The kept merge lost (a plan killed before it kept its own): merged anew, its lines are
+    other bytes than those the kept plan holds, compared by what they read back as."""
+    notes = {
+        **PLAN_NOTES,
+        "tools.md": PLAN_NOTES["tools.md"] + f"\n## HNSW\n\n{REPEATED}\n",
+        "solo.md": SOLO,
+        "a.md": FAISS,
+    }
+    project = _Project(PROSE)
+    project.plan(notes)
+    project.merge = project.merge_since = None
+    notes = EDITS[kind](notes)
+    pages, was_patched = project.plan(notes)
+    assert was_patched and pages == _full(notes, PROSE)
+
+
+class _Marked(RowsOf):
+    """Rows whose heads state.db marks as the sticky slugs."""
+
+    def heads_are_slugs(self, token: str) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("kind", ["a line's text", "a source added", "a source deleted"])
+def test_a_patched_plan_says_whether_its_slugs_are_the_sticky_ones_it_took(kind: str) -> None:
+    project = _Project(PROSE)
+    project.plan(PLAN_NOTES)
+    assert project.kept is not None
+    kept = Kept.loads(project.kept, settings_of(PROSE), project.since)
+    assert kept is not None
+    heads = kept.heads
+    assert heads == {pid: row[: row.index(b"\n")].decode() for pid, row in project.pages.items()}
+    notes = PLAN_EDITS[kind](PLAN_NOTES)
+    memo = memo_for(PROSE, project.rows, None, project.merge, project.merge_since)
+    rows = _Marked(project.pages)
+    unread = lambda: pytest.fail("the sticky slugs read")  # noqa: E731
+    pages, keep = plan_kept(
+        project.infos(notes), PROSE, unread, memo, project.kept, rows, None, project.since
+    )
+    assert not keep.every and pages == _full(notes, PROSE)
+    assert bool(keep.sticky) == (
+        kind == "a line's text"
+    )  # a page new or gone: the slugs table is not the heads
+    assert {pid: page.slug for pid, page in pages.items()} == heads or kind != "a line's text"
+
+
+def _kept(project: Project) -> set[str]:
+    with sqlite3.connect(project.state_path) as db:
+        return {name for (name,) in db.execute("SELECT name FROM kept")}
+
+
+def _edit(project: Project, old: str, new: str) -> None:
+    path = project.sources_dir / "rag.md"
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+
+
+def _forced_equal(project: Project, tmp_path: Path) -> bool:
+    forced = Project(shutil.copytree(project.root, tmp_path / "forced"))
+    assert build(forced, BuildOptions(force=True)).ok
+    return wiki_files(project) == wiki_files(forced)
+
+
+def _sql(project: Project, sql: str) -> None:
+    with sqlite3.connect(project.state_path) as db:
+        db.execute(sql)
+
+
+def test_a_sticky_slug_changed_by_any_writer_is_read_by_the_next_plan(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", NOTES)
+    assert build(project, BuildOptions()).ok
+    _edit(project, "before the model answers", "before the model writes its answer")
+    assert build(project, BuildOptions()).ok
+    assert "heads=slugs" in _kept(project)  # the edit's plan took the heads as the sticky slugs
+    _sql(project, "UPDATE slugs SET slug = 'rag-notes' WHERE page_id = 'source:sources/rag.md'")
+    assert "heads=slugs" not in _kept(project)
+    _edit(project, "before the model writes its answer", "before the model answers, as Bazel does")
+    assert build(project, BuildOptions()).ok
+    assert (project.wiki_dir / "rag-notes.md").exists()
+    assert "heads=slugs" in _kept(project)  # found the same again
+    assert _forced_equal(project, tmp_path)
+
+
+def test_the_heads_stand_for_the_sticky_slugs_only_as_kept_by_the_plan_that_marked(
+    tmp_path: Path,
+) -> None:
+    project = make_project(tmp_path / "p", NOTES)
+    assert build(project, BuildOptions()).ok
+    _edit(project, "before the model answers", "before the model writes its answer")
+    assert build(project, BuildOptions()).ok
+    with State.open(project.state_path) as state:
+        mark = state.kept("heads=slugs")
+        assert mark and state.heads_are_slugs(mark.decode()) and not state.heads_are_slugs("another plan")
+    before = wiki_files(project)
+    _sql(project, "DELETE FROM kept WHERE name = 'plan+'")  # the plan beside the base lost: the base's heads
+    _edit(project, "before the model writes its answer", "before the model answers, as Bazel does")
+    assert build(project, BuildOptions()).ok
+    assert set(wiki_files(project)) == set(before) and "heads=slugs" in _kept(project)
+    assert _forced_equal(project, tmp_path)
+
+
+def test_a_source_retitled_then_settled_takes_its_title_as_changed_since_the_base(tmp_path: Path) -> None:
+    """Its entry changed since the base (beside it): settled by the next edit, it takes its title
+    and line count from there, not from the base's columns, where pages that show it are made again."""
+    project = make_project(tmp_path / "p", NOTES)
+    assert build(project, BuildOptions()).ok
+    _edit(project, "# Retrieval-augmented generation", "# Retrieval pipelines\n\nA note on RAG.")
+    assert build(project, BuildOptions()).ok
+    assert "plan+" in _kept(project)  # beside the base
+    path = project.sources_dir / "vectors.md"
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("nearest-neighbour", "nearest"), encoding="utf-8"
+    )
+    assert build(project, BuildOptions()).ok
+    assert _forced_equal(project, tmp_path)
