@@ -75,13 +75,13 @@ def compute(
     names: Names,
     heads: Sequence[Head],
     pages: Iterable[Page],
-    index: Page | None,
     settings: LintConfig,
     levels: Mapping[str, str],
 ) -> tuple[Across, dict[str, topics.Mentions], list[str]]:
     """The rules across pages over every page, read once each as `pages` yields them (in the
-    wiki's order, with `heads` theirs and `names` the wiki's names); with each page's mentions
-    (for missing-page) and the topic keys of the pages' names."""
+    wiki's order, with `heads` theirs and `names` the wiki's names), index.md's apart
+    (rules.index_findings); with each page's mentions (for missing-page) and the topic keys
+    of the pages' names."""
     seek, count = "missing-page" in levels, "orphan-page" in levels
     have = set(topics.keys_of(heads)) if seek else set()
     mentions: dict[str, topics.Mentions] = {}
@@ -115,8 +115,6 @@ def compute(
     found = Across(broken, missing, [], [], inbound)
     if "duplicate-page" in levels:
         found.duplicate = list(topics.duplicates(heads, settings.duplicate_threshold))
-    if "index-drift" in levels:
-        found.index = list(rules.index_findings(names, index))
     return found, mentions, sorted(have)
 
 

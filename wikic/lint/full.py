@@ -11,17 +11,21 @@ import json
 from typing import Any
 
 from wikic.hashing import fingerprint
-from wikic.lint import across
+from wikic.lint import across, rules
 from wikic.lint.entries import HASH, Entry, Linted, Saved, Seen, Stat, read
 from wikic.lint.facts import head_page, json_finding
 from wikic.lint.held import Held
 from wikic.lint.names import Names
 from wikic.state import LintRow, Meta, State
+from wikic.wiki.blocks import Body
+from wikic.wiki.page import Page
 
-# pages read, checked and let go together: at 500 (entries.CHECK_AT_ONCE) a first lint of
-# 10,000 pages peaked 40 MB higher for their parsed blocks, for no less CPU (the sources they
-# cite stay read from one batch to the next: entries.SOURCE_CHARS_KEPT)
+# pages read, checked and let go together, and their bytes at most (a topic page of a large
+# wiki lists thousands of sources: 100 of them parsed at once were 60 MB at 10,000 sources);
+# at 500 pages (entries.CHECK_AT_ONCE) a first lint of 10,000 pages peaked 40 MB higher, for no
+# less CPU (the sources they cite stay read from one batch to the next: SOURCE_CHARS_KEPT)
 CHECK_AT_ONCE = 100
+BYTES_AT_ONCE = 2_000_000
 # pages waiting to be checked together at most, those from the cache among them: they wait
 # only to keep the wiki's order in what is kept of them
 WAITING = 4 * CHECK_AT_ONCE
@@ -32,14 +36,15 @@ def checked(seen: Seen, rows: dict[str, LintRow], state: State | None) -> Linted
     pages read, the rules across pages on all. `state`: where to store it, if anywhere."""
     with Held(seen.project.state_path.parent) as held:
         waiting: list[Entry] = []
-        to_check = 0
+        to_check = size = 0
         for rel, st in seen.listing:
             entry = _entry(seen, rel, st, rows.pop(rel, None))  # its JSON let go once read
             waiting.append(entry)
-            to_check += entry.row is not None
-            if to_check >= CHECK_AT_ONCE or len(waiting) >= WAITING:
+            if entry.row is not None:
+                to_check, size = to_check + 1, size + max(st[0], 0)
+            if to_check >= CHECK_AT_ONCE or size >= BYTES_AT_ONCE or len(waiting) >= WAITING:
                 held.take(seen, waiting)
-                waiting, to_check = [], 0
+                waiting, to_check, size = [], 0, 0
         held.take(seen, waiting)
         del waiting
         return _across(seen, held, rows, state)
@@ -47,11 +52,12 @@ def checked(seen: Seen, rows: dict[str, LintRow], state: State | None) -> Linted
 
 def _across(seen: Seen, held: Held, rows: dict[str, LintRow], state: State | None) -> Linted:
     """The rules across pages over what is held of every page; stored with the rows held."""
-    index = seen.read_index()
     names = Names.of_heads(held.heads, seen.attachments)
-    found, mentions, have = across.compute(
-        names, held.heads, held.pages(), index, seen.schema.lint, seen.levels
-    )
+    index = seen.read_index()  # checked now and let go: 18 MB of text at 100,000 pages
+    drift = list(rules.index_findings(names, index)) if "index-drift" in seen.levels else []
+    index = _index_only(index)
+    found, mentions, have = across.compute(names, held.heads, held.pages(), seen.schema.lint, seen.levels)
+    found.index = drift
     names_json = json.dumps({"names": names.to_json(), "have": have}, ensure_ascii=False)
     del names, have
     off = held.off
@@ -71,6 +77,15 @@ def _across(seen: Seen, held: Held, rows: dict[str, LintRow], state: State | Non
         state.save_lint(held.rows(), gone, deps, mentions, records, sources, meta, everything=True)
     pages = len(held.heads)
     return Linted(result, {rel: set(v) for rel, v in off.items()}, pages, pages)
+
+
+def _index_only(index: Page | None) -> Page | None:
+    """index.md without its text and blocks: what the end of a full lint reads of it."""
+    if index is None:
+        return None
+    kept = Page(index.rel, "", hash=index.hash, read_error=index.read_error)
+    kept.__dict__["_read_body"] = Body(disabled=index.disabled)
+    return kept
 
 
 def _index_record(seen: Seen, index: Any) -> list[Any] | None:
