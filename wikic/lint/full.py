@@ -47,6 +47,7 @@ def checked(seen: Seen, rows: dict[str, LintRow], state: State | None) -> Linted
                 waiting, to_check, size = [], 0, 0
         held.take(seen, waiting)
         del waiting
+        held.settle()
         return _across(seen, held, rows, state)
 
 
