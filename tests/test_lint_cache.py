@@ -169,3 +169,45 @@ def test_one_scan_of_wiki_lists_what_page_files_and_attachments_do(tmp_path: Pat
     taken = PageStats.take(wiki)
     assert [wiki / name for name, _ in taken.stats] == page_files(wiki)
     assert taken.attachments == attachments(wiki)
+
+
+def _many(project: Project, count: int) -> None:
+    """Hand pages enough for the full lint's batches (full.CHECK_AT_ONCE) to take several:
+    links found and broken, bold terms and Topics items several pages share, twins, a switch,
+    a page that cannot be read and a saved answer (both read by every lint)."""
+    for n in range(count):
+        links = f"[[Page {(n + 1) % count}]], [[page-{(n * 7) % count}|seven]] and [[Missing {n % 5}]]"
+        extra = "\n<!-- wikic-lint: disable=broken-link -->\n" if n % 37 == 0 else ""
+        text = (
+            f"---\ntitle: Page {n}\ntype: concept\n---\n\n# Page {n}\n\nIt links {links}.\n"
+            f"The **Shared idea {n % 4}** comes up.\n\n## Topics\n\n- Common topic {n % 3}\n{extra}"
+        )
+        _write(project, f"page-{n}.md", text)
+    _write(
+        project, "page-twin.md", "---\ntitle: Page 1.\ntype: concept\n---\n\n# Page 1.\n\nSee [[Page 2]].\n"
+    )
+    _write(project, "answer-one.md", "---\ntitle: An answer\ntype: answer\n---\n\nAbout [[nowhere]].\n")
+    (project.wiki_dir / "unreadable.md").write_bytes(b"\xff\xfe not utf-8")
+
+
+def test_a_full_lint_over_several_batches_equals_a_full_lint(built: Project, tmp_path: Path) -> None:
+    from wikic.lint.full import CHECK_AT_ONCE
+
+    project = _copy(built, tmp_path)
+    _many(project, 2 * CHECK_AT_ONCE + 30)
+    with State.open(project.state_path) as state:
+        first = [f.to_json() for f in lint_cached(project, state, fresh=True).findings]
+    assert first == [f.to_json() for f in lint(project).findings]
+    assert {f["rule"] for f in first} >= {"broken-link", "missing-page", "duplicate-page", "frontmatter"}
+    for n in range(0, 2 * CHECK_AT_ONCE, 3):  # some pages read again, the others from the cache
+        _write(
+            project,
+            f"page-{n}.md",
+            f"---\ntitle: Page {n}\ntype: concept\n---\n\n# Page {n}\n\n[[Gone {n}]]\n",
+            2,
+        )
+    _write(
+        project, "page-new.md", "---\ntitle: New page\ntype: concept\n---\n\nSee [[Page 3]].\n"
+    )  # every page
+    assert _same(project) != first
+    assert _same(project) == _same(project, store=False)

@@ -274,6 +274,8 @@ class _Build:
         """The topic pages' text: their write actions settled, and composed. Where the edit's
         pages are known (quick.py), those alone: the others' are as the last build left them."""
         self.edit = quick.decide(self, pages, sources)
+        keep = self.kept_plan  # its rows and blobs are stored: only what later stages read stays
+        self.kept_plan = Keep(b"", keep.every, keep.token, gone=keep.gone, same=keep.same, basis=keep.basis)
         subset = pages if self.edit is None else {pid: pages[pid] for pid in self.edit.changed}
         actions = self._actions(subset)
         covers = self.local_only.covers_any  # without globs, no page's notes are looked at

@@ -6,15 +6,16 @@ edit of pages that keeps every name brings them up to date from those pages alon
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wikic.config import LintConfig
 from wikic.lint import citations, rules, topics
-from wikic.lint.context import Context, Finding
+from wikic.lint.context import Finding
 from wikic.lint.facts import finding_json, json_finding
-from wikic.lint.names import Names
+from wikic.lint.names import Head, Names
 from wikic.wiki.page import Page
 
 ACROSS = ("broken-link", "orphan-page", "missing-page", "duplicate-page", "index-drift", "hand-edit")
@@ -70,34 +71,51 @@ class Across:
         return out
 
 
-def compute(ctx: Context, levels: Mapping[str, str]) -> tuple[Across, dict[str, topics.Mentions], list[str]]:
-    """The rules across pages over every page of the context; with each page's mentions (for
-    missing-page) and the topic keys of the pages' names."""
-    wiki, names = ctx.wiki, ctx.names
-    pages = list(wiki.pages.values())
-    broken: dict[str, list[Finding]] = {}
-    if "broken-link" in levels:
-        for f in rules.broken_links(names, pages):
-            broken.setdefault(f.path, []).append(f)
+def compute(
+    names: Names,
+    heads: Sequence[Head],
+    pages: Iterable[Page],
+    settings: LintConfig,
+    levels: Mapping[str, str],
+) -> tuple[Across, dict[str, topics.Mentions], list[str]]:
+    """The rules across pages over every page, read once each as `pages` yields them (in the
+    wiki's order, with `heads` theirs and `names` the wiki's names), index.md's apart
+    (rules.index_findings); with each page's mentions (for missing-page) and the topic keys
+    of the pages' names."""
+    seek, count = "missing-page" in levels, "orphan-page" in levels
+    have = set(topics.keys_of(heads)) if seek else set()
     mentions: dict[str, topics.Mentions] = {}
-    missing: dict[str, Finding] = {}
-    have: set[str] = set()
-    if "missing-page" in levels:
-        have = set(topics.page_keys(wiki))
-        where: Where = defaultdict(dict)
+    where: Where = defaultdict(dict)
+    inbound = dict.fromkeys(names.pages, 0) if count else {}
+
+    def visit() -> Iterator[Page]:
+        """Each page as broken_links asks for it, its mentions and outlinks taken on the way."""
         for page in pages:
-            if found := topics.page_mentions(page, names, have):
+            if seek and (found := topics.page_mentions(page, names, have)):
                 mentions[page.rel] = found
                 for key, at in found.items():
                     where[key][page.rel] = at
-        threshold = ctx.schema.lint.missing_page_threshold
-        for key, at_key in where.items():
-            if finding := topics.missing_finding(key, at_key, threshold):
-                missing[key] = finding
-    duplicate = list(topics.duplicate_page(ctx)) if "duplicate-page" in levels else []
-    index = list(rules.index_findings(names, wiki.index)) if "index-drift" in levels else []
-    inbound = names.inbound(pages) if "orphan-page" in levels else {}
-    return Across(broken, missing, duplicate, index, inbound), mentions, sorted(have)
+            if count:
+                for target in names.outlinks(page):
+                    if target != page.slug:
+                        inbound[target] += 1
+            yield page
+
+    broken: dict[str, list[Finding]] = {}
+    if "broken-link" in levels:
+        for f in rules.broken_links(names, visit()):
+            broken.setdefault(f.path, []).append(f)
+    else:
+        for _ in visit():
+            pass
+    missing: dict[str, Finding] = {}
+    for key, at_key in where.items():
+        if finding := topics.missing_finding(key, at_key, settings.missing_page_threshold):
+            missing[key] = finding
+    found = Across(broken, missing, [], [], inbound)
+    if "duplicate-page" in levels:
+        found.duplicate = list(topics.duplicates(heads, settings.duplicate_threshold))
+    return found, mentions, sorted(have)
 
 
 @dataclass

@@ -54,18 +54,60 @@ def facts_of(page: Page) -> dict[str, Any] | None:
 
 def page_of(rel: str, facts: dict[str, Any]) -> Page:
     """A page as the rules across pages see it, from its facts: no reading, no parsing."""
-    page = Page(
-        rel, "", facts["meta"], "", facts["body_line"], facts["meta_error"], facts["fm"], None, facts["hash"]
+    page = _bare(rel, facts)
+    _fill(
+        page, facts["h1"], facts["links"], facts["bold"], facts["topics"], facts["disabled"], facts["content"]
     )
-    blocks = [Block("heading", facts["h1"], 0, 0, "", True)] if facts["h1"] else []
-    blocks += [Block("paragraph", text, line, line, "topics", False) for text, line in facts["topics"]]
-    links = [LinkRef(t, a, lab, raw, line) for t, a, lab, raw, line in facts["links"]]
+    return page
+
+
+def head_page(rel: str, facts: dict[str, Any]) -> Page:
+    """page_of without the links, bold terms and Topics items: enough for its names, type and
+    switches (names.head_of), in a fraction of the time."""
+    page = _bare(rel, facts)
+    _fill(page, facts["h1"], [], [], [], facts["disabled"], facts["content"])
+    return page
+
+
+Cross = tuple[list[list[Any]], list[list[Any]], list[list[Any]]]  # links, bold terms, Topics items
+
+
+def cross_of(facts: dict[str, Any]) -> Cross:
+    """What the rules across pages read of a page besides its head (names.Head)."""
+    return facts["links"], facts["bold"], facts["topics"]
+
+
+def cross_page(rel: str, cross: Cross) -> Page:
+    """A page with only what cross_of keeps: as the rules across pages read its links, bold
+    terms and Topics items (not its names, type or switches: its Head has those)."""
+    page = Page(rel, "")
+    _fill(page, "", *cross, [], True)
+    return page
+
+
+def _bare(rel: str, facts: dict[str, Any]) -> Page:
+    meta, line, error, fm = facts["meta"], facts["body_line"], facts["meta_error"], facts["fm"]
+    return Page(rel, "", meta, "", line, error, fm, None, facts["hash"])
+
+
+def _fill(
+    page: Page,
+    h1: str,
+    links_facts: list[list[Any]],
+    bold_facts: list[list[Any]],
+    topics: list[list[Any]],
+    disabled: list[str],
+    content: bool,
+) -> None:
+    """The page's body as its facts say it (blocks, links, bold terms, switches)."""
+    blocks = [Block("heading", h1, 0, 0, "", True)] if h1 else []
+    blocks += [Block("paragraph", text, line, line, "topics", False) for text, line in topics]
+    links = [LinkRef(t, a, lab, raw, line) for t, a, lab, raw, line in links_facts]
     if links:
         blocks.append(Block("paragraph", "", links[0].line, links[-1].line, "linked", False, links))
-    bold = [(t, n) for t, n in facts["bold"]]
-    page.__dict__["_read_body"] = Body(blocks, bold, set(facts["disabled"]), facts["content"])
+    bold = [(t, n) for t, n in bold_facts]
+    page.__dict__["_read_body"] = Body(blocks, bold, set(disabled), content)
     page.__dict__["links"] = links
-    return page
 
 
 def finding_json(f: Finding) -> list[Any]:

@@ -1,6 +1,9 @@
 """The cached lint over every page: each page's own findings from the cache where its bytes
 and sources are as they were, else read and checked; the rules across pages run again over
-every page's facts, and what lets the next lint patch them (across.py) is stored."""
+every page, and what lets the next lint patch them (across.py) is stored. Pages stream: each
+is read (or taken from the cache), checked and let go, and only what the end needs of it is
+kept (held.py): its names, record and sources in memory, its links and the row to store in
+a temporary file; 100,000 pages held whole were about 1.3 GB."""
 
 from __future__ import annotations
 
@@ -8,69 +11,82 @@ import json
 from typing import Any
 
 from wikic.hashing import fingerprint
-from wikic.lint import across
-from wikic.lint.context import Context
-from wikic.lint.entries import (
-    CHECK_AT_ONCE,
-    HASH,
-    Entry,
-    Linted,
-    Saved,
-    Seen,
-    Stat,
-    check_own,
-    own_rows,
-    read,
-)
-from wikic.lint.facts import json_finding, page_of
+from wikic.lint import across, rules
+from wikic.lint.entries import HASH, Entry, Linted, Saved, Seen, Stat, read
+from wikic.lint.facts import head_page, json_finding
+from wikic.lint.held import Held
+from wikic.lint.names import Names
 from wikic.state import LintRow, Meta, State
-from wikic.wiki.read import Wiki
+from wikic.wiki.blocks import Body
+from wikic.wiki.page import Page
+
+# pages read, checked and let go together, and their bytes at most (a topic page of a large
+# wiki lists thousands of sources: 100 of them parsed at once were 60 MB at 10,000 sources);
+# at 500 pages (entries.CHECK_AT_ONCE) a first lint of 10,000 pages peaked 40 MB higher, for no
+# less CPU (the sources they cite stay read from one batch to the next: SOURCE_CHARS_KEPT)
+CHECK_AT_ONCE = 100
+BYTES_AT_ONCE = 2_000_000
+# pages waiting to be checked together at most, those from the cache among them: they wait
+# only to keep the wiki's order in what is kept of them
+WAITING = 4 * CHECK_AT_ONCE
 
 
 def checked(seen: Seen, rows: dict[str, LintRow], state: State | None) -> Linted:
     """Every page from its cached facts where they still hold, else read; the own rules on the
     pages read, the rules across pages on all. `state`: where to store it, if anywhere."""
-    entries: dict[str, Entry] = {}
-    batch: dict[str, Entry] = {}
-    for rel, st in seen.listing:
-        entry = _entry(seen, rel, st, rows.pop(rel, None))  # its JSON let go once read
-        entries[entry.page.slug] = entry
-        if entry.row is not None:
-            batch[entry.page.slug] = entry
-            if len(batch) >= CHECK_AT_ONCE:
-                _check_and_let_go(seen, batch)
-                batch = {}
-    _check_and_let_go(seen, batch)
-    index = seen.read_index()
-    pages = {slug: e.page for slug, e in entries.items()}
-    wiki = Wiki(seen.project.root, pages, index, seen.attachments)
-    ctx = Context(seen.project, seen.schema, wiki, seen.files, seen.source_stats)
-    found, mentions, have = across.compute(ctx, seen.levels)
-    names = json.dumps({"names": ctx.names.to_json(), "have": have}, ensure_ascii=False)
-    off = {e.page.rel: sorted(e.page.disabled) for e in entries.values() if e.page.disabled}
+    with Held(seen.project.state_path.parent) as held:
+        waiting: list[Entry] = []
+        to_check = size = 0
+        for rel, st in seen.listing:
+            entry = _entry(seen, rel, st, rows.pop(rel, None))  # its JSON let go once read
+            waiting.append(entry)
+            if entry.row is not None:
+                to_check, size = to_check + 1, size + max(st[0], 0)
+            if to_check >= CHECK_AT_ONCE or size >= BYTES_AT_ONCE or len(waiting) >= WAITING:
+                held.take(seen, waiting)
+                waiting, to_check, size = [], 0, 0
+        held.take(seen, waiting)
+        del waiting
+        held.settle()
+        return _across(seen, held, rows, state)
+
+
+def _across(seen: Seen, held: Held, rows: dict[str, LintRow], state: State | None) -> Linted:
+    """The rules across pages over what is held of every page; stored with the rows held."""
+    names = Names.of_heads(held.heads, seen.attachments)
+    index = seen.read_index()  # checked now and let go: 18 MB of text at 100,000 pages
+    drift = list(rules.index_findings(names, index)) if "index-drift" in seen.levels else []
+    index = _index_only(index)
+    found, mentions, have = across.compute(names, held.heads, held.pages(), seen.schema.lint, seen.levels)
+    found.index = drift
+    names_json = json.dumps({"names": names.to_json(), "have": have}, ensure_ascii=False)
+    del names, have
+    off = held.off
     if index is not None and index.disabled:
         off[index.rel] = sorted(index.disabled)
-    saved = Saved(
-        {e.page.rel: e.record() for e in entries.values()},
-        seen.sources({d for e in entries.values() for d in e.deps()}),
-        _index_record(seen, index),
-        found,
-        off,
-        fingerprint(names),
-    )
+    sources = seen.sources({d for deps in held.deps.values() for d in deps})
+    saved = Saved(held.records, sources, _index_record(seen, index), found, off, fingerprint(names_json))
     on_disk = {rel: r[HASH] for rel, r in saved.records.items()}
     if index is not None:
         on_disk[index.rel] = index.hash
-    result = saved.findings(seen, on_disk) + [f for e in entries.values() for f in e.findings]
+    result = saved.findings(seen, on_disk) + held.findings
+    del on_disk
     if state is not None:
-        changed = {slug: e for slug, e in entries.items() if e.row is not None}
-        new, gone = own_rows(changed)
-        gone += [rel for rel in rows if rel not in saved.records]
-        deps = {e.page.rel: e.deps() for e in entries.values() if e.facts is not None}
-        meta = {Meta.LINT_ACROSS: saved.to_json(seen), Meta.LINT_NAMES: names}
-        records, sources = saved.records, saved.sources
-        state.save_lint(new, gone, deps, mentions, records, sources, meta, everything=True)
-    return Linted(result, {rel: set(v) for rel, v in off.items()}, len(entries), len(entries))
+        gone = held.gone + [rel for rel in rows if rel not in saved.records]
+        meta = {Meta.LINT_ACROSS: saved.to_json(seen), Meta.LINT_NAMES: names_json}
+        records, deps = saved.records, held.deps
+        state.save_lint(held.rows(), gone, deps, mentions, records, sources, meta, everything=True)
+    pages = len(held.heads)
+    return Linted(result, {rel: set(v) for rel, v in off.items()}, pages, pages)
+
+
+def _index_only(index: Page | None) -> Page | None:
+    """index.md without its text and blocks: what the end of a full lint reads of it."""
+    if index is None:
+        return None
+    kept = Page(index.rel, "", hash=index.hash, read_error=index.read_error)
+    kept.__dict__["_read_body"] = Body(disabled=index.disabled)
+    return kept
 
 
 def _index_record(seen: Seen, index: Any) -> list[Any] | None:
@@ -79,24 +95,13 @@ def _index_record(seen: Seen, index: Any) -> list[Any] | None:
     return [*seen.trusted(seen.index_stat), index.hash, index.read_error]
 
 
-def _check_and_let_go(seen: Seen, batch: dict[str, Entry]) -> None:
-    """The own rules on pages just read; then each keeps only its facts (what the rules across
-    pages read, as for a page from the cache), not its text and parsed blocks: a first lint of
-    100,000 pages held them all (3.9 GB)."""
-    check_own(seen, batch)
-    for e in batch.values():
-        if e.facts is not None:
-            e.page = page_of(e.page.rel, e.facts)
-            e.facts = {"deps": e.facts["deps"]}
-
-
 def _entry(seen: Seen, rel: str, st: Stat, row: LintRow | None) -> Entry:
     """The page from its cached facts when its bytes (by stat) and what its findings read are
-    as they were; else read, parsed and marked for its own rules."""
+    as they were (enough of it for its names and switches; its facts for the rest); else read,
+    parsed and marked for its own rules."""
     if row is not None and row.facts and (row.size, row.mtime_ns) == st:
         facts = json.loads(row.facts)
         if seen.key(facts["deps"]) == row.key:
-            findings = [json_finding(f) for f in json.loads(row.findings)]
-            deps = {"deps": facts["deps"]}  # the rest is in the page now: not held twice
-            return Entry(page_of(rel, facts), None, findings, facts["across"], st, deps)
+            findings = [json_finding(f) for f in json.loads(row.findings)] if row.findings != "[]" else []
+            return Entry(head_page(rel, facts), None, findings, facts["across"], st, facts)
     return read(seen, rel, st)

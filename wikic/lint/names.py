@@ -4,12 +4,13 @@ themselves, so that the lint cache can keep it and check a few changed pages aga
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from wikic.wiki.page import Page
-from wikic.wiki.read import Resolver, Wiki
+from wikic.wiki.read import Resolver, Wiki, name_table
 
 
 class Named(NamedTuple):
@@ -18,6 +19,33 @@ class Named(NamedTuple):
     rel: str
     title: str  # Page.title: what broken-link suggests
     shown: str  # the title index.md shows for it (rules.index_title)
+
+
+class Head(NamedTuple):
+    """What the rules across pages read of a page besides its links, bold terms and Topics
+    items: its names, its type and whether it could be read (a full lint keeps every page's)."""
+
+    slug: str
+    rel: str
+    type: str
+    title: str
+    shown: str  # index_title
+    aliases: tuple[str, ...]
+    unread: bool  # the page could not be read (Page.read_error)
+
+
+def head_of(page: Page) -> Head:
+    title = page.title
+    shown = index_title(page)
+    return Head(
+        page.slug,
+        page.rel,
+        sys.intern(page.type),
+        title,
+        title if shown == title else shown,  # one string held where they are the same
+        tuple(page.aliases),
+        bool(page.read_error),
+    )
 
 
 def index_title(page: Page) -> str:
@@ -37,6 +65,13 @@ class Names(Resolver):
 
     def __post_init__(self) -> None:
         self._slugs = {slug.casefold(): slug for slug in self.pages}
+
+    @classmethod
+    def of_heads(cls, heads: Iterable[Head], files: set[str]) -> Names:
+        """The names of the pages of these heads (in the wiki's order), as Names.of their Wiki."""
+        heads = list(heads)
+        pages = {h.slug: Named(h.rel, h.title, h.shown) for h in heads}
+        return cls(pages, name_table((h.slug, h.type, h.title, h.aliases) for h in heads), files)
 
     @classmethod
     def of(cls, wiki: Wiki) -> Names:

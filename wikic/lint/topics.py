@@ -8,13 +8,13 @@ import bisect
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Container, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 from functools import lru_cache
 
 from rapidfuzz import fuzz, process
 
 from wikic.lint.context import Context, Finding
-from wikic.lint.names import Names
+from wikic.lint.names import Head, Names, head_of
 from wikic.wiki.page import Page
 from wikic.wiki.read import ATTACHMENT, Wiki
 
@@ -32,10 +32,15 @@ def topic_key(name: str) -> str:
 
 def page_keys(wiki: Wiki) -> dict[str, str]:
     """Every page's names (title, aliases, slug as words) in topic_key form -> slug."""
+    return keys_of(head_of(page) for page in wiki.pages.values())
+
+
+def keys_of(heads: Iterable[Head]) -> dict[str, str]:
+    """page_keys, from the pages' heads."""
     keys: dict[str, str] = {}
-    for page in sorted(wiki.pages.values(), key=lambda p: (p.type == "source", p.slug)):
-        for name in [page.title, *page.aliases, page.slug.replace("-", " ")]:
-            keys.setdefault(topic_key(name), page.slug)
+    for head in sorted(heads, key=lambda h: (h.type == "source", h.slug)):
+        for name in [head.title, *head.aliases, head.slug.replace("-", " ")]:
+            keys.setdefault(topic_key(name), head.slug)
     return keys
 
 
@@ -176,16 +181,24 @@ def _row_scores(rows: list[str], cols: list[str], cutoff: int) -> Iterator[tuple
 
 def duplicate_page(ctx: Context) -> Iterator[Finding]:
     """Pages (other than source summaries, which are one per file) with near-identical names."""
+    heads = [head_of(page) for page in ctx.wiki.pages.values()]
+    return duplicates(heads, ctx.schema.lint.duplicate_threshold)
+
+
+def duplicates(heads: Iterable[Head], threshold: int) -> Iterator[Finding]:
+    """duplicate-page, from the pages' heads (`threshold`: lint.duplicate_threshold)."""
     owners: dict[str, set[str]] = defaultdict(set)
     shown: dict[tuple[str, str], str] = {}
-    for page in ctx.wiki.pages.values():
-        if page.type == "source" or page.read_error:
+    rels: dict[str, str] = {}
+    for head in heads:
+        if head.type == "source" or head.unread:
             continue
-        for name in {page.title, *page.aliases}:
+        rels[head.slug] = head.rel
+        for name in {head.title, *head.aliases}:
             key = topic_key(name)
             if key:
-                owners[key].add(page.slug)
-                shown.setdefault((key, page.slug), name)
+                owners[key].add(head.slug)
+                shown.setdefault((key, head.slug), name)
     keys = sorted(owners)
     best: dict[tuple[str, str], tuple[float, dict[str, str]]] = {}
 
@@ -198,19 +211,18 @@ def duplicate_page(ctx: Context) -> Iterator[Finding]:
         for a in owners[key]:
             for b in owners[key]:
                 consider(a, key, b, key, 100.0)
-    for i, j, score in _near_pairs(keys, ctx.schema.lint.duplicate_threshold):
+    for i, j, score in _near_pairs(keys, threshold):
         if DIGITS.findall(keys[i]) != DIGITS.findall(keys[j]):
             continue  # "Python 3.10" and "Python 3.11" are different things
         for a in owners[keys[i]]:
             for b in owners[keys[j]]:
                 consider(a, keys[i], b, keys[j], score)
     for (a, b), (score, key_of) in sorted(best.items()):
-        page_a, page_b = ctx.wiki.pages[a], ctx.wiki.pages[b]
         yield Finding(
             "duplicate-page",
-            page_b.rel,
+            rels[b],
             1,
-            f'"{shown[(key_of[b], b)]}" looks like a twin of "{shown[(key_of[a], a)]}" ({page_a.rel}, '
+            f'"{shown[(key_of[b], b)]}" looks like a twin of "{shown[(key_of[a], a)]}" ({rels[a]}, '
             f"{score:.0f}% alike); merge them, or make one an alias of the other in schema.yaml",
-            also=(page_a.rel,),
+            also=(rels[a],),
         )

@@ -152,9 +152,9 @@ class LintTables(Tables):
                 db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k.value, v))
             gone = list(gone)
             db.executemany("DELETE FROM lint_pages WHERE rel=?", [(rel,) for rel in gone])
-            db.executemany(
+            db.executemany(  # row by row: a full lint's rows come from a file, not all held at once
                 "INSERT OR REPLACE INTO lint_pages VALUES (?, ?, ?, ?, ?, ?)",
-                [(r.rel, r.size, r.mtime_ns, r.key, r.facts, r.findings) for r in rows],
+                ((r.rel, r.size, r.mtime_ns, r.key, r.facts, r.findings) for r in rows),
             )
             if everything:
                 for table in TABLES:

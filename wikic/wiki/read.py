@@ -8,7 +8,7 @@ import gc
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +29,16 @@ def resolve_target(target: str, slugs: Mapping[str, str], names: Mapping[str, st
     `slugs` and `names` casefolded -> slug (Wiki's, or assemble's for the build's backlinks)."""
     key = target.strip().removesuffix(".md").rsplit("/", 1)[-1].casefold()
     return slugs[key] if key in slugs else names.get(target.strip().casefold())
+
+
+def name_table(named: Iterable[tuple[str, str, str, Iterable[str]]]) -> dict[str, str]:
+    """Casefolded title or alias -> slug, from each page's (slug, type, title, aliases): topic
+    pages win a shared name over source pages, as in assemble."""
+    names: dict[str, str] = {}
+    for slug, _, title, aliases in sorted(named, key=lambda n: (n[1] == "source", n[0])):
+        for name in [title, *aliases]:
+            names.setdefault(name.casefold().strip(), slug)
+    return names
 
 
 class Resolver:
@@ -72,10 +82,9 @@ class Wiki(Resolver):
 
     def __post_init__(self) -> None:
         self._slugs = {slug.casefold(): slug for slug in self.pages}
-        ordered = sorted(self.pages.values(), key=lambda p: (p.type == "source", p.slug))
-        for page in ordered:  # topic pages win a shared name over source pages, as in assemble
-            for name in [page.title, *page.aliases]:
-                self.names.setdefault(name.casefold().strip(), page.slug)
+        named = ((p.slug, p.type, p.title, p.aliases) for p in self.pages.values())
+        for name, slug in name_table(named).items():
+            self.names.setdefault(name, slug)
 
     def inbound(self) -> dict[str, set[str]]:
         """slug -> the slugs of the other pages that link to it (index.md does not count)."""
