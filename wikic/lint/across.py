@@ -9,14 +9,16 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from wikic.config import LintConfig
 from wikic.lint import citations, rules, topics
 from wikic.lint.context import Finding
 from wikic.lint.facts import finding_json, json_finding
 from wikic.lint.names import Head, Names
 from wikic.wiki.page import Page
+
+if TYPE_CHECKING:
+    from wikic.config import LintConfig
 
 ACROSS = ("broken-link", "orphan-page", "missing-page", "duplicate-page", "index-drift", "hand-edit")
 Where = dict[str, dict[str, tuple[int, dict[str, int]]]]  # topic key -> path -> (first line, terms)
