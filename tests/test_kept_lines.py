@@ -154,6 +154,22 @@ def test_a_sticky_slug_changed_by_any_writer_is_read_by_the_next_plan(tmp_path: 
     assert _forced_equal(project, tmp_path)
 
 
+def test_a_sticky_slug_another_writer_moved_on_a_page_the_edit_does_not_plan_is_written_there(
+    tmp_path: Path,
+) -> None:
+    """The slugs equal those the plan read, not the heads kept: the pages whose slug moved
+    are planned again (replan.patched skips looking for them only where the two are the same)."""
+    project = make_project(tmp_path / "p", NOTES)
+    assert build(project, BuildOptions()).ok
+    _edit(project, "before the model answers", "before the model writes its answer")
+    assert build(project, BuildOptions()).ok
+    _sql(project, "UPDATE slugs SET slug = 'tools-notes' WHERE page_id = 'source:sources/tools.md'")
+    _edit(project, "before the model writes its answer", "before the model answers, as Bazel does")
+    assert build(project, BuildOptions()).ok
+    assert (project.wiki_dir / "tools-notes.md").exists()
+    assert _forced_equal(project, tmp_path)
+
+
 def test_the_heads_stand_for_the_sticky_slugs_only_as_kept_by_the_plan_that_marked(
     tmp_path: Path,
 ) -> None:

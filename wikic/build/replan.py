@@ -195,8 +195,10 @@ def patched(
     pages.sources = sources
     redone = {pid: before.get(pid, "") for pid in [*own, *new]}
     slugs = pages.slugs  # a page gone has none
-    # the pages whose slug moved (not a set of 100,000 pairs made to find them)
-    redone |= dict(sorted((pid, slug) for pid, slug in before.items() if slugs.get(pid, slug) != slug))
+    # the pages whose slug moved (not a set of 100,000 pairs made to find them); none where the
+    # slugs equal those kept (compared above, in C: the loop took 67 ms at 100,000 sources)
+    if not (pages.sticky and slugs_were is before):
+        redone |= dict(sorted((pid, slug) for pid, slug in before.items() if slugs.get(pid, slug) != slug))
     gone_pages = sorted(pid for pid in rows_before if pid not in slugs)  # every other page stays
     read = unsettled | {src.path: src for src in subset}  # a giver whose page stands: as kept
     return Trace(run, sources, structural, pages), redone, gone_pages, read, rows_before, gone
