@@ -5,7 +5,6 @@ every problem reported at once, by key path and line; a schema.yaml validated be
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import re
 from collections.abc import Iterator
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from wikic.errors import ConfigError
-from wikic.settingsview import params_of, type_names_of
+from wikic.settingsview import NotPlain, dumped, params_of, type_names_of
 
 if TYPE_CHECKING:  # imported where a schema.yaml is parsed: one validated before is not
     import yaml
@@ -54,34 +53,16 @@ class Strict(BaseModel):
         are, so that an edit, which dumps the settings for its keys, never builds pydantic's
         serializers (25 ms). tests/test_config_dump.py holds it to pydantic's own."""
         if not kwargs:
-            with contextlib.suppress(_NotPlain):
-                return _dumped(self, mode == "json")
+            with contextlib.suppress(NotPlain):
+                return dumped(self.plain_fields(), mode == "json")
         return super().model_dump(mode=mode, **kwargs)
 
-
-class _NotPlain(Exception):
-    """A value that pydantic's serializer may write otherwise than as it is."""
-
-
-def _dumped(model: BaseModel, json_mode: bool) -> dict[str, Any]:
-    return {name: _plain(getattr(model, name), json_mode) for name in type(model).model_fields}
-
-
-def _plain(value: Any, json_mode: bool) -> Any:
-    kind = type(value)
-    if kind in (str, int, bool) or value is None:
-        return value
-    if kind is float:
-        if json_mode and not math.isfinite(value):  # JSON has no inf or nan: as pydantic says
-            raise _NotPlain
-        return value
-    if kind is list:
-        return [_plain(v, json_mode) for v in value]
-    if kind is dict:
-        return {_plain(k, json_mode): _plain(v, json_mode) for k, v in value.items()}
-    if isinstance(value, Strict) and type(value) in MODELS.values():
-        return _dumped(value, json_mode)
-    raise _NotPlain
+    def plain_fields(self) -> Iterator[tuple[str, Any]]:
+        """The fields for settingsview.dumped: wikic's own models only (MODELS), whose fields
+        pydantic's serializer writes as they are."""
+        if type(self) not in MODELS.values():
+            raise NotPlain
+        return ((name, getattr(self, name)) for name in type(self).model_fields)
 
 
 class Price(Strict):

@@ -9,6 +9,7 @@ tests/test_settings.py holds a view to a fresh validation, value for value."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 # config.MODELS by name, the models a Schema is made of (a test keeps the two lists equal)
@@ -70,10 +71,13 @@ class View:
         build's keys); with options, or a value JSON cannot hold, pydantic's own."""
         if not kwargs:
             try:
-                return dumped(self, mode == "json")
+                return dumped(self.plain_fields(), mode == "json")
             except NotPlain:
                 pass
         return self.real().model_dump(mode=mode, **kwargs)  # type: ignore[no-any-return]
+
+    def plain_fields(self) -> Iterable[tuple[str, Any]]:
+        return self.__dict__.items()
 
     def real(self) -> Any:
         """The pydantic model of these values (as settings.py decodes a kept one)."""
@@ -143,12 +147,13 @@ def _real(value: Any) -> Any:
     return value
 
 
-def dumped(view: View, json_mode: bool) -> dict[str, Any]:
-    return {name: _plain(value, json_mode) for name, value in view.__dict__.items()}
+def dumped(fields: Iterable[tuple[str, Any]], json_mode: bool) -> dict[str, Any]:
+    """A model's fields (View.plain_fields, config.Strict.plain_fields) as pydantic's serializer
+    writes them, where that is the values as they are; NotPlain where it may not be."""
+    return {name: plain(value, json_mode) for name, value in fields}
 
 
-def _plain(value: Any, json_mode: bool) -> Any:
-    """As config._plain: a value as pydantic's serializer writes it, where that is the value."""
+def plain(value: Any, json_mode: bool) -> Any:
     kind = type(value)
     if kind in (str, int, bool) or value is None:
         return value
@@ -157,11 +162,12 @@ def _plain(value: Any, json_mode: bool) -> Any:
             raise NotPlain
         return value
     if kind is list:
-        return [_plain(v, json_mode) for v in value]
+        return [plain(v, json_mode) for v in value]
     if kind is dict:
-        return {_plain(k, json_mode): _plain(v, json_mode) for k, v in value.items()}
-    if isinstance(value, View):
-        return dumped(value, json_mode)
+        return {plain(k, json_mode): plain(v, json_mode) for k, v in value.items()}
+    fields = getattr(value, "plain_fields", None)  # a model within: a View, or wikic's own model
+    if fields is not None:
+        return dumped(fields(), json_mode)
     raise NotPlain
 
 
