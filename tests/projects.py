@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 from wikic.backends.scripted import ScriptedBackend
@@ -146,6 +147,20 @@ def run_build(project: Project, backend: Counting | None = None, **opts: object)
 
 def wiki_files(project: Project) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(project.wiki_dir.glob("*.md"))}
+
+
+def replace_in_source(project: Project, name: str, old: str, new: str) -> None:
+    path = project.sources_dir / name
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+
+
+def forced_equal(project: Project, folder: Path) -> bool:
+    """Whether the wiki an edit left is the one a forced build of a copy (in `folder`) makes."""
+    from wikic.build.run import build as run
+
+    forced = Project(shutil.copytree(project.root, folder / "forced"))
+    assert run(forced, BuildOptions(force=True)).ok
+    return wiki_files(project) == wiki_files(forced)
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import marshal
 import random
-import shutil
 import sqlite3
 import zlib
 from pathlib import Path
 
 import pytest
 
-from tests.projects import NOTES, make_project, wiki_files
+from tests.projects import NOTES, forced_equal, make_project, replace_in_source, wiki_files
 from tests.test_incremental import NOTES as PLAN_NOTES
 from tests.test_incremental import PLAN_EDITS, PROSE, REPEATED
 from tests.test_merge import _source
@@ -123,17 +122,6 @@ def _kept(project: Project) -> set[str]:
         return {name for (name,) in db.execute("SELECT name FROM kept")}
 
 
-def _edit(project: Project, old: str, new: str) -> None:
-    path = project.sources_dir / "rag.md"
-    path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
-
-
-def _forced_equal(project: Project, tmp_path: Path) -> bool:
-    forced = Project(shutil.copytree(project.root, tmp_path / "forced"))
-    assert build(forced, BuildOptions(force=True)).ok
-    return wiki_files(project) == wiki_files(forced)
-
-
 def _sql(project: Project, sql: str) -> None:
     with sqlite3.connect(project.state_path) as db:
         db.execute(sql)
@@ -142,16 +130,18 @@ def _sql(project: Project, sql: str) -> None:
 def test_a_sticky_slug_changed_by_any_writer_is_read_by_the_next_plan(tmp_path: Path) -> None:
     project = make_project(tmp_path / "p", NOTES)
     assert build(project, BuildOptions()).ok
-    _edit(project, "before the model answers", "before the model writes its answer")
+    replace_in_source(project, "rag.md", "before the model answers", "before the model writes its answer")
     assert build(project, BuildOptions()).ok
     assert "heads=slugs" in _kept(project)  # the edit's plan took the heads as the sticky slugs
     _sql(project, "UPDATE slugs SET slug = 'rag-notes' WHERE page_id = 'source:sources/rag.md'")
     assert "heads=slugs" not in _kept(project)
-    _edit(project, "before the model writes its answer", "before the model answers, as Bazel does")
+    replace_in_source(
+        project, "rag.md", "before the model writes its answer", "before the model answers, as Bazel does"
+    )
     assert build(project, BuildOptions()).ok
     assert (project.wiki_dir / "rag-notes.md").exists()
     assert "heads=slugs" in _kept(project)  # found the same again
-    assert _forced_equal(project, tmp_path)
+    assert forced_equal(project, tmp_path)
 
 
 def test_a_sticky_slug_another_writer_moved_on_a_page_the_edit_does_not_plan_is_written_there(
@@ -161,13 +151,15 @@ def test_a_sticky_slug_another_writer_moved_on_a_page_the_edit_does_not_plan_is_
     are planned again (replan.patched skips looking for them only where the two are the same)."""
     project = make_project(tmp_path / "p", NOTES)
     assert build(project, BuildOptions()).ok
-    _edit(project, "before the model answers", "before the model writes its answer")
+    replace_in_source(project, "rag.md", "before the model answers", "before the model writes its answer")
     assert build(project, BuildOptions()).ok
     _sql(project, "UPDATE slugs SET slug = 'tools-notes' WHERE page_id = 'source:sources/tools.md'")
-    _edit(project, "before the model writes its answer", "before the model answers, as Bazel does")
+    replace_in_source(
+        project, "rag.md", "before the model writes its answer", "before the model answers, as Bazel does"
+    )
     assert build(project, BuildOptions()).ok
     assert (project.wiki_dir / "tools-notes.md").exists()
-    assert _forced_equal(project, tmp_path)
+    assert forced_equal(project, tmp_path)
 
 
 def test_the_heads_stand_for_the_sticky_slugs_only_as_kept_by_the_plan_that_marked(
@@ -175,17 +167,19 @@ def test_the_heads_stand_for_the_sticky_slugs_only_as_kept_by_the_plan_that_mark
 ) -> None:
     project = make_project(tmp_path / "p", NOTES)
     assert build(project, BuildOptions()).ok
-    _edit(project, "before the model answers", "before the model writes its answer")
+    replace_in_source(project, "rag.md", "before the model answers", "before the model writes its answer")
     assert build(project, BuildOptions()).ok
     with State.open(project.state_path) as state:
         mark = state.kept("heads=slugs")
         assert mark and state.heads_are_slugs(mark.decode()) and not state.heads_are_slugs("another plan")
     before = wiki_files(project)
     _sql(project, "DELETE FROM kept WHERE name = 'plan+'")  # the plan beside the base lost: the base's heads
-    _edit(project, "before the model writes its answer", "before the model answers, as Bazel does")
+    replace_in_source(
+        project, "rag.md", "before the model writes its answer", "before the model answers, as Bazel does"
+    )
     assert build(project, BuildOptions()).ok
     assert set(wiki_files(project)) == set(before) and "heads=slugs" in _kept(project)
-    assert _forced_equal(project, tmp_path)
+    assert forced_equal(project, tmp_path)
 
 
 def test_a_source_retitled_then_settled_takes_its_title_as_changed_since_the_base(tmp_path: Path) -> None:
@@ -193,7 +187,9 @@ def test_a_source_retitled_then_settled_takes_its_title_as_changed_since_the_bas
     and line count from there, not from the base's columns, where pages that show it are made again."""
     project = make_project(tmp_path / "p", NOTES)
     assert build(project, BuildOptions()).ok
-    _edit(project, "# Retrieval-augmented generation", "# Retrieval pipelines\n\nA note on RAG.")
+    replace_in_source(
+        project, "rag.md", "# Retrieval-augmented generation", "# Retrieval pipelines\n\nA note on RAG."
+    )
     assert build(project, BuildOptions()).ok
     assert "plan+" in _kept(project)  # beside the base
     path = project.sources_dir / "vectors.md"
@@ -201,4 +197,4 @@ def test_a_source_retitled_then_settled_takes_its_title_as_changed_since_the_bas
         path.read_text(encoding="utf-8").replace("nearest-neighbour", "nearest"), encoding="utf-8"
     )
     assert build(project, BuildOptions()).ok
-    assert _forced_equal(project, tmp_path)
+    assert forced_equal(project, tmp_path)

@@ -5,11 +5,10 @@ leave a mark under which nothing kept is patched from."""
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 from pathlib import Path
 
-from tests.projects import NOTES, make_project, wiki_files
+from tests.projects import NOTES, forced_equal, make_project, replace_in_source
 from wikic.build.keptplan import Kept
 from wikic.build.run import BuildOptions, build
 from wikic.project import Project
@@ -21,49 +20,46 @@ def _kept(project: Project) -> dict[str, bytes]:
         return {name: bytes(blob) for name, blob in db.execute("SELECT name, blob FROM kept")}
 
 
-def _edit(project: Project, old: str, new: str) -> None:
-    path = project.sources_dir / "rag.md"
-    path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
-
-
-def _forced_equal(project: Project, tmp_path: Path) -> bool:
-    forced = Project(shutil.copytree(project.root, tmp_path / "forced"))
-    assert build(forced, BuildOptions(force=True)).ok
-    return wiki_files(project) == wiki_files(forced)
-
-
 def test_an_edit_keeps_what_changed_beside_the_base_and_the_next_patches_from_both(tmp_path: Path) -> None:
     project = make_project(tmp_path / "p", NOTES)
     assert build(project, BuildOptions()).ok
     first = _kept(project)
     assert {"plan", "merge"} <= first.keys() and not {"plan+", "merge+", "plan?"} & first.keys()
-    _edit(project, "before the model answers", "before the model writes its answer")
+    replace_in_source(project, "rag.md", "before the model answers", "before the model writes its answer")
     assert build(project, BuildOptions()).ok
     second = _kept(project)
     assert second["plan"] == first["plan"] and second["merge"] == first["merge"]  # bases left as they were
     assert {"plan+", "merge+"} <= second.keys() and "plan?" not in second
-    _edit(project, "before the model writes its answer", "before the model answers, as Bazel does")
+    replace_in_source(
+        project, "rag.md", "before the model writes its answer", "before the model answers, as Bazel does"
+    )
     assert build(project, BuildOptions()).ok
     third = _kept(project)
     assert third["plan"] == first["plan"] and third["plan+"] != second["plan+"]
-    assert _forced_equal(project, tmp_path)
+    assert forced_equal(project, tmp_path)
+
+
+def _planned_in_full_by_the_next_edit(project: Project, before: dict[str, bytes], tmp_path: Path) -> None:
+    replace_in_source(
+        project, "rag.md", "before the model writes its answer", "before the model answers, as Bazel does"
+    )
+    assert build(project, BuildOptions()).ok
+    after = _kept(project)
+    assert after["plan"] != before["plan"] and "plan+" not in after and "plan?" not in after  # in full
+    assert forced_equal(project, tmp_path)
 
 
 def test_rows_changed_by_a_plan_that_kept_nothing_mean_the_full_plan(tmp_path: Path) -> None:
     project = make_project(tmp_path / "p", NOTES)
     assert build(project, BuildOptions()).ok
-    _edit(project, "before the model answers", "before the model writes its answer")
+    replace_in_source(project, "rag.md", "before the model answers", "before the model writes its answer")
     assert build(project, BuildOptions()).ok
     with State.open(project.state_path) as state:  # as a plan killed after saving its rows leaves it
         state.save_planned("facts", {})
         assert state.kept("plan") is None and state.kept("plan+") is None
         assert state.kept("merge") is not None  # checked against the rows by merge.py itself
     before = _kept(project)
-    _edit(project, "before the model writes its answer", "before the model answers, as Bazel does")
-    assert build(project, BuildOptions()).ok
-    after = _kept(project)
-    assert after["plan"] != before["plan"] and "plan+" not in after and "plan?" not in after  # in full
-    assert _forced_equal(project, tmp_path)
+    _planned_in_full_by_the_next_edit(project, before, tmp_path)
 
 
 def _loaded(base: bytes, since: bytes | None = None) -> Kept:
@@ -104,11 +100,11 @@ def test_a_patched_plan_lets_go_the_rows_of_sources_gone_and_any_row_of_no_sourc
     with sqlite3.connect(project.state_path) as db:  # a notes row of no source (key ''), as no plan keeps
         db.execute("INSERT INTO planned VALUES ('sources/old.md', '', '', 'k', '[]')")
         db.execute("DELETE FROM kept WHERE name = 'plan?'")  # left before a plan that kept its own
-    _edit(project, "before the model answers", "before the model writes its answer")
+    replace_in_source(project, "rag.md", "before the model answers", "before the model writes its answer")
     assert build(project, BuildOptions()).ok
     assert "plan+" in _kept(project)
     assert _planned(project) == {f"sources/{name}" for name in NOTES if name != "vectors.md"}
-    assert _forced_equal(project, tmp_path)
+    assert forced_equal(project, tmp_path)
 
 
 def test_planned_rows_changed_by_any_writer_mean_the_full_plan(tmp_path: Path) -> None:
@@ -116,18 +112,14 @@ def test_planned_rows_changed_by_any_writer_mean_the_full_plan(tmp_path: Path) -
     triggers mark it, and the build plans in full (no read of every row's key to tell)."""
     project = make_project(tmp_path / "p", NOTES)
     assert build(project, BuildOptions()).ok
-    _edit(project, "before the model answers", "before the model writes its answer")
+    replace_in_source(project, "rag.md", "before the model answers", "before the model writes its answer")
     assert build(project, BuildOptions()).ok
     before = _kept(project)
     assert "plan+" in before and "plan?" not in before
     with sqlite3.connect(project.state_path) as db:
         db.execute("UPDATE planned SET key = 'planned by another wikic' WHERE path = 'sources/rag.md'")
     assert "plan?" in _kept(project)
-    _edit(project, "before the model writes its answer", "before the model answers, as Bazel does")
-    assert build(project, BuildOptions()).ok
-    after = _kept(project)
-    assert after["plan"] != before["plan"] and "plan+" not in after and "plan?" not in after  # in full
-    assert _forced_equal(project, tmp_path)
+    _planned_in_full_by_the_next_edit(project, before, tmp_path)
 
 
 def test_the_base_keeps_every_source_entry_as_it_was_names_with_the_separator_too() -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from wikic import __version__
 from wikic.errors import ConfigError
 from wikic.hashing import digest, fingerprint
-from wikic.settingsview import view_of
+from wikic.settingsview import decoded, view_of
 
 if TYPE_CHECKING:
     from wikic.config import Schema
@@ -153,14 +153,7 @@ def _encode(value: Any) -> Any:
 def _decode(value: Any) -> Any:
     from wikic.config import MODELS
 
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    if isinstance(value, dict):
-        if "$d" in value:
-            return {k: _decode(v) for k, v in value["$d"].items()}
-        fields = {k: _decode(v) for k, v in value["f"].items()}
-        return MODELS[value["$m"]].model_construct(set(value["s"]), **fields)
-    return value
+    return decoded(value, lambda name, fields, fields_set: MODELS[name].model_construct(fields_set, **fields))
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -9,7 +9,7 @@ tests/test_settings.py holds a view to a fresh validation, value for value."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 # config.MODELS by name, the models a Schema is made of (a test keeps the two lists equal)
@@ -173,11 +173,16 @@ def plain(value: Any, json_mode: bool) -> Any:
 
 def view_of(value: Any) -> Any:
     """A kept encoding (settings._encode) as views: what settings._decode makes as models."""
+    return decoded(value, lambda name, fields, fields_set: VIEWS[name](fields, fields_set))
+
+
+def decoded(value: Any, make: Callable[[str, dict[str, Any], set[str]], Any]) -> Any:
+    """A kept encoding (settings._encode) with each model in it made by `make(its name, its
+    fields, the fields set)`."""
     if isinstance(value, list):
-        return [view_of(v) for v in value]
+        return [decoded(v, make) for v in value]
     if isinstance(value, dict):
         if "$d" in value:
-            return {k: view_of(v) for k, v in value["$d"].items()}
-        fields = {k: view_of(v) for k, v in value["f"].items()}
-        return VIEWS[value["$m"]](fields, set(value["s"]))
+            return {k: decoded(v, make) for k, v in value["$d"].items()}
+        return make(value["$m"], {k: decoded(v, make) for k, v in value["f"].items()}, set(value["s"]))
     return value
