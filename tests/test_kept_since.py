@@ -9,7 +9,10 @@ import sqlite3
 from pathlib import Path
 
 from tests.projects import NOTES, forced_equal, make_project, replace_in_source
+from tests.test_incremental import PROSE, _Rows
 from wikic.build.keptplan import Kept
+from wikic.build.keptsources import taken
+from wikic.build.plan import SourceInfo, memo_for
 from wikic.build.run import BuildOptions, build
 from wikic.project import Project
 from wikic.state import State
@@ -136,3 +139,31 @@ def test_the_base_keeps_every_source_entry_as_it_was_names_with_the_separator_to
     assert (again.keys, dict(again.meta), dict(again.names), dict(again.gives)) == (keys, meta, names, gives)
     assert again.givers({odd}) == {"sources/b.md"} and again.givers({"make"}) == {"sources/a.md"}
     assert again.givers({"Glaze"}) == set()
+
+
+def test_a_settled_source_changed_since_the_base_is_taken_as_changed_not_as_the_base_has_it() -> None:
+    """keptsources.taken, no source come or gone: a settled source takes its row by position in
+    the base's columns, but one an edit changed since (a retitle, a fallback) takes what that
+    edit kept: its key, title, line count and fallback flag."""
+    a, b = "sources/a.md", "sources/b.md"
+    kept = Kept(
+        {a: "ka", b: "kb"},
+        {a: ("A", 1, False, "a"), b: ("B", 2, False, "b")},
+        {a: [], b: []},
+        {a: [], b: []},
+        [],
+        [],
+        {},
+        {},
+        0,
+        "t0",
+    )
+    base = kept.dumps("s")
+    kept.base = "t0"
+    kept.update({a: ("ka2", ("Retitled", 3, True, "retitled"), [], [])})
+    again = _loaded(base, kept.dumps_since("s"))
+    sources = [SourceInfo(path, "", None, None, list) for path in (a, b)]  # settled: unread
+    memo = memo_for(PROSE, _Rows(), None, None, None)
+    named = taken(sources, memo, again)[3]
+    assert [(s.title, s.count, s.fallback) for s in sources] == [("Retitled", 3, True), ("B", 2, False)]
+    assert memo.keys == {a: "ka2", b: "kb"} and list(named) == [b]  # a fallback names nothing

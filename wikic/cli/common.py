@@ -3,6 +3,7 @@ message and an exit code. Without click: `wikic build`'s quick path (entry.py) u
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 from collections.abc import Callable
@@ -40,11 +41,39 @@ def fail(exc: WikicError, as_json: bool) -> None:
     sys.exit(exc.exit_code)
 
 
+# What the machine refused, not a bug: said in one line with what to do, never a traceback.
+# Every other OSError is a bug and keeps its traceback (errors.py).
+REFUSED = {
+    errno.ENOSPC: "the disk is full: free some space",
+    errno.EDQUOT: "the disk quota is used up: free some space or raise the quota",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied: check the owner and mode of the file and its folder",
+    errno.EPERM: "operation not permitted: check the owner and mode of the file and its folder",
+    errno.EMFILE: "too many open files: raise the limit (`ulimit -n`)",
+    errno.ENFILE: "too many open files on the system",
+    errno.EIO: "the disk reported an input/output error",
+}
+
+
+def refused(exc: OSError) -> WikicError | None:
+    """The error to report for an OSError the machine caused, or None for any other."""
+    what = REFUSED.get(exc.errno or 0)
+    if what is None:
+        return None
+    where = f" ({exc.filename})" if exc.filename else ""
+    return WikicError(f"{what}{where}; finished work is kept, run the command again once fixed")
+
+
 def guarded(as_json: bool, fn: Callable[[], int]) -> None:
     try:
         code = fn()
     except WikicError as exc:
         fail(exc, as_json)
+    except OSError as exc:
+        error = refused(exc)
+        if error is None:
+            raise
+        fail(error, as_json)
     except KeyboardInterrupt:
         echo("wikic: interrupted; finished work is kept, run the command again to resume", err=True)
         sys.exit(130)
