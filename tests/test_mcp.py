@@ -300,3 +300,21 @@ def test_write_tools_refuse_without_allow_write_and_pages_are_read_fresh(tmp_pat
     with path.open("a", encoding="utf-8") as fh:  # edited in place: wiki/'s own stat is unchanged
         fh.write("\nA note added by hand.\n")
     assert "A note added by hand." in tools.read_page("FAISS")["text"]
+
+
+def test_what_the_machine_refuses_is_the_tool_error_a_client_reads() -> None:
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from wikic.mcp.server import _guarded
+
+    def full() -> None:
+        raise OSError(28, "No space left on device", "wiki/a.md")  # ENOSPC
+
+    with pytest.raises(ToolError, match=r"^the disk is full: free some space \(wiki/a.md\)"):
+        _guarded(full)
+
+    def bug() -> None:
+        raise FileNotFoundError(2, "gone", "wiki/a.md")
+
+    with pytest.raises(FileNotFoundError):  # a bug: the SDK logs its traceback
+        _guarded(bug)

@@ -8,6 +8,7 @@ that nothing more happens ("exactly one build").
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import queue
@@ -393,6 +394,35 @@ def test_falls_back_to_polling_when_os_events_fail(tmp_path: Path) -> None:
         (project.sources_dir / "rag.md").write_text("# RAG\n\n## Reranking\n\nA second pass.\n")
         second = results.get(timeout=LINE_TIMEOUT)
         assert second.changed == ["sources/rag.md"] and second.report is not None
+        assert "wiki/reranking.md" in second.report.written
+    finally:
+        watcher.stop()
+        thread.join(timeout=LINE_TIMEOUT)
+    assert not thread.is_alive()
+
+
+def test_a_full_disk_is_said_as_such_and_the_watch_goes_on(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p")
+    results: queue.Queue[Rebuild] = queue.Queue()
+    watcher = Watcher(
+        project, WatchOptions(debounce=0.1, poll_interval=0.1), results.put, print, Progress(quiet=True)
+    )
+    backends = watcher.backends
+
+    def full_disk(schema: Any) -> Any:  # the first build's backend, as a full disk refuses it
+        watcher.backends = backends
+        raise OSError(errno.ENOSPC, "No space left on device", str(project.root / ".wikic" / "cache"))
+
+    watcher.backends = full_disk  # type: ignore[assignment]
+    thread = threading.Thread(target=watcher.run, daemon=True)
+    thread.start()
+    try:
+        first = results.get(timeout=LINE_TIMEOUT)
+        assert first.exit_code == 1 and first.error is not None
+        assert first.error.startswith("the disk is full: free some space") and "internal" not in first.error
+        (project.sources_dir / "rag.md").write_text("# RAG\n\n## Reranking\n\nA second pass.\n")
+        second = results.get(timeout=LINE_TIMEOUT)
+        assert second.report is not None and second.report.ok
         assert "wiki/reranking.md" in second.report.written
     finally:
         watcher.stop()

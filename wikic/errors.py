@@ -16,10 +16,13 @@
         ├── Unavailable         connection refused, 5xx, a stream cut midway
         └── BadOutput           the model's output stayed unusable after repair
 
-Anything that is not a WikicError is a bug and keeps its traceback.
+Anything that is not a WikicError is a bug and keeps its traceback, but for an OSError the
+machine caused (a full disk, too few file handles): `refused` says it as a WikicError.
 """
 
 from __future__ import annotations
+
+import errno
 
 
 class WikicError(Exception):
@@ -98,3 +101,26 @@ class Unavailable(BackendError):
 
 class BadOutput(BackendError):
     pass
+
+
+# What the machine refused, not a bug: said in one line with what to do, never a traceback.
+# Every other OSError is a bug and keeps its traceback.
+REFUSED = {
+    errno.ENOSPC: "the disk is full: free some space",
+    errno.EDQUOT: "the disk quota is used up: free some space or raise the quota",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied: check the owner and mode of the file and its folder",
+    errno.EPERM: "operation not permitted: check the owner and mode of the file and its folder",
+    errno.EMFILE: "too many open files: raise the limit (`ulimit -n`)",
+    errno.ENFILE: "too many open files on the system",
+    errno.EIO: "the disk reported an input/output error",
+}
+
+
+def refused(exc: OSError) -> WikicError | None:
+    """The error to report for an OSError the machine caused, or None for any other."""
+    what = REFUSED.get(exc.errno or 0)
+    if what is None:
+        return None
+    where = f" ({exc.filename})" if exc.filename else ""
+    return WikicError(f"{what}{where}; finished work is kept, run the command again once fixed")

@@ -3,14 +3,13 @@ message and an exit code. Without click: `wikic build`'s quick path (entry.py) u
 
 from __future__ import annotations
 
-import errno
 import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from wikic.errors import WikicError
+from wikic.errors import WikicError, refused
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -39,29 +38,6 @@ def fail(exc: WikicError, as_json: bool) -> None:
         echo(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))
     echo(f"wikic: error: {exc}", err=True)
     sys.exit(exc.exit_code)
-
-
-# What the machine refused, not a bug: said in one line with what to do, never a traceback.
-# Every other OSError is a bug and keeps its traceback (errors.py).
-REFUSED = {
-    errno.ENOSPC: "the disk is full: free some space",
-    errno.EDQUOT: "the disk quota is used up: free some space or raise the quota",
-    errno.EROFS: "the file system is read-only",
-    errno.EACCES: "permission denied: check the owner and mode of the file and its folder",
-    errno.EPERM: "operation not permitted: check the owner and mode of the file and its folder",
-    errno.EMFILE: "too many open files: raise the limit (`ulimit -n`)",
-    errno.ENFILE: "too many open files on the system",
-    errno.EIO: "the disk reported an input/output error",
-}
-
-
-def refused(exc: OSError) -> WikicError | None:
-    """The error to report for an OSError the machine caused, or None for any other."""
-    what = REFUSED.get(exc.errno or 0)
-    if what is None:
-        return None
-    where = f" ({exc.filename})" if exc.filename else ""
-    return WikicError(f"{what}{where}; finished work is kept, run the command again once fixed")
 
 
 def guarded(as_json: bool, fn: Callable[[], int]) -> None:

@@ -14,7 +14,7 @@ from mcp.types import Resource, ToolAnnotations
 from pydantic import Field
 
 from wikic import __version__
-from wikic.errors import PageError, WikicError
+from wikic.errors import PageError, WikicError, refused
 from wikic.mcp.tools import MAX_LIMIT, Tools
 
 T = TypeVar("T")
@@ -52,12 +52,18 @@ Rules = Annotated[
 
 
 def _guarded(call: Callable[[], T]) -> T:
-    """The CLI's message for a WikicError; any other exception is a bug, and the SDK logs its
-    traceback on stderr and tells the client only that the tool failed."""
+    """The CLI's message for a WikicError or for what the machine refused (errors.refused); any
+    other exception is a bug, and the SDK logs its traceback on stderr and tells the client only
+    that the tool failed."""
     try:
         return call()
     except WikicError as exc:
         raise ToolError(str(exc)) from exc
+    except OSError as exc:
+        said = refused(exc)
+        if said is None:
+            raise
+        raise ToolError(str(said)) from exc
 
 
 class WikiServer(MCPServer[Any]):

@@ -41,7 +41,7 @@ from wikic.backends import Backend, make_backend
 from wikic.build.report import Progress, Report
 from wikic.build.run import BuildOptions, build
 from wikic.config import Schema
-from wikic.errors import WikicError
+from wikic.errors import WikicError, refused
 from wikic.fsutil import TMP_MARK
 from wikic.project import Project
 from wikic.prompts import PROJECT_DIR
@@ -238,7 +238,10 @@ class Watcher:
         except MemoryError:
             raise
         except Exception as exc:  # a bug in wikic must not end a day-long watch
-            result.error = f"internal error (please report it): {exc!r}\n{traceback.format_exc()}"
+            said = refused(exc) if isinstance(exc, OSError) else None  # a full disk is not a bug
+            result.error = (
+                str(said) if said else f"internal error (please report it): {exc!r}\n{traceback.format_exc()}"
+            )
             result.exit_code = 1
         self.progress.end_line()
         self.emit(result)
