@@ -5,13 +5,14 @@ bad-citation key, which must still tell apart every block whose findings could d
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, cast
 
 from wikic.build.keptplan import Pages, RowsOf
 from wikic.build.linker import Linker
 from wikic.build.lookups import Rows, Sources, SourceSlugs
 from wikic.build.sourceplan import SourceInfo
-from wikic.lint.blocks import key
+from wikic.lint.blocks import Keys, key
 from wikic.lint.entries import Seen
 from wikic.wiki.blocks import read_body
 
@@ -120,3 +121,24 @@ def test_a_blocks_key_tells_apart_every_citation_it_reads() -> None:
     heading_keys = [k for body in headings for k in _keys(body)]
     assert len(set(heading_keys)) == 2
     assert _keys(paragraphs[0]) == _keys(paragraphs[0]), "the same block, the same key"
+
+
+def test_a_blocks_key_is_the_one_the_last_lint_stored() -> None:
+    """The keys state.db holds from the last lint are found again: each part after its length,
+    joined (settings, prose or not, the text, a heading's citations, each source's part)."""
+    seen = cast(Seen, _Seen())
+
+    def made(*parts: str) -> str:
+        return hashlib.sha256("".join(f"{len(p)}:{p}" for p in parts).encode()).hexdigest()[:16]
+
+    cite_a, cite_b = "[a.md:1](../sources/a.md#L1)", "[b.md:2](../sources/b.md#L2)"
+    body = f"# Top {cite_b}\n\nChunks {cite_b} overlap {cite_a}.\n\n- [[x|X]]: {cite_a}\n"
+    top, para, item = read_body(body, 0).blocks
+    a, b = (repr((f"sources/{n}.md", (10, 1), None)) for n in "ab")
+    keys = Keys(seen)
+    assert [keys(top, False), keys(para, True), keys(item, False)] == [
+        made("settings", "", top.text, cite_b, "0 True 2 2", b),
+        made("settings", "prose", para.text, a, b),
+        made("settings", "", item.text, a),
+    ]
+    assert key(seen, para, True) == keys(para, True)

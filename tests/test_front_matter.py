@@ -171,3 +171,23 @@ def test_front_matter_written_without_the_representer_is_pyyamls() -> None:
         render_front_matter(long)
         == f"---\n{yaml.dump(long, sort_keys=False, allow_unicode=True, width=1000)}---\n"
     )
+
+
+def test_a_long_list_of_paths_is_written_as_pyyaml_writes_it() -> None:
+    """A topic page's thousands of sources, written in one pass where every item is a plain
+    path: the same bytes as yaml.dump, and PyYAML's answer for a list with any other item."""
+    paths = [f"sources/s{n:05d}.md" for n in range(3000)] + ["sources/a-b_c/d.e", "x/", "Notes/2024.md"]
+    others = [
+        "sources/a\nsources/b",
+        "sources/ä.md",
+        "sources/a b.md",
+        "yes",
+        "1/2",
+        "/etc",
+        "s" + "/x" * 500,
+    ]
+    for extra in [None, *others]:
+        meta = {"title": "Chunking", "sources": paths + ([extra] if extra is not None else [])}
+        for dumper in (yaml.SafeDumper, yaml.CSafeDumper):
+            dumped = yaml.dump(meta, Dumper=dumper, sort_keys=False, allow_unicode=True, width=1000)
+            assert render_front_matter(meta) == f"---\n{dumped}---\n", extra

@@ -22,16 +22,42 @@ Kept = Mapping[str, str]  # block key -> its findings (JSON), lines counted from
 
 
 def key(seen: Seen, block: Block, prose: bool) -> str:
-    """What a block's bad-citation findings read (see the module). Each part after its length,
-    joined, not repr'd: a topic page of a 100,000-source wiki has 3,000 blocks. A paragraph's
-    citations, their lines and labels are read from its text (blocks.py scans the text it
-    keeps): the text says them; a heading's text is kept without its marks, so they are added."""
-    parts = [seen.settings, "prose" if prose else "", block.text]
-    if block.kind != "paragraph":
-        for r in block.citations:
-            parts += [r.raw, f"{r.line - block.line} {r.consistent} {r.citation.start} {r.citation.end}"]
-    parts += [seen.source_repr(rel) for rel in sorted({r.citation.source for r in block.citations})]
-    return digest("".join([f"{len(part)}:{part}" for part in parts]), FINGERPRINT)
+    """What a block's bad-citation findings read (see the module); Keys(seen) makes many."""
+    return Keys(seen)(block, prose)
+
+
+class Keys:
+    """Block keys for one lint (see the module). Each part after its length, joined, not
+    repr'd: a topic page of a 100,000-source wiki has 3,000 blocks, so the parts every key
+    shares (the settings, a source's) are made once. A paragraph's citations, their lines and
+    labels are read from its text (blocks.py scans the text it keeps): the text says them; a
+    heading's text is kept without its marks, so they are added."""
+
+    def __init__(self, seen: Seen) -> None:
+        self.seen = seen
+        settings = _part(seen.settings)
+        self.heads = (settings + _part(""), settings + _part("prose"))
+        self.sources: dict[str, str] = {}  # source -> its part
+
+    def __call__(self, block: Block, prose: bool) -> str:
+        parts = [self.heads[prose], _part(block.text)]
+        cites = block.citations
+        if block.kind != "paragraph":
+            for r in cites:
+                c = r.citation
+                parts += [_part(r.raw), _part(f"{r.line - block.line} {r.consistent} {c.start} {c.end}")]
+        for rel in (
+            [cites[0].citation.source] if len(cites) == 1 else sorted({r.citation.source for r in cites})
+        ):
+            part = self.sources.get(rel)
+            if part is None:
+                part = self.sources[rel] = _part(self.seen.source_repr(rel))
+            parts.append(part)
+        return digest("".join(parts), FINGERPRINT)
+
+
+def _part(text: str) -> str:
+    return f"{len(text)}:{text}"
 
 
 def bad_citations(
@@ -40,10 +66,11 @@ def bad_citations(
     """The page's bad-citation findings: a block's from `kept` where its key is there (put in
     `used`), else checked; every block's key and findings put in `now`."""
     prose = {id(b) for b in page.prose()}
+    keys = Keys(seen)
     for block in page.blocks:
         if not block.citations:
             continue
-        at = key(seen, block, id(block) in prose)
+        at = keys(block, id(block) in prose)
         raw = kept.get(at)
         if raw is not None:
             used.add(at)

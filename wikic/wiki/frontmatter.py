@@ -156,6 +156,26 @@ def _emitted(value: str, room: int) -> str | None:
     return None
 
 
+# Items _emitted writes as they are, checked in one match over the list's lines: paths like
+# sources/a.md (ASCII letters, digits and _.-/, a letter first and a slash in each, so never a
+# YAML boolean or null): a topic page lists thousands
+PLAIN_PATHS = re.compile(r"(?:[A-Za-z][\w.-]*/[\w./-]*\n)+", re.ASCII)
+
+
+def _emitted_items(items: list[str]) -> str | None:
+    """The list's lines ("- item") as _emitted writes its items; None where one is not certain."""
+    lines = "\n".join(items) + "\n"
+    if lines.count("\n") == len(items) and PLAIN_PATHS.fullmatch(lines) and max(map(len, items)) <= WIDE:
+        return "- " + "\n- ".join(items) + "\n"  # no item holds a newline: one line each
+    out = []
+    for item in items:
+        shown = _emitted(item, WIDE)
+        if shown is None:
+            return None
+        out.append(f"- {shown}\n")
+    return "".join(out)
+
+
 def _quick_front_matter(meta: dict[str, Any]) -> str | None:
     """The front matter as yaml.dump writes it, for string values and lists of strings in the
     subset _emitted knows; None for anything else (PyYAML writes it). Titles, types and sources
@@ -170,12 +190,10 @@ def _quick_front_matter(meta: dict[str, Any]) -> str | None:
                 return None
             out.append(f"{key}: {shown}\n")
         elif isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            out.append(f"{key}:\n")
-            for item in value:
-                shown = _emitted(item, WIDE)
-                if shown is None:
-                    return None
-                out.append(f"- {shown}\n")
+            items = _emitted_items(value)
+            if items is None:
+                return None
+            out.append(f"{key}:\n{items}")
         else:
             return None
     return "".join(out) + "---\n" if meta else None
