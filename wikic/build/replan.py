@@ -290,12 +290,16 @@ def _touched(
     new = {(c.name, c.kind): c.lines for c in structural}
     for key in old.keys() | new.keys():
         # a name from structure found, lost or with other lines (most are the same bytes, undecoded)
-        if old.get(key) != new.get(key):
-            if key in old:
+        was, now = old.get(key), new.get(key)
+        if was != now:
+            if was is not None:
                 topics.add(before[topic_key(key[0]) or key[0].casefold()])
-            if key in new:
+            if now is not None:
                 topics.add(clusters.find(key[0]))
-            paths |= set(old.get(key, {})) | set(new.get(key, {}))
+            if was is not None and now is not None:  # a name still found: the sources whose lines moved
+                paths |= {path for path in {*was, *now} if was.get(path) != now.get(path)}
+            else:
+                paths |= set(was or {}) | set(now or {})
     for src in changed:  # what it gives to now
         f = facts[src.path]
         topics.update(clusters.find(name) for name, _, _ in f.topics)
