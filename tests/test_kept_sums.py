@@ -1,8 +1,8 @@
 """A touched topic's page patched from its kept givers (build/keptsums.py) equals the full
 plan's, edit after edit of each kind the sums must follow: a note's text, a giver gained or
 lost, the most used name (the title) and the first page type changed, a duplicate note let
-go, notes on the same lines that differ, a pinned topic; and the givers left unchanged are
-not planned again."""
+go, two topics on the same line, a pinned topic; and the givers left unchanged are not
+planned again."""
 
 from __future__ import annotations
 
@@ -81,10 +81,8 @@ EDITS: dict[str, Edit] = {
     "a duplicate note": lambda n: _replace(
         n, "g02.md", "Ninja ran the build 2 times.", "Ninja ran the build 8 times."
     ),
-    # g03's Make note on the line of its Ninja note: two notes of one source on the same line
-    "notes on the same lines that differ": lambda n: _replace(
-        n, "g03.md", "## Make | concept", "## Make | tool | 6"
-    ),
+    # g03's Make note on the line of its Ninja note
+    "two topics on the same line": lambda n: _replace(n, "g03.md", "## Make | concept", "## Make | tool | 6"),
 }
 
 

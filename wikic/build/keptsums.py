@@ -7,13 +7,13 @@ A topic page is made from its givers' names (counted: its title and aliases), th
 their digests gave those names (counted, the first given first: its type) and their notes
 (deduplicated: _pick_claims). For each giver not planned again these stand as the last plan
 made them: its names and types are kept with its entry (Kept.names, Kept.kinds), its notes
-are those on the kept page and those the page left out (Kept.sums). A topic is patched so
-only where that is exact: not pinned in schema.yaml (a pinned topic takes every line that
-names it, and sources titled like it), a page the last plan made, with no two notes of one
-source on the same lines that differ (which of them is kept hangs on the order they came in:
-_pick_claims keeps no sum then), and with enough givers left unchanged that the page stays
-(its sources, less those planned again, at least min_topic_sources). Every other topic is
-made from all its givers planned again.
+are those on the kept page and those the page left out (Kept.sums). The order a source's
+notes come in decides nothing (_pick_claims sorts them by their lines, and a source's notes
+on the same lines are the same note: sourceplan.claim_at). A topic is patched so only where
+that is exact: not pinned in schema.yaml (a pinned topic takes every line that names it, and
+sources titled like it), a page the last plan made, and with enough givers left unchanged
+that the page stays (its sources, less those planned again, at least min_topic_sources).
+Every other topic is made from all its givers planned again.
 """
 
 from __future__ import annotations
@@ -89,8 +89,7 @@ class Sums:
 
     def add_notes(self, run: Run, replanned: set[str], gone: Iterable[str]) -> None:
         """Each topic's notes from the givers not planned again: those on its kept page and
-        those the page left out (the order of a source's notes does not matter: no two of one
-        source on the same lines differ)."""
+        those the page left out."""
         left = replanned | set(gone)
         for cid in self.topics:
             pid = f"topic:{cid}"
@@ -100,12 +99,9 @@ class Sums:
 
 def sums_of(run: Run, clusters: _Clusters, ids: Iterable[str]) -> dict[str, list[Note] | None]:
     """What to keep of these topic pages (made by `run`): the notes each left out; None for a
-    page not to patch (pinned, or no page: made from its givers planned again)."""
+    page not to patch (pinned: made from its givers planned again)."""
     sums: dict[str, list[Note] | None] = {}
     for pid in ids:
-        dropped = run.dropped.get(pid)
-        if dropped is None or pid[6:] in clusters.pinned:
-            sums[pid] = None
-        else:
-            sums[pid] = [tuple(c) for c in dropped]  # type: ignore[misc]
+        notes = None if pid[6:] in clusters.pinned else run.dropped[pid]
+        sums[pid] = None if notes is None else [tuple(c) for c in notes]  # type: ignore[misc]
     return sums

@@ -97,25 +97,20 @@ def write_mode(schema: Schema) -> str:
     return "notes" if small else "prose"
 
 
-def _pick_claims(claims: list[Claim], in_text: int) -> tuple[list[Claim], list[Claim] | None]:
+def _pick_claims(claims: list[Claim], in_text: int) -> tuple[list[Claim], list[Claim]]:
     """Deduplicated; the first `in_text` picked round-robin over sources, so that every source
     is heard in the text, then the rest; each group in source order. With the notes left out
-    (the duplicates: an edit's patch takes them back, keptsums.py), or None where two notes of
-    a source on the same lines differ (which is kept then hangs on the order they came in)."""
+    (the duplicates: an edit's patch takes them back, keptsums.py)."""
     seen: set[str] = set()
     lines: set[tuple[str, int]] = set()
     by_source: dict[str, list[Claim]] = defaultdict(list)
-    dropped: list[Claim] | None = []
-    last = None
+    dropped: list[Claim] = []
     for c in sorted(claims, key=lambda c: (c.source, c.start, -c.end)):
-        if last is not None and last[1:4] == c[1:4] and last != c:
-            dropped = None
-        last = c
         if c.text and c.text not in seen and (c.source, c.start) not in lines:
             seen.add(c.text)
             lines.update((c.source, n) for n in range(c.start, c.end + 1))
             by_source[c.source].append(c)
-        elif dropped is not None:
+        else:
             dropped.append(c)
     picked: list[Claim] = []
     queues = [by_source[s] for s in sorted(by_source)]
@@ -156,7 +151,7 @@ class Run:
         self.title_keys: dict[str, str] = {}  # topic page id -> the key of its most used name
         self.names: dict[str, list[str]] = {}  # source path -> its digest's topic names, in order
         self.kinds: dict[str, list[str]] = {}  # source path -> the page type of each of those names
-        self.dropped: dict[str, list[Claim] | None] = {}  # topic page id -> its notes left out (_pick_claims)
+        self.dropped: dict[str, list[Claim]] = {}  # topic page id -> its notes left out (_pick_claims)
 
     def source_pages(self, sources: list[SourceInfo], facts: dict[str, SourceFacts]) -> dict[str, PagePlan]:
         """One page per source, with its summary; the topics its digest names go into `found`."""
