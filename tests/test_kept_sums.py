@@ -11,8 +11,10 @@ from collections.abc import Callable
 import pytest
 
 from tests.projects import forced_equal, make_project, replace_in_source, run_build
+from tests.test_incremental import NOTES as BASE_NOTES
 from tests.test_incremental import PINNED, PROSE, _replace
-from tests.test_replan import _Project
+from tests.test_replan import SOLO, _Project
+from tests.test_replan import _full as _replan_full
 from wikic.build.keptplan import Kept
 from wikic.build.plan import PagePlan, SourceInfo, plan
 from wikic.build.replan import settings_of
@@ -188,3 +190,20 @@ def test_an_edit_of_a_built_project_is_the_forced_build(tmp_path) -> None:  # ty
     replace_in_source(project, "n05.md", "## Ninja", "## Shake")
     assert run_build(project)[0].ok
     assert forced_equal(project, tmp_path / "b")
+
+
+def test_a_name_from_structure_whose_lines_moved_in_one_source_plans_only_that_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Quentin Blake, a name from structure of rag.md and solo.md: rag.md's line of it moves,
+    and solo.md, its lines as they were, is not planned again."""
+    line = "\nQuentin Blake drew the diagrams for the retrieval talk.\n"
+    notes = {**BASE_NOTES, "solo.md": SOLO, "rag.md": BASE_NOTES["rag.md"] + line}
+    project = _Project(PROSE)
+    project.plan(notes)
+    taken = _recorded(monkeypatch)
+    notes = _replace(notes, "rag.md", line, "\nMore.\n" + line)
+    pages, was_patched = project.plan(notes)
+    assert "sources/solo.md" not in taken and "sources/rag.md" in taken
+    assert was_patched and pages == _replan_full(notes, PROSE)
+    assert pages["topic:quentin blake"].sources == ["sources/rag.md", "sources/solo.md"]
