@@ -52,7 +52,8 @@ class Columns:
         metas = [meta[p] for p in paths]
         cols += [[m[i] for m in metas] for i in range(4)]
         cols += [[_join(names[p]) for p in paths], [_join(gives[p]) for p in paths]]
-        cols += [[_join(kinds[p]) for p in paths]]
+        same: dict[str | tuple[str, ...], Any] = {}  # a few kinds lists, repeated: marshalled once each
+        cols += [[same.setdefault(_key(joined), joined) for joined in (_join(kinds[p]) for p in paths)]]
         return cls(paths, cols)
 
     def index(self) -> dict[str, int]:
@@ -112,6 +113,10 @@ def _join(items: list[str]) -> str | list[str]:
     """A list of names as one string, where that splits back into the same list; else as it is
     (a name the model wrote with the separator in it)."""
     return items if items == [""] or any(SEP in item for item in items) else SEP.join(items)
+
+
+def _key(joined: str | list[str]) -> str | tuple[str, ...]:
+    return joined if isinstance(joined, str) else tuple(joined)
 
 
 def _split(joined: str | list[str]) -> list[str]:
