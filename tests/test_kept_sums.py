@@ -13,6 +13,7 @@ import pytest
 from tests.projects import forced_equal, make_project, replace_in_source, run_build
 from tests.test_incremental import NOTES as BASE_NOTES
 from tests.test_incremental import PINNED, PROSE, _replace
+from tests.test_incremental import _digest as _plain
 from tests.test_replan import SOLO, _Project
 from tests.test_replan import _full as _replan_full
 from wikic.build.keptplan import Kept
@@ -207,3 +208,35 @@ def test_a_name_from_structure_whose_lines_moved_in_one_source_plans_only_that_o
     assert "sources/solo.md" not in taken and "sources/rag.md" in taken
     assert was_patched and pages == _replan_full(notes, PROSE)
     assert pages["topic:quentin blake"].sources == ["sources/rag.md", "sources/solo.md"]
+
+
+class _Read(_Project):
+    """As a build gives b.md when its stat changed and its text did not: read (not settled)."""
+
+    def infos(self, notes: dict[str, str]) -> list[SourceInfo]:
+        infos = super().infos(notes)
+        lines = notes["b.md"].split("\n")
+        return [
+            SourceInfo(i.path, "B", lines, _plain(lines)) if i.path.endswith("b.md") else i for i in infos
+        ]
+
+
+def test_a_giver_read_but_unchanged_whose_page_moves_keeps_its_names_from_structure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """b.md's note on Ninja, left out as a.md's duplicate, is on the page again once a.md's
+    changes: b.md's own page is planned again, with Quentin Blake (a name from structure it
+    shares with a.md) among its topics, though the plan read b.md's facts before."""
+    notes = {
+        "a.md": "# A\n\nLead a.\n\n## Ninja\n\nNinja did well.\n\nWe met Quentin Blake here.\n",
+        "b.md": "# B\n\nLead b.\n\n## Ninja\n\nNinja did well.\n\nQuentin Blake came too.\n",
+        "c.md": "# C\n\nLead c.\n\n## Ninja\n\nNinja ran fast.\n",
+    }
+    project = _Read(PROSE)
+    project.plan(notes)
+    taken = _recorded(monkeypatch)
+    notes = _replace(notes, "a.md", "Ninja did well.", "Ninja did better.")
+    pages, was_patched = project.plan(notes)
+    assert "sources/c.md" not in taken  # Ninja patched from its kept givers
+    assert was_patched and pages == _replan_full(notes, PROSE)
+    assert "topic:quentin blake" in pages["source:sources/b.md"].topics

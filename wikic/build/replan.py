@@ -170,6 +170,9 @@ def patched(
     quick = sums.take(paths | set(gone))
     replanned = paths | kept.givers(topics - quick)
     subset = _planned_again(sources, replanned, facts, made)
+    # the names of the sources read but not planned again, which from_structure lets go: a
+    # patched topic's giver among them may have its own page planned again (below)
+    spare = {path: f.structure for path, f in facts.items() if path not in replanned}
     run = Run(schema, made, clusters)
     own = run.source_pages(subset, facts)
     sums.counts(run, replanned, gone)
@@ -183,6 +186,8 @@ def patched(
     own = {pid: page for pid, page in own.items() if page.sources[0] in mine}
     more = _planned_again(sources, mine - replanned, facts, made)  # a patched topic's givers
     if more:
+        for src in more:
+            facts[src.path].structure = spare.get(src.path, facts[src.path].structure)
         side = Run(schema, made, clusters)
         own |= side.source_pages(more, facts)
         side.from_structure(more, facts, structural, own, index.index(src.path for src in more))
