@@ -6,6 +6,7 @@ planned again."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 
 import pytest
@@ -16,6 +17,7 @@ from tests.test_incremental import PINNED, PROSE, _replace
 from tests.test_incremental import _digest as _plain
 from tests.test_replan import SOLO, _Project
 from tests.test_replan import _full as _replan_full
+from tests.test_replan import _note as _random_note
 from wikic.build.keptplan import Kept
 from wikic.build.plan import PagePlan, SourceInfo, plan
 from wikic.build.replan import settings_of
@@ -240,3 +242,35 @@ def test_a_giver_read_but_unchanged_whose_page_moves_keeps_its_names_from_struct
     assert "sources/c.md" not in taken  # Ninja patched from its kept givers
     assert was_patched and pages == _replan_full(notes, PROSE)
     assert "topic:quentin blake" in pages["source:sources/b.md"].topics
+
+
+def _typed_note(rng: random.Random, n: int) -> str:
+    """test_replan's random note, each heading's topic given a page type at random."""
+    lines = _random_note(rng, n).split("\n")
+    return "\n".join(f"{line} | {rng.choice(KINDS)}" if line.startswith("## ") else line for line in lines)
+
+
+KINDS = ["concept", "tool", "person"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_topics_patched_edit_after_edit_equal_the_full_plan(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(seed)
+    notes = {f"n{i:02d}.md": _typed_note(rng, i) for i in range(30)}
+    project = _Typed(PROSE)
+    project.plan(notes)
+    taken = _recorded(monkeypatch)
+    few = 0
+    for step in range(25):
+        name = rng.choice(sorted(notes))
+        if rng.random() < 0.8:
+            notes[name] = _typed_note(rng, 100 + step)
+        else:
+            del notes[name]
+        taken.clear()
+        pages, was_patched = project.plan(notes)
+        few += was_patched and len(set(taken)) < len(notes) // 3
+        assert pages == _full(notes, PROSE), f"step {step}"
+    assert few >= 10  # most edits patched their topics from the kept givers
