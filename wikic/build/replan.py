@@ -1,14 +1,17 @@
 """The plan patched (no model): an edit plans again only the topics its sources give names or
-notes to, with every source that gives to those, and takes every other page as the last plan
-made it. A topic's page is made from the sources that give to it and what every source shares
-(the clusters of names, the names and terms from structure, the sources' titles), so the pages
+notes to, and takes every other page as the last plan made it. A topic's page is made from
+the sources that give to it and what every source shares (the clusters of names, the names and
+terms from structure, the sources' titles), so the pages
 an edit can change are those of the topics its changed sources gave to before or give to now,
 of the names from structure whose lines changed, and of the titles it changed; the sources
-whose pages change are those that give to these topics.
+whose pages change are those that give to these topics. A topic's page is made again from what
+its givers gave before where that is exact (keptsums.py), else from them all planned again;
+of the givers, those whose own pages the new notes change are planned again.
 
 What the last plan went by is kept in state.db beside its pages (Kept): each source's facts
-key, title, line count, digest names and the topics it gives to; the clusters' keys in the
-order they were made; the names from structure. Where anything else changed (schema.yaml,
+key, title, line count, digest names (and their page types) and the topics it gives to; the
+clusters' keys in the order they were made; the names from structure; the notes each topic
+page left out. Where anything else changed (schema.yaml,
 wikic, a name now in another cluster, a quarter of the sources) the plan is made in full
 (plan.py), which stays what the patch must equal (tests/test_replan.py).
 """
