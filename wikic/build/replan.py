@@ -1,10 +1,10 @@
 """The plan patched (no model): an edit plans again only the topics its sources give names or
 notes to, and takes every other page as the last plan made it. A topic's page is made from
 the sources that give to it and what every source shares (the clusters of names, the names and
-terms from structure, the sources' titles), so the pages
-an edit can change are those of the topics its changed sources gave to before or give to now,
-of the names from structure whose lines changed, and of the titles it changed; the sources
-whose pages change are those that give to these topics. A topic's page is made again from what
+terms from structure, the sources' titles), so the pages an edit can change are those of the
+topics its changed sources gave to before or give to now, of the names from structure whose
+lines changed, and of the titles it changed; the sources whose pages change are those that
+give to these topics. A topic's page is made again from what
 its givers gave before where that is exact (keptsums.py), else from them all planned again;
 of the givers, those whose own pages the new notes change are planned again.
 
