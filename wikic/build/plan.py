@@ -151,6 +151,7 @@ class Run:
         self.title_keys: dict[str, str] = {}  # topic page id -> the key of its most used name
         self.names: dict[str, list[str]] = {}  # source path -> its digest's topic names, in order
         self.kinds: dict[str, list[str]] = {}  # source path -> the page type of each of those names
+        self._kinds: dict[tuple[str, ...], list[str]] = {}
         self.dropped: dict[str, list[Claim]] = {}  # topic page id -> its notes left out (_pick_claims)
 
     def source_pages(self, sources: list[SourceInfo], facts: dict[str, SourceFacts]) -> dict[str, PagePlan]:
@@ -164,7 +165,10 @@ class Run:
             page.summary_lines = said
             pages[page.id] = page
             self.names[src.path] = [name for name, _, _ in facts[src.path].topics]
-            self.kinds[src.path] = [kind for _, kind, _ in facts[src.path].topics]
+            kinds = tuple(
+                kind for _, kind, _ in facts[src.path].topics
+            )  # a few lists, shared: not held per source
+            self.kinds[src.path] = self._kinds.setdefault(kinds, list(kinds))
             for name, kind, claims in facts[src.path].topics:
                 cid = self.clusters.find(name)
                 found.names[cid][name] += 1
