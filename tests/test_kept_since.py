@@ -75,7 +75,7 @@ def test_names_from_structure_moved_since_the_base_stay_beside_it_until_the_next
     before = [("Ninja", "entity", {"sources/a.md": [1]})]
     moved = [("Ninja", "entity", {"sources/a.md": [1], "sources/b.md": [3]})]
     a = "sources/a.md"
-    kept = Kept({a: "k"}, {a: ("A", 1, False, "a")}, {a: []}, {a: []}, [], before, {}, {}, 0, "t0")
+    kept = Kept({a: "k"}, {a: ("A", 1, False, "a")}, {a: []}, {a: []}, {a: []}, [], before, {}, {}, 0, "t0")
     base = kept.dumps("s")
     kept.base = "t0"
     assert _loaded(base, kept.dumps_since("s")).structural == before  # not written beside
@@ -134,9 +134,11 @@ def test_the_base_keeps_every_source_entry_as_it_was_names_with_the_separator_to
     meta = {path: (path[8].upper(), 3, False, path[8]) for path in keys}
     names = {"sources/a.md": ["Ninja", "Make"], "sources/b.md": [odd], "sources/c.md": [""]}
     gives = {"sources/a.md": ["ninja", "make"], "sources/b.md": [odd], "sources/c.md": []}
-    kept = Kept(keys, meta, names, gives, [], [], {}, {}, 0, "t0")
+    kinds = {"sources/a.md": ["tool", "tool"], "sources/b.md": ["concept"], "sources/c.md": ["tool"]}
+    kept = Kept(keys, meta, names, gives, kinds, [], [], {}, {}, 0, "t0")
     again = _loaded(kept.dumps("s"))
     assert (again.keys, dict(again.meta), dict(again.names), dict(again.gives)) == (keys, meta, names, gives)
+    assert dict(again.kinds) == kinds
     assert again.givers({odd}) == {"sources/b.md"} and again.givers({"make"}) == {"sources/a.md"}
     assert again.givers({"Glaze"}) == set()
 

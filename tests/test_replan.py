@@ -182,7 +182,8 @@ def _kept_as_loaded(project: _Project) -> list[object]:
     assert project.kept is not None
     kept = Kept.loads(project.kept, settings_of(project.schema), project.since)
     assert kept is not None
-    return [kept.keys, kept.meta, kept.names, kept.gives, kept.by_key, kept.structural, kept.title_keys]
+    fields = [kept.keys, kept.meta, kept.names, kept.gives, kept.kinds, kept.by_key, kept.structural]
+    return [*fields, kept.title_keys, kept.sums]
 
 
 def _kept_in_full(notes: dict[str, str], schema: Schema) -> list[object]:

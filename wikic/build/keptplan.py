@@ -16,11 +16,12 @@ from wikic.build.plan import PagePlan
 from wikic.build.sourceplan import Claim, SourceInfo
 from wikic.errors import StateError
 
-VERSION = 13  # bump whenever Kept or a kept page changes shape
+VERSION = 14  # bump whenever Kept or a kept page changes shape
 SINCE = 8  # more than one source in this many changed since the base (and more than replan.FEW): a new base
 
 Meta = tuple[str, int, bool, str]  # a source's title, line count, fallback flag, title's key
-Entry = tuple[str, Meta, list[str], list[str]]  # a source's key, meta, names, gives
+Entry = tuple[str, Meta, list[str], list[str], list[str]]  # a source's key, meta, names, gives, kinds
+Note = tuple[str, str, int, int, str]  # a note (sourceplan.Claim) as a tuple
 SEP = "\x1f"  # between a source's names, or its topics, in the base's columns (never in a name)
 
 
@@ -44,12 +45,15 @@ class Columns:
         meta: Mapping[str, Meta],
         names: Mapping[str, list[str]],
         gives: Mapping[str, list[str]],
+        kinds: Mapping[str, list[str]],
     ) -> Columns:
         paths = list(keys)
         cols: list[list[Any]] = [[keys[p] for p in paths]]
         metas = [meta[p] for p in paths]
         cols += [[m[i] for m in metas] for i in range(4)]
         cols += [[_join(names[p]) for p in paths], [_join(gives[p]) for p in paths]]
+        same: dict[str | tuple[str, ...], Any] = {}  # a few kinds lists, repeated: marshalled once each
+        cols += [[same.setdefault(_key(joined), joined) for joined in (_join(kinds[p]) for p in paths)]]
         return cls(paths, cols)
 
     def index(self) -> dict[str, int]:
@@ -111,6 +115,10 @@ def _join(items: list[str]) -> str | list[str]:
     return items if items == [""] or any(SEP in item for item in items) else SEP.join(items)
 
 
+def _key(joined: str | list[str]) -> str | tuple[str, ...]:
+    return joined if isinstance(joined, str) else tuple(joined)
+
+
 def _split(joined: str | list[str]) -> list[str]:
     if isinstance(joined, list):
         return joined
@@ -128,6 +136,7 @@ class Kept:
     meta: Mapping[str, Meta]  # source path -> title, line count, fallback, title's key
     names: Mapping[str, list[str]]  # source path -> its digest's topic names, in order
     gives: Mapping[str, list[str]]  # source path -> the topics it gives names or notes to
+    kinds: Mapping[str, list[str]]  # source path -> the page type its digest gave each of its names
     by_key: list[tuple[str, str]]  # the clusters' keys, in the order they were made, and their ids
     structural: list[tuple[str, str, Mapping[str, list[int]]]]  # names from structure: name, kind, lines
     title_keys: dict[str, str]  # topic page id -> the key of the name it is titled by
@@ -140,6 +149,10 @@ class Kept:
     columns: Columns | None = None  # the base's, where read back from it
     heads: dict[str, str] = field(default_factory=dict)  # page id -> its slug (its row's head), by id
     heads_since: dict[str, str | None] = field(default_factory=dict)  # changed since the base (None: gone)
+    # topic page id -> the notes its givers gave that the page left out (keptsums.py); none: not
+    # to be patched (pinned, or notes whose order decides)
+    sums: dict[str, list[Note]] = field(default_factory=dict)
+    sums_since: dict[str, list[Note] | None] = field(default_factory=dict)  # changed since the base
 
     def _shared(self, structural: list[tuple[str, str, Mapping[str, list[int]]]] | None) -> list[Any]:
         # the lines as the merge marshalled them (Lines): read back undecoded, equal to its by their bytes
@@ -148,35 +161,41 @@ class Kept:
 
     def dumps(self, settings: str) -> bytes:
         """The base blob: every source's entry."""
-        cols = Columns.of(self.keys, self.meta, self.names, self.gives)
+        cols = Columns.of(self.keys, self.meta, self.names, self.gives, self.kinds)
         heads = sorted(self.heads.items())  # as two lists: 100,000 pairs decode in a tenth of a dict's time
         ids, slugs = [pid for pid, _ in heads], [slug for _, slug in heads]
         shared = self._shared(self.structural)
-        return marshal.dumps([VERSION, settings, cols.paths, cols.cols, *shared, ids, slugs, cols.givers])
+        return marshal.dumps(
+            [VERSION, settings, cols.paths, cols.cols, *shared, ids, slugs, cols.givers, self.sums]
+        )
 
     def dumps_since(self, settings: str) -> bytes:
         """The blob beside the base: the entries changed since it, and what every source shares
         (the names from structure, 4 MB at 100,000 sources, only where they moved since)."""
         shared = self._shared(self.structural if self.moved else None)
-        return marshal.dumps([VERSION, settings, self.base, self.since, *shared, self.heads_since])
+        return marshal.dumps(
+            [VERSION, settings, self.base, self.since, *shared, self.heads_since, self.sums_since]
+        )
 
     @classmethod
     def loads(cls, blob: bytes, settings: str, since: bytes | None = None) -> Kept | None:
         """The base blob, patched by the one beside it (None where either is not as kept)."""
-        parts = _parts(blob, settings, 13)
+        parts = _parts(blob, settings, 14)
         if parts is None:
             return None
         cols = Columns(parts[2], parts[3], parts[12])
         keys = dict(zip(cols.paths, cols.cols[0], strict=True))
         names = Field(cols, lambda c, i: _split(c.cols[5][i]))
         gives = Field(cols, lambda c, i: _split(c.cols[6][i]))
+        kinds = Field(cols, lambda c, i: _split(c.cols[7][i]))
         by_key, structural, title_keys, firsts, sourced, token = parts[4:10]
         shared = (by_key, _structural(structural), title_keys, firsts, sourced, token)
-        kept = cls(keys, Field(cols, _meta), names, gives, *shared)
+        kept = cls(keys, Field(cols, _meta), names, gives, kinds, *shared)
         kept.columns, kept.heads = cols, dict(zip(parts[10], parts[11], strict=True))
+        kept.sums = parts[13]
         kept.base = kept.token
         if since:
-            more = _parts(since, settings, 11)
+            more = _parts(since, settings, 12)
             if more is None or more[2] != kept.base:
                 return None
             kept.update(more[3])
@@ -184,12 +203,13 @@ class Kept:
             if structural is not None:
                 kept.structural, kept.moved = _structural(structural), True
             kept.update_heads(more[10])
+            kept.update_sums(more[11])
         return kept
 
     def entry(self, path: str) -> Entry | None:
         if path not in self.keys:
             return None
-        return (self.keys[path], self.meta[path], self.names[path], self.gives[path])
+        return (self.keys[path], self.meta[path], self.names[path], self.gives[path], self.kinds[path])
 
     def update(self, entries: dict[str, Entry | None]) -> None:
         """These sources' entries changed (None: gone), and remembered as changed since the base."""
@@ -198,8 +218,8 @@ class Kept:
                 self.keys.pop(path, None)
             else:
                 self.keys[path] = entry[0]
-            values = entry[1:] if entry is not None else (None, None, None)
-            for table, value in zip((self.meta, self.names, self.gives), values, strict=True):
+            values = entry[1:] if entry is not None else (None, None, None, None)
+            for table, value in zip((self.meta, self.names, self.gives, self.kinds), values, strict=True):
                 _put(table, path, value)
         self.since |= entries
 
@@ -212,6 +232,15 @@ class Kept:
             else:
                 self.heads[pid] = slug
         self.heads_since |= heads
+
+    def update_sums(self, sums: dict[str, list[Note] | None]) -> None:
+        """These topics' notes left out are new or changed (None: not to be patched, or no page)."""
+        for pid, notes in sums.items():
+            if notes is None:
+                self.sums.pop(pid, None)
+            else:
+                self.sums[pid] = notes
+        self.sums_since |= sums
 
     def meta_columns(self) -> tuple[dict[str, int], list[str], list[int], list[bool], Mapping[str, Any]]:
         """The sources' rows in the base's columns, and their titles, line counts and fallback

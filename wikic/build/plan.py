@@ -97,17 +97,21 @@ def write_mode(schema: Schema) -> str:
     return "notes" if small else "prose"
 
 
-def _pick_claims(claims: list[Claim], in_text: int) -> list[Claim]:
+def _pick_claims(claims: list[Claim], in_text: int) -> tuple[list[Claim], list[Claim]]:
     """Deduplicated; the first `in_text` picked round-robin over sources, so that every source
-    is heard in the text, then the rest; each group in source order."""
+    is heard in the text, then the rest; each group in source order. With the notes left out
+    (the duplicates: an edit's patch takes them back, keptsums.py)."""
     seen: set[str] = set()
     lines: set[tuple[str, int]] = set()
     by_source: dict[str, list[Claim]] = defaultdict(list)
+    dropped: list[Claim] = []
     for c in sorted(claims, key=lambda c: (c.source, c.start, -c.end)):
         if c.text and c.text not in seen and (c.source, c.start) not in lines:
             seen.add(c.text)
             lines.update((c.source, n) for n in range(c.start, c.end + 1))
             by_source[c.source].append(c)
+        else:
+            dropped.append(c)
     picked: list[Claim] = []
     queues = [by_source[s] for s in sorted(by_source)]
     while len(picked) < in_text and any(queues):
@@ -116,7 +120,7 @@ def _pick_claims(claims: list[Claim], in_text: int) -> list[Claim]:
                 picked.append(q.pop(0))
     rest = [c for q in queues for c in q]
     order = lambda c: (c.source, c.start, c.end)  # noqa: E731
-    return sorted(picked, key=order) + sorted(rest, key=order)
+    return sorted(picked, key=order) + sorted(rest, key=order), dropped
 
 
 @dataclass
@@ -146,6 +150,9 @@ class Run:
         self.gives: dict[str, set[str]] = defaultdict(set)
         self.title_keys: dict[str, str] = {}  # topic page id -> the key of its most used name
         self.names: dict[str, list[str]] = {}  # source path -> its digest's topic names, in order
+        self.kinds: dict[str, list[str]] = {}  # source path -> the page type of each of those names
+        self._kinds: dict[tuple[str, ...], list[str]] = {}
+        self.dropped: dict[str, list[Claim]] = {}  # topic page id -> its notes left out (_pick_claims)
 
     def source_pages(self, sources: list[SourceInfo], facts: dict[str, SourceFacts]) -> dict[str, PagePlan]:
         """One page per source, with its summary; the topics its digest names go into `found`."""
@@ -158,6 +165,10 @@ class Run:
             page.summary_lines = said
             pages[page.id] = page
             self.names[src.path] = [name for name, _, _ in facts[src.path].topics]
+            kinds = tuple(
+                kind for _, kind, _ in facts[src.path].topics
+            )  # a few lists, shared: not held per source
+            self.kinds[src.path] = self._kinds.setdefault(kinds, list(kinds))
             for name, kind, claims in facts[src.path].topics:
                 cid = self.clusters.find(name)
                 found.names[cid][name] += 1
@@ -245,7 +256,7 @@ class Run:
             aliases += sorted({n for n in names if n.casefold() not in folded})
             types = found.types[cid]
             kind = types.most_common(1)[0][0] if types else schema.type_names()[0]
-            picked = _pick_claims(claims, schema.write.max_notes)
+            picked, self.dropped[f"topic:{cid}"] = _pick_claims(claims, schema.write.max_notes)
             page = PagePlan(f"topic:{cid}", title, kind, aliases=aliases, sources=feeding, claims=picked)
             page.in_text = min(len(picked), schema.write.max_notes)
             pages[page.id] = page

@@ -1,14 +1,17 @@
 """The plan patched (no model): an edit plans again only the topics its sources give names or
-notes to, with every source that gives to those, and takes every other page as the last plan
-made it. A topic's page is made from the sources that give to it and what every source shares
-(the clusters of names, the names and terms from structure, the sources' titles), so the pages
-an edit can change are those of the topics its changed sources gave to before or give to now,
-of the names from structure whose lines changed, and of the titles it changed; the sources
-whose pages change are those that give to these topics.
+notes to, and takes every other page as the last plan made it. A topic's page is made from
+the sources that give to it and what every source shares (the clusters of names, the names and
+terms from structure, the sources' titles), so the pages an edit can change are those of the
+topics its changed sources gave to before or give to now, of the names from structure whose
+lines changed, and of the titles it changed; the sources whose pages change are those that
+give to these topics. A topic's page is made again from what
+its givers gave before where that is exact (keptsums.py), else from them all planned again;
+of the givers, those whose own pages the new notes change are planned again.
 
 What the last plan went by is kept in state.db beside its pages (Kept): each source's facts
-key, title, line count, digest names and the topics it gives to; the clusters' keys in the
-order they were made; the names from structure. Where anything else changed (schema.yaml,
+key, title, line count, digest names (and their page types) and the topics it gives to; the
+clusters' keys in the order they were made; the names from structure; the notes each topic
+page left out. Where anything else changed (schema.yaml,
 wikic, a name now in another cluster, a quarter of the sources) the plan is made in full
 (plan.py), which stays what the patch must equal (tests/test_replan.py).
 """
@@ -30,6 +33,7 @@ from wikic.build.keptplan import (
     VERSION,
     Entry,
     Kept,
+    Note,
     Pages,
     Rows,
     Unreadable,
@@ -38,6 +42,7 @@ from wikic.build.keptplan import (
     row_of,
 )
 from wikic.build.keptsources import Titles, retitled, taken, title_key_of
+from wikic.build.keptsums import Sums, sums_of
 from wikic.build.plan import (
     PagePlan,
     Run,
@@ -163,21 +168,37 @@ def patched(
     # which names from structure a source names: from its packed names, not every name's lines
     index = Named(made.merge.keyed, packed)
     topics, paths = _touched(changed, gone, facts, kept, clusters, structural, index)
-    givers = kept.givers(topics)
-    replanned = paths | givers
-    subset = [src for src in sources if src.path in replanned]
-    if hasattr(made.rows, "load"):
-        made.rows.load([src.path for src in subset])  # a few hundred rows at once, not a window each
-    facts.update({src.path: made.facts(src) for src in subset if src.path not in facts})
+    # the topics patched from their kept givers (keptsums.py); the others' givers planned again
+    sums = Sums(kept, rows, clusters, topics, schema.min_topic_sources)
+    quick = sums.take(paths | set(gone))
+    replanned = paths | kept.givers(topics - quick)
+    subset = _planned_again(sources, replanned, facts, made)
+    # the names of the sources read but not planned again, which from_structure lets go: a
+    # patched topic's giver among them may have its own page planned again (below)
+    spare = {path: f.structure for path, f in facts.items() if path not in replanned}
     run = Run(schema, made, clusters)
     own = run.source_pages(subset, facts)
+    sums.counts(run, replanned, gone)
     run.from_structure(subset, facts, structural, own, index.index(src.path for src in subset))
     run.pinned(subset, facts)
+    sums.add_notes(run, replanned, gone)
     new = run.topic_pages(Titles(kept, unsettled, gone), only=topics)
     # of the givers, only those whose own pages these topics change are planned again
-    mine = paths | _moved(rows, topics, new, own)
+    mine = paths | _moved(rows, topics, new, own, sums.notes)
     subset = [src for src in subset if src.path in mine]
     own = {pid: page for pid, page in own.items() if page.sources[0] in mine}
+    more = _planned_again(sources, mine - replanned, facts, made)  # a patched topic's givers
+    if more:
+        for src in more:
+            facts[src.path].structure = spare.get(src.path, facts[src.path].structure)
+        side = Run(schema, made, clusters)
+        own |= side.source_pages(more, facts)
+        side.from_structure(more, facts, structural, own, index.index(src.path for src in more))
+        side.pinned(more, facts)
+        run.names |= side.names
+        run.kinds |= side.kinds
+        run.gives.update(side.gives)
+        subset += more
     pages, before, rows_before = pages_of(kept.heads, rows, gone, mine, topics, own, new)
     for page in own.values():
         page.topics = [t for t in page.topics if t in pages]
@@ -204,21 +225,43 @@ def patched(
     return Trace(run, sources, structural, pages), redone, gone_pages, read, rows_before, gone
 
 
+def _planned_again(
+    sources: list[SourceInfo], paths: set[str], facts: dict[str, SourceFacts], made: Memo
+) -> list[SourceInfo]:
+    """These sources, with their facts."""
+    if not paths:
+        return []
+    subset = [src for src in sources if src.path in paths]
+    if hasattr(made.rows, "load"):
+        made.rows.load([src.path for src in subset])  # a few hundred rows at once, not a window each
+    facts.update({src.path: made.facts(src) for src in subset if src.path not in facts})
+    return subset
+
+
 def _read(sticky: Sticky) -> dict[str, str]:
     return sticky() if callable(sticky) else sticky
 
 
-def _moved(rows: Rows, topics: set[str], new: dict[str, PagePlan], own: dict[str, PagePlan]) -> set[str]:
+def _moved(
+    rows: Rows,
+    topics: set[str],
+    new: dict[str, PagePlan],
+    own: dict[str, PagePlan],
+    read: dict[str, list[Note]],
+) -> set[str]:
     """The sources whose own pages the topics planned again change: those whose notes on one
     of these topic pages are not as the last plan kept them there (what the source page shows
     of its lines is what no topic page shows), and those giving to a topic page made or let go
-    (the topics a source page lists). Every other giver's page stands as the last plan made it."""
+    (the topics a source page lists). Every other giver's page stands as the last plan made it.
+    `read`: the notes of kept pages read already (keptsums.Sums)."""
     ids = [f"topic:{cid}" for cid in topics]
-    old = rows.kept_rows(ids)
+    old: dict[str, bytes | list[Note]] = {**rows.kept_rows(pid for pid in ids if pid not in read), **read}
     moved: set[str] = set()
     for pid in ids:
         try:
-            was = _by_source((c[1], c[2], c[3], c[0]) for c in claims_of(old[pid])) if pid in old else {}
+            was_notes = old.get(pid, [])
+            notes = claims_of(was_notes) if isinstance(was_notes, bytes) else was_notes
+            was = _by_source((c[1], c[2], c[3], c[0]) for c in notes) if pid in old else {}
         except (EOFError, ValueError, TypeError, IndexError) as exc:
             raise Unreadable(pid) from exc
         now = _by_source((c.source, c.start, c.end, c.text) for c in new[pid].claims) if pid in new else {}
@@ -255,12 +298,16 @@ def _touched(
     new = {(c.name, c.kind): c.lines for c in structural}
     for key in old.keys() | new.keys():
         # a name from structure found, lost or with other lines (most are the same bytes, undecoded)
-        if old.get(key) != new.get(key):
-            if key in old:
+        was, now = old.get(key), new.get(key)
+        if was != now:
+            if was is not None:
                 topics.add(before[topic_key(key[0]) or key[0].casefold()])
-            if key in new:
+            if now is not None:
                 topics.add(clusters.find(key[0]))
-            paths |= set(old.get(key, {})) | set(new.get(key, {}))
+            if was is not None and now is not None:  # a name still found: the sources whose lines moved
+                paths |= {path for path in {*was, *now} if was.get(path) != now.get(path)}
+            else:
+                paths |= set(was or {}) | set(now or {})
     for src in changed:  # what it gives to now
         f = facts[src.path]
         topics.update(clusters.find(name) for name, _, _ in f.topics)
@@ -284,6 +331,7 @@ def _kept(trace: Trace, made: Memo) -> Kept:
         {src.path: (src.title, src.count, src.fallback, topic_key(src.title)) for src in trace.sources},
         {p: run.names[p] for p in keys},
         {p: sorted(run.gives.get(p, ())) for p in keys},
+        {p: run.kinds[p] for p in keys},
         list(run.clusters.by_key.items()),
         [(c.name, c.kind, c.lines) for c in trace.structural],
         {pid: key for pid, key in title_keys.items() if key},
@@ -293,6 +341,8 @@ def _kept(trace: Trace, made: Memo) -> Kept:
     )
     kept.base = kept.token
     kept.heads = {pid: page.slug for pid, page in trace.pages.items()}
+    sums = sums_of(run, run.clusters, run.dropped)
+    kept.sums = {pid: notes for pid, notes in sums.items() if notes is not None}
     return kept
 
 
@@ -305,7 +355,9 @@ def _kept_since(trace: Trace, made: Memo, kept: Kept, read: dict[str, SourceInfo
     for path, src in read.items():
         names = run.names[path] if path in run.names else kept.names[path]
         gives = sorted(run.gives.get(path, ())) if path in run.names else kept.gives.get(path, [])
-        entry = (made.keys[path], (src.title, src.count, src.fallback, title_key_of(src, kept)), names, gives)
+        kinds = run.kinds[path] if path in run.names else kept.kinds[path]
+        meta = (src.title, src.count, src.fallback, title_key_of(src, kept))
+        entry = (made.keys[path], meta, names, gives, kinds)
         if kept.entry(path) != entry:
             entries[path] = entry
     # the topic pages planned again take their titles' keys anew, the others keep theirs
@@ -317,6 +369,10 @@ def _kept_since(trace: Trace, made: Memo, kept: Kept, read: dict[str, SourceInfo
     if structural != kept.structural:
         kept.structural, kept.moved = structural, True
     kept.title_keys = title_keys
+    # the topic pages planned again: what each left out, and none for those gone
+    sums = sums_of(run, run.clusters, run.dropped)
+    sums |= {pid: None for pid in kept.sums if pid not in trace.pages}
+    kept.update_sums({pid: notes for pid, notes in sums.items() if kept.sums.get(pid) != notes})
     kept.token = secrets.token_hex(8)
     return kept
 
