@@ -153,6 +153,7 @@ def test_a_settled_source_changed_since_the_base_is_taken_as_changed_not_as_the_
         {a: ("A", 1, False, "a"), b: ("B", 2, False, "b")},
         {a: [], b: []},
         {a: [], b: []},
+        {a: [], b: []},
         [],
         [],
         {},
@@ -162,7 +163,7 @@ def test_a_settled_source_changed_since_the_base_is_taken_as_changed_not_as_the_
     )
     base = kept.dumps("s")
     kept.base = "t0"
-    kept.update({a: ("ka2", ("Retitled", 3, True, "retitled"), [], [])})
+    kept.update({a: ("ka2", ("Retitled", 3, True, "retitled"), [], [], [])})
     again = _loaded(base, kept.dumps_since("s"))
     sources = [SourceInfo(path, "", None, None, list) for path in (a, b)]  # settled: unread
     memo = memo_for(PROSE, _Rows(), None, None, None)
