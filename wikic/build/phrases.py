@@ -66,7 +66,7 @@ def written(line: str) -> set[str]:
             continue
         if len(run) >= 2:
             # its phrases of two and of three words (MAX_WORDS) as zips of the run with itself
-            # shifted, joined in C (no loop over the lengths: a sixth of the time)
+            # shifted, joined in C (no loop over the lengths: 15 % less time)
             out.update(map(" ".join, zip(run, run[1:], strict=False)))
             if len(run) >= 3:
                 out.update(map(" ".join, zip(run, run[1:], run[2:], strict=False)))
