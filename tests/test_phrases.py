@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import random
+
 from wikic.build.merge import terms
-from wikic.build.phrases import marked
+from wikic.build.phrases import MAX_WORDS, NOT_WORDS, TOKEN, marked, written
 
 
 def found(sources: dict[str, str]) -> dict[str, dict[str, list[int]]]:
@@ -66,3 +68,32 @@ def test_headings_and_emphasis_of_one_word_or_whole_sentences_mark_no_term() -> 
         "content hashing": "content hashing",
         "early cutoff": "early cutoff",
     }
+
+
+def test_a_line_writes_the_phrases_of_two_and_three_words_of_its_runs() -> None:
+    """written() zips each run of lower-case content words with itself shifted: the phrases
+    of two to MAX_WORDS consecutive content words, as the plain windows over each run give."""
+    assert written("Early cutoff keeps load tests quick, and sleep paralysis too.") == {
+        "cutoff keeps",
+        "keeps load",
+        "load tests",
+        "tests quick",
+        "cutoff keeps load",
+        "keeps load tests",
+        "load tests quick",
+        "sleep paralysis",
+    }
+    rng = random.Random(13)
+    words = ["load", "tests", "quick", "the", "Make", "3", ",", "x's", "café", "ab", "early", "cutoff", "**"]
+    for _ in range(3000):
+        line = " ".join(rng.choices(words, k=rng.randint(0, 14)))
+        runs: list[list[str]] = [[]]
+        for tok in TOKEN.findall(line):
+            word = tok[0].islower() and tok.isascii() and "'" not in tok and len(tok) > 2
+            if word and tok not in NOT_WORDS:
+                runs[-1].append(tok)
+            else:
+                runs.append([])
+        windows = [(n, i) for n in range(2, MAX_WORDS + 1) for i in range(15)]
+        plain = {" ".join(run[i : i + n]) for run in runs for n, i in windows if i + n <= len(run)}
+        assert written(line) == plain, line

