@@ -186,7 +186,7 @@ class IncrementalTables(Tables):
     def keep_plan(
         self,
         blob: bytes,
-        pages: dict[str, bytes],
+        pages: Mapping[str, bytes],
         gone: Iterable[str],
         every: bool,
         since: bytes | None = None,
