@@ -17,6 +17,7 @@ from wikic.build import pipeline
 from wikic.build.outputs import Outputs
 from wikic.build.plan import PagePlan
 from wikic.build.run import BuildOptions, build
+from wikic.state import State
 
 
 def test_outputs_make_each_text_when_taken_and_forget_how() -> None:
@@ -82,3 +83,19 @@ def test_a_full_plan_keeps_a_row_for_every_page(tmp_path: Path) -> None:
     slugs = {bytes(row).split(b"\n", 1)[0].decode() for row in rows.values()}
     assert len(rows) == report.pages
     assert {f"{slug}.md" for slug in slugs} == set(wiki_files(project)) - {"index.md", "log.md"}
+
+
+def test_a_kept_blob_reads_back_as_written(tmp_path: Path) -> None:
+    """Written into its row in place (state.incremental.put_kept), not bound as a parameter."""
+    state = State.open(tmp_path / "state.db")
+    try:
+        big = bytes(range(256)) * 4096  # 1 MB, no run of zeros
+        state.keep("merge", big)
+        state.keep("merge", b"since", b"x\x00y")  # beside it: merge+
+        state.keep("empty", b"")
+        assert state.kept("merge") == big and state.kept("merge+") == b"x\x00y"
+        assert state.kept("empty") == b""
+        state.keep("merge", big[::-1])  # replaced, and merge+ let go
+        assert state.kept("merge") == big[::-1] and state.kept("merge+") is None
+    finally:
+        state.close()
