@@ -7,11 +7,13 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from wikic.build.linker import Linker, resolve_links
 from wikic.build.linker import PageEntry as PageEntry
 from wikic.build.lookups import Cites, Names, SourceSlugs, TopicSlugs
+from wikic.build.outputs import Outputs
 from wikic.build.plan import PagePlan
 from wikic.hashing import quick_fingerprint
 from wikic.state import Links, Rendered
@@ -204,10 +206,11 @@ class Assembly:
 
 @dataclass
 class Assembled:
-    """The files to write (by name in wiki/), the pages left as they are (their inputs and
-    backlinks unchanged), and what each page was rendered from, for the next build."""
+    """The files to write (by name in wiki/: Outputs, where the full assembly makes them), the
+    pages left as they are (their inputs and backlinks unchanged), and what each page was
+    rendered from, for the next build."""
 
-    outputs: dict[str, str]
+    outputs: Mapping[str, str]
     unchanged: set[str]
     rendered: dict[str, Rendered]
     by: str = ""  # what its keys went by (Assembly.assembled_by, for the next)
@@ -240,7 +243,7 @@ def _assemble(job: Assembly) -> Assembled:
         for target in e.links:
             if target != e.slug:
                 back[target].append(e)
-    out: dict[str, str] = {}
+    out = Outputs()  # each page's text made as publish writes it: its body alone held till then
     unchanged: set[str] = set()
     rendered: dict[str, Rendered] = {}
     for pid, page in job.pages.items():
@@ -253,8 +256,8 @@ def _assemble(job: Assembly) -> Assembled:
         if prev is not None and prev.page_key == key and page.slug in job.intact:
             unchanged.add(f"{page.slug}.md")
             continue
-        out[f"{page.slug}.md"] = page_text(page, bodies.body(pid), extra)
-    out["index.md"] = seal(render_index(job.title, job.scope, list(entries.values()), job.type_order))
+        out.put(f"{page.slug}.md", partial(page_text, page, bodies.body(pid), extra))
+    out.put("index.md", seal(render_index(job.title, job.scope, list(entries.values()), job.type_order)))
     return Assembled(
         out, unchanged, rendered, went_by(bodies.names, job.token, job.writes), _links(job, entries, linker)
     )

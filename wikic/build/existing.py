@@ -57,7 +57,7 @@ def kept_for_failed_sources(root: Path, state: State, failed: set[str]) -> set[s
     return keep
 
 
-def missing(root: Path, state: State, outputs: dict[str, str]) -> list[str]:
+def missing(root: Path, state: State, outputs: Mapping[str, str]) -> list[str]:
     """The files wikic wrote, to be written again, that are no longer there (for --explain)."""
     return [
         rel for rel in state.files() if rel.removeprefix("wiki/") in outputs and not (root / rel).exists()

@@ -13,7 +13,7 @@ from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 
 from wikic.backends import model_id
-from wikic.build.digest import digest_actions, digest_inputs, merge_parts
+from wikic.build.digest import digest_actions, digest_inputs, forget_words, merge_parts
 from wikic.build.plan import PagePlan, SourceInfo
 from wikic.build.settled import Listing, Settled, Unsettled, inputs_mark
 from wikic.build.settled import loader as settled_loader
@@ -106,6 +106,7 @@ class Intake:
                     # the plan lives to the build's end (run() takes it back from gc_frozen): the
                     # collector, enabled again, must not scan it all as young (0.25 s at 100,000)
                     gc.freeze()
+                forget_words()  # the digest's and the plan's: the later stages' memory
             except Unsettled as changed:
                 build._explain(f"read {changed.path}", "changed under the same size and mtime")
                 more = self._read([listing.file(changed.path)])

@@ -434,6 +434,23 @@ def row_of(page: PagePlan) -> bytes:
     return f"{page.slug}\n".encode() + marshal.dumps(_flat(page))
 
 
+class EveryRow(Mapping[str, bytes]):
+    """Every page's row (row_of), made as it is read: a full plan's rows go into state.db one
+    at a time (state.keep_plan), never all held beside the plan (120 MB at 100,000 sources)."""
+
+    def __init__(self, pages: Mapping[str, PagePlan]) -> None:
+        self.pages = pages
+
+    def __getitem__(self, pid: str) -> bytes:
+        return row_of(self.pages[pid])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.pages)
+
+    def __len__(self) -> int:
+        return len(self.pages)
+
+
 def claims_of(row: bytes) -> list[tuple[str, str, int, int, str]]:
     """The notes of a page as a plan kept it (row_of)."""
     claims: list[tuple[str, str, int, int, str]] = marshal.loads(row[row.index(b"\n") + 1 :])[6]

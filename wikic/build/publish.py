@@ -3,11 +3,12 @@ changed by hand is never overwritten or deleted silently (log.md: logfile.py).""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from pathlib import Path
 
 from wikic.build.logfile import append_log as append_log  # log.md's own module; callers import it here
+from wikic.build.outputs import take
 from wikic.build.report import Report
 from wikic.fsutil import atomic_write_many
 from wikic.hashing import bytes_hash
@@ -26,7 +27,7 @@ def _record(state: State, rel: str, path: Path, data: bytes) -> None:
 
 def publish(
     root: Path,
-    outputs: dict[str, str],
+    outputs: Mapping[str, str],
     keep: set[str],
     state: State,
     report: Report,
@@ -40,7 +41,7 @@ def publish(
     Only plain page names directly in wiki/ are written or removed: a name that
     would reach elsewhere (from a tampered state.db, say) is an error, never a write.
     `records`: state.files() (of `outputs` at least, without `prune`), where the caller has
-    just read them.
+    just read them. Each page's text is taken from `outputs` as it is written (outputs.take).
     """
     job = _Publish(root, state, report, force, records)
     batch: list[tuple[Path, bytes]] = []
@@ -63,16 +64,16 @@ class _Publish:
         self.root, self.state, self.report, self.force = root, state, report, force
         self.records = {rel: rec for rel, rec in (records or state.files()).items() if _ours(rel)}
 
-    def changed(self, outputs: dict[str, str]) -> Iterator[tuple[Path, bytes]]:
+    def changed(self, outputs: Mapping[str, str]) -> Iterator[tuple[Path, bytes]]:
         """The pages to write: new or different from disk, and not edited by hand (unless forced)."""
         wiki = self.root / WIKI
-        for name, text in sorted(outputs.items()):
+        for name in sorted(outputs):
             if not is_safe_file_name(name):
                 self.report.error(
                     name, "refused to write a page with this name: it is not a plain file name in wiki/"
                 )
                 continue
-            rel, path, data = f"{WIKI}/{name}", wiki / name, text.encode("utf-8")
+            rel, path, data = f"{WIKI}/{name}", wiki / name, take(outputs, name).encode("utf-8")
             try:
                 disk: bytes | None = path.read_bytes()
             except FileNotFoundError:
@@ -99,7 +100,7 @@ class _Publish:
         _record(self.state, rel, path, data)
         self.report.written.append(rel)
 
-    def remove_unplanned(self, outputs: dict[str, str], keep: set[str]) -> None:
+    def remove_unplanned(self, outputs: Mapping[str, str], keep: set[str]) -> None:
         """Remove the pages wikic wrote that are no longer planned, unless edited by hand."""
         # by set difference: the common case is 10,000 records and none to remove
         planned = {f"{WIKI}/{name}" for name in outputs} | keep | {f"{WIKI}/{LOG}"}

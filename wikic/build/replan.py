@@ -32,6 +32,7 @@ from wikic.build.keptplan import (
     SINCE,
     VERSION,
     Entry,
+    EveryRow,
     Kept,
     Note,
     Pages,
@@ -78,7 +79,7 @@ class Keep:
     blob: bytes
     every: bool
     token: str
-    pages: dict[str, bytes] = field(default_factory=dict)
+    pages: Mapping[str, bytes] = field(default_factory=dict)  # EveryRow, for a full plan
     gone: list[str] = field(default_factory=list)
     same: set[str] = field(default_factory=set)
     basis: str = ""
@@ -123,8 +124,7 @@ def plan_kept(
         slugs = _read(sticky)
         trace = planned(sources, schema, slugs, made)
         mine = _kept(trace, made)
-        pages = {pid: row_of(page) for pid, page in trace.pages.items()}
-        keep = Keep(mine.dumps(settings), True, mine.token, pages)
+        keep = Keep(mine.dumps(settings), True, mine.token, EveryRow(trace.pages))
         keep.sticky = mine.token if mine.heads == slugs else ""
         return trace.pages, keep
     trace, changed, gone, read, rows_before, dropped = done

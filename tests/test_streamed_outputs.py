@@ -1,0 +1,101 @@
+"""A full build holds its pages' texts one batch at a time, not all at once: assemble hands
+publish how to make each page (outputs.Outputs), publish makes each as it writes it and lets
+it go, and a full plan's rows go into state.db as they are made (keptplan.EveryRow). What the
+build writes stays what it wrote before (tests/test_incremental_outputs.py: byte for byte)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from tests.projects import NOTES, make_project, wiki_files
+from wikic.build import assemble as assemble_module
+from wikic.build import pipeline
+from wikic.build.outputs import Outputs
+from wikic.build.plan import PagePlan
+from wikic.build.run import BuildOptions, build
+from wikic.state import State
+
+
+def test_outputs_make_each_text_when_taken_and_forget_how() -> None:
+    made: list[str] = []
+
+    def page() -> str:
+        made.append("b.md")
+        return "the page\n"
+
+    out = Outputs()
+    out.put("b.md", page)
+    out.put("index.md", "the index\n")
+    assert made == [] and sorted(out) == ["b.md", "index.md"] and len(out) == 2
+    assert out["b.md"] == "the page\n" and made == ["b.md"]  # read: made again when taken
+    assert out.take("b.md") == "the page\n" and made == ["b.md", "b.md"]
+    assert "b.md" in out and len(out) == 2  # still named: publish prunes by the names
+    with pytest.raises(KeyError, match="taken by publish"):
+        out["b.md"]
+    assert out.take("index.md") == "the index\n"
+
+
+def test_a_full_build_makes_each_page_as_publish_writes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No page's text exists when assemble returns; publish makes each once and keeps none."""
+    made: list[str] = []
+    render = assemble_module.page_text
+
+    def counted(page: PagePlan, body: str, extra: list[assemble_module.PageEntry]) -> str:
+        made.append(page.slug)
+        return render(page, body, extra)
+
+    seen: dict[str, object] = {}
+    handed = pipeline.publish
+
+    def spy(root: Path, outputs: Mapping[str, str], *args: object, **kwargs: object) -> None:
+        seen["made before publish"] = list(made)
+        seen["outputs"] = outputs
+        handed(root, outputs, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(assemble_module, "page_text", counted)
+    monkeypatch.setattr(pipeline, "publish", spy)
+    project = make_project(tmp_path / "p", NOTES)
+    assert build(project, BuildOptions()).ok
+    outputs = seen["outputs"]
+    assert isinstance(outputs, Outputs)
+    assert seen["made before publish"] == []
+    pages = sorted(name for name in outputs if name != "index.md")
+    assert sorted(f"{slug}.md" for slug in made) == pages  # each made once, by publish
+    assert set(wiki_files(project)) >= set(outputs)
+    for name in outputs:  # every text taken: none left held
+        with pytest.raises(KeyError):
+            outputs[name]
+
+
+def test_a_full_plan_keeps_a_row_for_every_page(tmp_path: Path) -> None:
+    """Its rows are made as state.db takes them (EveryRow): one for each page, headed by its slug."""
+    project = make_project(tmp_path / "p", NOTES)
+    report = build(project, BuildOptions())
+    assert report.ok and report.pages > len(NOTES)
+    with sqlite3.connect(project.state_path) as db:
+        rows = dict(db.execute("SELECT id, page FROM kept_pages").fetchall())
+    slugs = {bytes(row).split(b"\n", 1)[0].decode() for row in rows.values()}
+    assert len(rows) == report.pages
+    assert {f"{slug}.md" for slug in slugs} == set(wiki_files(project)) - {"index.md", "log.md"}
+
+
+def test_a_kept_blob_reads_back_as_written(tmp_path: Path) -> None:
+    """Written into its row in place (state.incremental.put_kept), not bound as a parameter."""
+    state = State.open(tmp_path / "state.db")
+    try:
+        big = bytes(range(256)) * 4096  # 1 MB, no run of zeros
+        state.keep("merge", big)
+        state.keep("merge", b"since", b"x\x00y")  # beside it: merge+
+        state.keep("empty", b"")
+        assert state.kept("merge") == big and state.kept("merge+") == b"x\x00y"
+        assert state.kept("empty") == b""
+        state.keep("merge", big[::-1])  # replaced, and merge+ let go
+        assert state.kept("merge") == big[::-1] and state.kept("merge+") is None
+    finally:
+        state.close()
