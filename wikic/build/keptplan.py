@@ -9,12 +9,14 @@ from __future__ import annotations
 import marshal
 from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, ValuesView
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from wikic.build.keptlines import Lines, as_lines
 from wikic.build.plan import PagePlan
 from wikic.build.sourceplan import Claim, SourceInfo
 from wikic.errors import StateError
+
+T = TypeVar("T")
 
 VERSION = 14  # bump whenever Kept or a kept page changes shape
 SINCE = 8  # more than one source in this many changed since the base (and more than replan.FEW): a new base
@@ -226,20 +228,12 @@ class Kept:
     def update_heads(self, heads: dict[str, str | None]) -> None:
         """These pages' slugs are new or changed (None: the page gone), and remembered as changed
         since the base."""
-        for pid, slug in heads.items():
-            if slug is None:
-                self.heads.pop(pid, None)
-            else:
-                self.heads[pid] = slug
+        _patch(self.heads, heads)
         self.heads_since |= heads
 
     def update_sums(self, sums: dict[str, list[Note] | None]) -> None:
         """These topics' notes left out are new or changed (None: not to be patched, or no page)."""
-        for pid, notes in sums.items():
-            if notes is None:
-                self.sums.pop(pid, None)
-            else:
-                self.sums[pid] = notes
+        _patch(self.sums, sums)
         self.sums_since |= sums
 
     def meta_columns(self) -> tuple[dict[str, int], list[str], list[int], list[bool], Mapping[str, Any]]:
@@ -470,3 +464,12 @@ def _page(flat: tuple[Any, ...]) -> PagePlan:
     page.in_text = in_text
     page.summary_lines = said
     return page
+
+
+def _patch(table: dict[str, T], changes: Mapping[str, T | None]) -> None:
+    """`table` with these keys set to their values, or dropped where None."""
+    for key, value in changes.items():
+        if value is None:
+            table.pop(key, None)
+        else:
+            table[key] = value
