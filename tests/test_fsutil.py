@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import os
 from pathlib import Path
 
 import pytest
 
-from wikic.fsutil import TMP_MARK, atomic_write_many, remove_stale_temps, temp_path
+from wikic import fsutil
+from wikic.fsutil import SYNC_ALL, TMP_MARK, atomic_write_many, remove_stale_temps, temp_path
 from wikic.snapshot import walk
 
+needs_syncfs = pytest.mark.skipif(fsutil._syncfs is None, reason="no syncfs(2) here")
 
-def test_many_files_are_renamed_in_order_after_all_are_written(tmp_path: Path) -> None:
-    files = [(tmp_path / f"p{i}.md", f"page {i}".encode()) for i in range(40)]
+
+@pytest.mark.parametrize("count", [40, SYNC_ALL + 10])
+def test_many_files_are_renamed_in_order_after_all_are_written(tmp_path: Path, count: int) -> None:
+    files = [(tmp_path / f"p{i}.md", f"page {i}".encode()) for i in range(count)]
     (tmp_path / "p3.md").write_text("old")
     seen: list[str] = []
 
@@ -37,6 +44,54 @@ def test_a_failed_write_changes_no_file_and_leaves_no_temporary_file(tmp_path: P
         atomic_write_many(files)
     assert {path.read_bytes() for path, _ in files} == {b"old"}
     assert [p.name for p in tmp_path.glob(f"{TMP_MARK}*")] == [temp_path(files[12][0]).name]
+
+
+@needs_syncfs
+def test_many_files_are_synced_by_one_call_a_few_by_an_fsync_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_syncfs, real_fsync = fsutil._syncfs, os.fsync
+    calls: list[str] = []
+
+    def syncfs(fd: int) -> int:
+        # everything is written before the one sync, and nothing renamed yet
+        assert len(list(tmp_path.rglob(f"{TMP_MARK}*"))) == SYNC_ALL + 1
+        calls.append("syncfs")
+        assert real_syncfs is not None
+        return real_syncfs(fd)
+
+    def fsync(fd: int) -> None:
+        calls.append("fsync")
+        real_fsync(fd)
+
+    monkeypatch.setattr(fsutil, "_syncfs", syncfs)
+    monkeypatch.setattr(os, "fsync", fsync)
+    (tmp_path / "sub").mkdir()
+    many = [(tmp_path / ("sub" if i % 2 else "") / f"p{i}.md", b"x") for i in range(SYNC_ALL + 1)]
+    atomic_write_many(many)
+    assert calls == ["syncfs"]  # two folders, one file system
+    calls.clear()
+    atomic_write_many([(tmp_path / f"q{i}.md", b"y") for i in range(SYNC_ALL - 1)])
+    assert calls == ["fsync"] * (SYNC_ALL - 1)
+
+
+@needs_syncfs
+def test_a_failed_sync_changes_no_file_and_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def syncfs(fd: int) -> int:
+        ctypes.set_errno(errno.EIO)
+        return -1
+
+    monkeypatch.setattr(fsutil, "_syncfs", syncfs)
+    files = [(tmp_path / f"p{i}.md", b"new") for i in range(SYNC_ALL)]
+    for path, _ in files:
+        path.write_bytes(b"old")
+    with pytest.raises(OSError) as raised:
+        atomic_write_many(files)
+    assert raised.value.errno == errno.EIO
+    assert {path.read_bytes() for path, _ in files} == {b"old"}
+    assert not list(tmp_path.glob(f"{TMP_MARK}*"))
 
 
 def test_stale_temporary_files_are_found_in_the_walk_just_taken(tmp_path: Path) -> None:

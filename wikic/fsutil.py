@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import os
+import sys
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -11,6 +14,10 @@ from pathlib import Path
 TMP_MARK = ".wikic-tmp-"
 TMP_SUFFIX = ".part"  # not .md: nothing that lists pages (lint, ask, Obsidian) mistakes one for a page
 SYNC_THREADS = 16  # fsyncs in flight at once: they wait on the disk, whose journal commits them together
+# From this many files at once, one syncfs per file system syncs them all (an fsync each costs
+# 0.2 ms of CPU in the kernel: 2 s for a 10,000-page build against 0.3 s); below, it would also
+# wait for whatever else is dirty on that file system, more than the few files' own fsyncs.
+SYNC_ALL = 64
 
 
 def temp_path(path: Path) -> Path:
@@ -31,7 +38,8 @@ def atomic_write_many(
     files: list[tuple[Path, bytes]], renamed: Callable[[Path, bytes], None] | None = None
 ) -> None:
     """`atomic_write` for many files at once: every temporary file is written and
-    fsynced first, SYNC_THREADS at a time (one after another, each fsync waits a
+    synced first (SYNC_ALL or more: all written, then one syncfs per file system;
+    fewer: fsynced SYNC_THREADS at a time, as one after another each fsync waits a
     journal commit: 3-4 ms here, 37 s for 10,000 pages; together they share
     commits), then each is renamed over its file in order, `renamed` called after
     each. A failure before the renames changes no file."""
@@ -43,6 +51,10 @@ def atomic_write_many(
     try:
         if len(files) == 1:
             _write_synced(temps[0], files[0][1])
+        elif len(files) >= SYNC_ALL and _syncfs is not None:
+            for tmp, (_, data) in zip(temps, files, strict=True):
+                _write(tmp, data)
+            _sync_file_systems({tmp.parent for tmp in temps})
         else:
             with ThreadPoolExecutor(min(SYNC_THREADS, len(files))) as pool:
                 list(pool.map(_write_synced, temps, [data for _, data in files]))
@@ -62,6 +74,44 @@ def _write_synced(tmp: Path, data: bytes) -> None:
         fh.write(data)
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def _write(tmp: Path, data: bytes) -> None:
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+
+
+def _load_syncfs() -> Callable[[int], int] | None:
+    """Linux's syncfs(2), or None where there is none (each file is then fsynced)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        call = libc.syncfs
+    except (OSError, AttributeError):
+        return None
+    call.argtypes, call.restype = [ctypes.c_int], ctypes.c_int
+    return call
+
+
+_syncfs = _load_syncfs()
+
+
+def _sync_file_systems(folders: set[Path]) -> None:
+    """Every file written in `folders` on disk: one syncfs per file system they are on. A
+    write-back error (EIO, ENOSPC) is raised as OSError, as fsync raises it."""
+    assert _syncfs is not None
+    devices: dict[int, Path] = {}
+    for folder in sorted(folders):
+        devices.setdefault(folder.stat().st_dev, folder)
+    for folder in devices.values():
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            if _syncfs(fd) != 0:
+                err = ctypes.get_errno()
+                raise OSError(err, f"syncfs: {os.strerror(err)}", str(folder))
+        finally:
+            os.close(fd)
 
 
 def remove_stale_temps(folder: Path, listed: Iterable[str] | None = None) -> None:

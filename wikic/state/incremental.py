@@ -288,10 +288,11 @@ class IncrementalTables(Tables):
             if links is None:  # what it links to is not known: no assembly goes by it
                 self.db.execute("DELETE FROM kept WHERE name = 'names'")
                 return
-            if links.every:
+            if links.every:  # every page's links again: the per-page deletes would find nothing
                 self.db.execute("DELETE FROM assembled_links")
-            drop = [*links.dropped, *links.edges]
-            self.db.executemany("DELETE FROM assembled_links WHERE slug=?", [(slug,) for slug in drop])
+            else:
+                drop = [*links.dropped, *links.edges]
+                self.db.executemany("DELETE FROM assembled_links WHERE slug=?", [(slug,) for slug in drop])
             self.db.executemany(
                 "INSERT INTO assembled_links VALUES (?, ?)",
                 [(slug, target) for slug, targets in links.edges.items() for target in targets],
