@@ -10,6 +10,7 @@ import pytest
 
 from wikic.build.candidates import source_names
 from wikic.build.merge import Merge, Packed, candidates, merge_for
+from wikic.build.mergekeys import Listed, changes, packed
 from wikic.hashing import text_hash
 
 NAMES = [
@@ -99,7 +100,32 @@ def test_a_kept_merge_patched_by_each_edit_finds_what_a_fresh_merge_finds(seed: 
 def _state(merge: Merge | None) -> list[object]:
     assert merge is not None
     marks = {key: marshal.loads(v) if isinstance(v, bytes) else v for key, v in merge.marks.items()}
-    return [merge.keys, merge.counts, marks, merge.where, merge.uses, merge.inside, merge.first]
+    return [dict(merge.keys), merge.counts, marks, merge.where, merge.uses, merge.inside, merge.first]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_kept_keys_as_lists_find_the_changes_a_dict_finds(seed: int) -> None:
+    rng = random.Random(seed)
+    base = {f"s{i:03d}.md": f"k{rng.randint(0, 3)}" for i in range(rng.randint(0, 90))}
+    listed, old = Listed(*packed(base)), dict(base)
+    for _ in range(rng.randint(0, 40)):  # changed since the base: as Merge.loads lays them over
+        path = f"s{rng.randint(0, 120):03d}.md"
+        if rng.random() < 0.3:
+            assert listed.pop(path, None) == old.pop(path, None)
+        else:
+            listed[path] = old[path] = f"k{rng.randint(0, 3)}"
+    assert dict(listed) == old
+    ordered = {path: listed[path] for path in listed}  # the base's paths, then those added since
+    assert [path for path in ordered if path in base] == [path for path in base if path in old]
+    assert [path for path in ordered if path not in base] == [path for path in old if path not in base]
+    new = dict(old) if rng.random() < 0.5 else dict(base)  # the base's paths, in its order, or not
+    for path in rng.sample(sorted(new), min(len(new), rng.randint(0, 5))):
+        new[path] = f"k{rng.randint(0, 4)}"
+    if rng.random() < 0.2:
+        new[f"s{rng.randint(0, 130):03d}.md"] = "k9"
+    assert changes(listed, new) == changes(ordered, new)
+    assert changes(old, new)[0] == [p for p, k in new.items() if old.get(p) != k]
+    assert changes(old, new)[1] == [p for p in old if p not in new]
 
 
 def test_a_kept_merge_that_is_not_what_the_last_plan_merged_is_merged_again() -> None:

@@ -17,11 +17,12 @@ from typing import Any
 
 from wikic.build.candidates import MIN_SOURCES, SECTIONS, Candidate, _inside, source_names, unpack
 from wikic.build.keptlines import LINES, Lines, Where, packed_lines
+from wikic.build.mergekeys import Listed, changes, packed
 from wikic.build.phrases import _cohesive, _longest, distinct_uses, lines_of, source_terms, unjoin
 
 # Bump when the same packed names would merge differently (this module, candidates.py's and
 # phrases.py's decisions): a kept merge of another version is never patched.
-VERSION = 5
+VERSION = 6
 SINCE = 8  # more changed since the base than an eighth of the counted items (and than FEW): a new base
 FEW = 64
 COUNTED = ("sure", "maybe", "lower", "titles", "names", "used", "phrases")  # sections counted by source
@@ -45,7 +46,8 @@ class Merge:
         self.uses: dict[str, dict[str, bool]] = {kind: {} for kind in LINES}  # distinct_uses verdicts
         self.inside: dict[str, tuple[list[str], bool]] = {}  # a word -> (longer names, inside one)
         self.dirty: set[tuple[str, str]] = set()  # (kind, key) whose lines changed: verdicts stale
-        self.keys: dict[str, str] = {}  # source path -> the key of the facts merged (sourceplan.Memo)
+        # source path -> the key of the facts merged (sourceplan.Memo); a kept merge's as two lists
+        self.keys: Mapping[str, str] = {}
         self.patched = False  # the last plan's merge patched (merge_for), not merged from nothing
         self.delta: dict[str, dict[str, int]] = {"used": {}, "phrases": {}}  # counts changed by a patch
         self.remarked: set[str] = set()  # keys some source marks or no longer marks, by a patch
@@ -270,7 +272,7 @@ class Merge:
         self.token, self.since, self.touched = secrets.token_hex(8), {}, set()
         marks = {key: v if isinstance(v, bytes) else marshal.dumps(v) for key, v in self.marks.items()}
         where = {kind: {key: packed_lines(v) for key, v in at.items()} for kind, at in self.where.items()}
-        kept = [VERSION, self.token, self.keys, self.counts, marks, where, self.uses, self.inside]
+        kept = [VERSION, self.token, packed(self.keys), self.counts, marks, where, self.uses, self.inside]
         return marshal.dumps([*kept, self.first])
 
     def _fields(self) -> dict[str, Any]:
@@ -305,7 +307,8 @@ class Merge:
         if state is None or (since and (more is None or more[1] != state[1])):
             return None
         merge = cls()
-        _, merge.token, merge.keys, merge.counts, merge.marks, where, merge.uses, *rest = state
+        _, merge.token, keys, merge.counts, merge.marks, where, merge.uses, *rest = state
+        merge.keys = Listed(*keys)
         merge.where = {kind: {key: Lines(b) for key, b in table.items()} for kind, table in where.items()}
         merge.inside, merge.first = rest
         merge.since, fields = more[2] if more else {}, merge._fields()
@@ -348,8 +351,7 @@ def merge_for(
     if merge is None:
         return _fresh(keys, parts)
     merge.patched = True  # from here on, what the patch changes is counted (Merge.delta)
-    changed = [path for path, key in keys.items() if merge.keys.get(path) != key]
-    gone = [path for path in merge.keys if path not in keys]
+    changed, gone = changes(merge.keys, keys)
     if 2 * (len(changed) + len(gone)) > len(keys):
         return _fresh(keys, parts)
     for path in gone + [p for p in changed if p in merge.keys]:
