@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.projects import NOTES, forced_equal, make_project, replace_in_source
 from tests.test_incremental import PROSE, _Rows
-from wikic.build.keptplan import Kept
+from wikic.build.keptplan import Cols, Kept
 from wikic.build.keptsources import taken
 from wikic.build.plan import SourceInfo, memo_for
 from wikic.build.run import BuildOptions, build
@@ -137,6 +137,10 @@ def test_the_base_keeps_every_source_entry_as_it_was_names_with_the_separator_to
     kinds = {"sources/a.md": ["tool", "tool"], "sources/b.md": ["concept"], "sources/c.md": ["tool"]}
     kept = Kept(keys, meta, names, gives, kinds, [], [], {}, {}, 0, "t0")
     again = _loaded(kept.dumps("s"))
+    assert again.columns is not None and isinstance(again.columns.cols, Cols)
+    assert set(again.columns.cols.decoded) == {0}  # the keys; each other column where first read
+    assert again.names["sources/a.md"] == ["Ninja", "Make"] and set(again.columns.cols.decoded) == {0, 5}
+    assert _loaded(again.dumps("s")).entry("sources/b.md") == kept.entry("sources/b.md")  # kept as read
     assert (again.keys, dict(again.meta), dict(again.names), dict(again.gives)) == (keys, meta, names, gives)
     assert dict(again.kinds) == kinds
     assert again.givers({odd}) == {"sources/b.md"} and again.givers({"make"}) == {"sources/a.md"}
