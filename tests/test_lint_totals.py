@@ -117,7 +117,7 @@ STEPS: list[tuple[str, Callable[[Project], None], str]] = [
     ("a renamed topic", _source("tools.md", "## FAISS", "## Faiss library"), "counted"),
     ("a cited line reworded again", _source("tools.md", OVERLAP, REWORDED), "patched"),
     ("a hand edit of a built page", _page("hnsw.md", "\n\n", "\n\nA line of mine.\n\n"), "counted"),
-    ("a description, so index.md", _source("rag.md", "RAG retrieves", "RAG fetches"), "counted"),
+    ("a description, so index.md", _source("rag.md", "RAG retrieves", "RAG fetches"), "patched"),
     ("a hand edit of a hand-made page", _page("my-notes.md", "twice.", "twice. See [[Nowhere]]."), "counted"),
     ("a lint setting", _threshold, "counted"),
     ("the cited line back again", _source("tools.md", REWORDED, OVERLAP), "patched"),
@@ -257,3 +257,20 @@ def test_a_page_read_again_by_every_lint_is_counted_again_by_every_patch(tmp_pat
         _source("tools.md", find, put)(project)
         report = _build(project)
         assert (_kept(project)["how"], report.lint) == ("patched", lint(project).counts())
+
+
+def test_index_md_rewritten_with_findings_of_its_own_is_patched_exactly(tmp_path: Path) -> None:
+    project = _project(tmp_path / "p")
+    # a title index.md cannot show as it is: the index lists the page under another label
+    odd = "---\ntitle: Odd ]] close\ntype: concept\n---\n\n# Odd ]] close\n\nSee [[My notes]].\n"
+    (project.wiki_dir / "odd.md").write_text(odd, encoding="utf-8")
+    report = _build(project)
+    assert (_kept(project)["how"], report.lint) == ("counted", lint(project).counts())
+    assert _kept(project)["index"] == {"index-drift": 1}
+    for find, put in [("RAG retrieves", "RAG fetches"), ("RAG fetches", "RAG retrieves")]:
+        _source("rag.md", find, put)(project)
+        report = _build(project)
+        assert "wiki/index.md" in report.written, "the description changed"
+        assert (_kept(project)["how"], report.lint) == ("patched", lint(project).counts())
+        assert _kept(project)["index"] == {"index-drift": 1}
+        assert [f.rule for f in lint(project).findings if f.path == "wiki/index.md"] == ["index-drift"]

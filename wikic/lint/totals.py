@@ -6,10 +6,12 @@ mentions: their facts' digest), only the pages it wrote, those citing or listing
 read again and those every lint reads again are checked (their paragraphs' bad-citation
 findings kept by what they read: blocks.py): what those pages said before is taken from the
 counts (their cached own findings, their hand-edit finding) and what they say now added.
-Anything else (the first build, a build killed before its lint, a hand edit, a page that came
-or went, index.md rewritten, other rules, settings or wikic, a lint that stored its cache
-meanwhile, --force) is the cached lint (cache.py), whose counts are kept anew. Same counts as
-runner.lint, by test (tests/test_lint_totals.py).
+index.md rewritten by the build (a description or a title changed) is read and checked again
+against the names the last lint kept (they are the wiki's: the patch keeps every page's names),
+its findings taken for those it had (kept apart: "index"). Anything else (the first build, a
+build killed before its lint, a hand edit, a page that came or went, other rules, settings or
+wikic, a lint that stored its cache meanwhile, --force) is the cached lint (cache.py), whose
+counts are kept anew. Same counts as runner.lint, by test (tests/test_lint_totals.py).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from wikic.lint.context import Context, Finding
 from wikic.lint.entries import CACHED, FACTS, ORPHANABLE, OWN, Entry, Seen, check_own, entry_of, own_rows
 from wikic.lint.entries import settings_of as own_settings
 from wikic.lint.facts import Facts, facts_of, json_finding
+from wikic.lint.names import Names
 from wikic.lint.runner import LintOptions, rule_levels
 from wikic.project import Project
 from wikic.settings import load_schema
@@ -44,8 +47,10 @@ if TYPE_CHECKING:
     from wikic.snapshot import Tree
 
 Counts = dict[str, int]  # rule -> findings
-KEPT = 1  # the kept summary's format: bump when it changes (the counts are then made again)
-FIELDS = {"settings", "wiki", "counts", "hand", "off", "always", "unbuilt"}  # what a patch reads of it
+KEPT = 2  # the kept summary's format: bump when it changes (the counts are then made again)
+# what a patch reads of it
+FIELDS = {"settings", "wiki", "counts", "hand", "off", "always", "unbuilt", "index"}
+INDEX_REL = f"wiki/{INDEX}"
 
 
 def take(project: Project) -> dict[str, Any] | None:
@@ -156,6 +161,7 @@ def _counted(
             "off": off,
             "always": {rel: dict(_tally([f for f in own if f.path == rel], off)) for rel in always},
             "unbuilt": state.lint_unbuilt_sources(),
+            "index": dict(_tally([f for f in done.findings if f.path == INDEX_REL], off)),
             "how": "counted",  # how these counts were made, and from how many pages read: for tests
             "checked": done.checked,
         }
@@ -179,8 +185,12 @@ def _patched(
         return None
     if not report.ok or found.digest() != kept["wiki"]:  # a source the build could not read
         return None
-    written = _written(report, found, after)
-    if written is None:
+    made = _written(report, found, after)
+    if made is None:
+        return None
+    written, index_written = made
+    index = _index(seen, state, kept) if index_written else None
+    if index_written and index is None:
         return None
     unbuilt: list[str] = kept["unbuilt"]
     # the sources the build read again (one edited after it read it is read by the next build,
@@ -196,7 +206,7 @@ def _patched(
     blocks = _Blocks(seen, state.lint_blocks_of(again))
     check_own(seen, entries, blocks.bad)
     hand = {rel for rel, (page, _, _, wrote) in pages.items() if wrote and page.hash != wrote}
-    counts = _apply(state, kept, entries, hand)
+    counts = _apply(state, kept, entries, hand, index)
     if counts is None:
         return None
     kept.update(
@@ -250,19 +260,45 @@ def _store(
     state.save_lint(rows, gone, cited, {}, records, sources, saved, blocks=blocks.changes())
 
 
-def _written(report: Report, before: Tree, after: Tree) -> set[str] | None:
-    """The pages the build wrote (or removed); None when one came or went, or it touched
-    index.md or an attachment (the rules across pages then run again)."""
-    pages = set()
+def _written(report: Report, before: Tree, after: Tree) -> tuple[set[str], bool] | None:
+    """The pages the build wrote (or removed), and whether it rewrote index.md; None when a page
+    or index.md came or went, or it touched an attachment (the rules across pages then run again)."""
+    pages, index = set(), False
     for rel in [*report.written, *report.removed]:
         if not rel.startswith("wiki/") or rel == f"wiki/{LOG}":
             continue  # nothing lint reads
         name = rel[len("wiki/") :]
         there = before.stat(rel) is not None and after.stat(rel) is not None  # by bisection: 2 of 100,000
-        if "/" in name or name == INDEX or not name.endswith(".md") or not there:
+        if "/" in name or not name.endswith(".md") or not there:
             return None
-        pages.add(rel)
-    return pages
+        if name == INDEX:
+            index = True
+        else:
+            pages.add(rel)
+    return pages, index
+
+
+def _index(seen: Seen, state: State, kept: dict[str, Any]) -> tuple[Counts, bool] | None:
+    """index.md as the build rewrote it: the counts of its findings (suppressions applied), and
+    whether it differs from what wikic wrote; None where its switches changed or the names the
+    last lint kept are not at hand."""
+    off: dict[str, list[str]] = kept["off"]
+    page = read_page(seen.project.root / INDEX_REL, INDEX_REL)
+    if sorted(page.disabled) != off.get(INDEX_REL, []):
+        return None
+    found: list[Finding] = []
+    if "index-drift" in seen.levels:
+        raw = state.get_meta(Meta.LINT_NAMES)
+        if raw is None:
+            return None
+        # the names of every page as the last lint saw them: the patch keeps each page's names
+        names = Names.from_json(json.loads(raw)["names"], set())  # index_findings resolves no file
+        found = list(rules.index_findings(names, page))
+    wrote = state.written_hashes_of([INDEX_REL]).get(INDEX_REL, "") if page.hash else ""
+    hand = bool(wrote) and page.hash != wrote
+    if hand and "hand-edit" in seen.levels:
+        found.append(_hand(INDEX_REL))
+    return dict(_tally(found, off)), hand
 
 
 def _moved(project: Project, state: State, unbuilt: list[str]) -> set[str]:
@@ -313,12 +349,26 @@ def _pages(seen: Seen, state: State, again: list[str], off: dict[str, list[str]]
     return pages
 
 
-def _apply(state: State, kept: dict[str, Any], entries: dict[str, Entry], hand: set[str]) -> Counts | None:
+def _apply(
+    state: State,
+    kept: dict[str, Any],
+    entries: dict[str, Entry],
+    hand: set[str],
+    index: tuple[Counts, bool] | None = None,
+) -> Counts | None:
     """The kept counts, less what the pages read said before, plus what they say now (`hand`:
-    those of them that differ from what wikic wrote); None when the cache lacks what one said."""
+    those of them that differ from what wikic wrote; `index`: index.md's counts now, and
+    whether it does, where the build rewrote it); None when the cache lacks what one said."""
     off: dict[str, list[str]] = kept["off"]
     always: dict[str, Counts] = kept["always"]
     counts: Counter[str] = Counter(kept["counts"])
+    if index is not None:
+        counts.subtract(kept["index"])
+        counts.update(index[0])
+        kept["index"] = index[0]
+        kept["hand"] = sorted(
+            {rel for rel in kept["hand"] if rel != INDEX_REL} | ({INDEX_REL} if index[1] else set())
+        )
     cached = [e.page.rel for e in entries.values() if e.facts is not None]
     before = state.lint_own_of(cached)
     if len(before) != len(cached):
