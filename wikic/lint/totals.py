@@ -189,9 +189,6 @@ def _patched(
     if made is None:
         return None
     written, index_written = made
-    index = _index(seen, state, kept) if index_written else None
-    if index_written and index is None:
-        return None
     unbuilt: list[str] = kept["unbuilt"]
     # the sources the build read again (one edited after it read it is read by the next build,
     # whose summary checks its pages: as for a page edited after the build wrote it)
@@ -199,6 +196,9 @@ def _patched(
     again = sorted(written | state.lint_dependents(changed) | set(kept["always"]))
     pages = _pages(seen, state, again, kept["off"])
     if pages is None:
+        return None
+    index = _index(seen, state, kept) if index_written else None  # read once the pages allow a patch
+    if index_written and index is None:
         return None
     deps = {d for _, facts, _, _ in pages.values() if facts is not None for d in facts["deps"]} | changed
     seen.source_stats = state.built_sources_of(sorted(deps))  # before any key is made
