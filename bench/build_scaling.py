@@ -432,6 +432,10 @@ def targets(results: list[SizeResult]) -> list[str]:
         f"  one-source edit within {edit_target:g} s: {edit:.2f} s -> "
         + ("met" if edit <= edit_target else "NOT met")
     )
+    runs = big.edit.get("runs") or []
+    if len(runs) > 1:  # the median hides it: the first revision also changes index.md and its pages' links
+        later = ", ".join(f"{w:.2f}" for w in runs[1:])
+        out.append(f"    the first edit after the full build: {runs[0]:.2f} s (the later ones: {later} s)")
     out.append(f"  no-op (issue 17): {noop:.3f} s -> {'met' if noop_ok else 'NOT met'}")
     per_action = big.full["cpu"] * 1000 / max(big.full["calls"], 1)
     out.append(
