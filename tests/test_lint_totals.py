@@ -275,3 +275,51 @@ def test_index_md_rewritten_with_findings_of_its_own_is_patched_exactly(tmp_path
         assert (_kept(project)["how"], report.lint) == ("patched", lint(project).counts())
         assert _kept(project)["index"] == {"index-drift": 1}
         assert [f.rule for f in lint(project).findings if f.path == "wiki/index.md"] == ["index-drift"]
+
+
+def test_pages_whose_links_or_mentions_changed_are_patched_exactly(tmp_path: Path) -> None:
+    """A source edit that makes its pages link to a page or stop (an orphan no longer, then
+    again) or name other things: the counts across pages patched from those pages' before and
+    after, and what the cached lint patches from next kept in step with a full lint."""
+    project = _project(tmp_path / "p")
+    orphans = ["wiki/quiet-notes.md", "wiki/third-notes.md"]
+    steps = [
+        (
+            "a page now links to an orphan",
+            _source("rag.md", "Documents are split", "Third notes say documents are split"),
+        ),
+        ("and no longer", _source("rag.md", "Third notes say documents are split", "Documents are split")),
+        (
+            "a page names another thing",
+            _source("vectors.md", "It trades memory", "Graph indexes trade memory"),
+        ),
+        (
+            "a page names a missing one",
+            _source("vectors.md", "Graph indexes trade memory", "The IVF index trades memory"),
+        ),
+        (
+            "and links to the orphan again",
+            _source("rag.md", "Documents are split", "Third notes say documents are split"),
+        ),
+    ]
+    seen = []
+    for what, edit in steps:
+        edit(project)
+        report = _build(project)
+        full = lint(project)
+        assert (_kept(project)["how"], report.lint) == ("patched", full.counts()), what
+        with State.open(project.state_path) as state:
+            cached = lint_cached(project, state, store=False)
+        assert [f.to_json() for f in cached.findings] == [f.to_json() for f in full.findings], what
+        seen.append(sorted(f.path for f in full.findings if f.rule == "orphan-page"))
+    assert seen == [orphans[:1], orphans, orphans, orphans, orphans[:1]]
+
+
+def test_a_page_that_changed_its_names_is_counted_again(tmp_path: Path) -> None:
+    """A source retitled keeps its page's slug but not its names, which every link resolves
+    against: the summary counts over every page, and equals a full lint."""
+    project = _project(tmp_path / "p")
+    _source("vectors.md", "# Vector databases", "# Vector stores")(project)
+    report = _build(project)
+    assert "wiki/vector-databases-source.md" in report.written
+    assert (_kept(project)["how"], report.lint) == ("counted", lint(project).counts())

@@ -62,6 +62,7 @@ class Linted:
     pages: int
     checked: int  # pages looked at again, read or from their cached facts; the others' findings
     # came whole from the last lint
+    files: set[str] = field(default_factory=set)  # the attachments links resolved against
 
     def switches(self, rel: str) -> set[str]:
         return self.disabled.get(rel, set())

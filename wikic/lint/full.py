@@ -77,7 +77,7 @@ def _across(seen: Seen, held: Held, rows: dict[str, LintRow], state: State | Non
         records, deps = saved.records, held.deps
         state.save_lint(held.rows(), gone, deps, mentions, records, sources, meta, everything=True)
     pages = len(held.heads)
-    return Linted(result, {rel: set(v) for rel, v in off.items()}, pages, pages)
+    return Linted(result, {rel: set(v) for rel, v in off.items()}, pages, pages, seen.attachments)
 
 
 def _index_only(index: Page | None) -> Page | None:

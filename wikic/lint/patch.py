@@ -80,7 +80,7 @@ def _to_read(seen: Seen, state: State, saved: Saved) -> tuple[list[str], set[str
     return changed, again
 
 
-def _named(facts: Facts) -> list[Any]:
+def names_read(facts: Facts) -> list[Any]:
     """What the names of the wiki read of a page."""
     meta = facts["meta"]
     return [meta.get("title"), meta.get("type"), meta.get("aliases"), facts["h1"]]
@@ -99,7 +99,7 @@ def _edits(state: State, saved: Saved, entries: dict[str, Entry]) -> list[tuple[
         if was is None or e.facts is None or not saved.records[rel][CACHED]:
             return None
         old = json.loads(was)
-        if _named(old) != _named(e.facts):
+        if names_read(old) != names_read(e.facts):
             return None
         edits.append((page_of(rel, old), page_of(rel, e.facts)))
     return edits
@@ -165,4 +165,4 @@ def _result(
         meta = {Meta.LINT_ACROSS: saved.to_json(seen)}
         state.save_lint(rows, gone, deps, mentions, records, seen.sources(set(sources)), meta)
     disabled = {rel: set(off) for rel, off in saved.off.items()}
-    return Linted(found, disabled, len(seen.listing), len(entries))
+    return Linted(found, disabled, len(seen.listing), len(entries), seen.attachments)

@@ -1,11 +1,12 @@
 """The lint summary at the end of a build at the cost of what the build changed: the counts
 of the last summary are kept in state.db (Meta.LINT_TOTALS, by rule, suppressions applied),
 with the digest of wiki/ as that lint saw it. When this build found wiki/ as that lint left
-it, and the pages it wrote keep what the rules across pages read of them (their links, names,
-mentions: their facts' digest), only the pages it wrote, those citing or listing a source it
-read again and those every lint reads again are checked (their paragraphs' bad-citation
-findings kept by what they read: blocks.py): what those pages said before is taken from the
-counts (their cached own findings, their hand-edit finding) and what they say now added.
+it, and the pages it wrote keep their names, only the pages it wrote, those citing or listing
+a source it read again and those every lint reads again are checked (their paragraphs'
+bad-citation findings kept by what they read: blocks.py): what those pages said before is
+taken from the counts (their cached own findings, their hand-edit finding) and what they say
+now added. Where one changed what the rules across pages read of it (its links, bold terms,
+mentions), the findings across pages it can touch are taken before and after (moved.py).
 index.md rewritten by the build (a description or a title changed) is read and checked again
 against the names the last lint kept (they are the wiki's: the patch keeps every page's names),
 its findings taken for those it had (kept apart: "index"). Anything else (the first build, a
@@ -22,7 +23,7 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from wikic import __version__
 from wikic.errors import WikicError
@@ -33,6 +34,7 @@ from wikic.lint.context import Context, Finding
 from wikic.lint.entries import CACHED, FACTS, ORPHANABLE, OWN, Entry, Seen, check_own, entry_of, own_rows
 from wikic.lint.entries import settings_of as own_settings
 from wikic.lint.facts import Facts, facts_of, json_finding
+from wikic.lint.moved import Moved, moved
 from wikic.lint.names import Names
 from wikic.lint.runner import LintOptions, rule_levels
 from wikic.project import Project
@@ -49,7 +51,7 @@ if TYPE_CHECKING:
 Counts = dict[str, int]  # rule -> findings
 KEPT = 2  # the kept summary's format: bump when it changes (the counts are then made again)
 # what a patch reads of it
-FIELDS = {"settings", "wiki", "counts", "hand", "off", "always", "unbuilt", "index"}
+FIELDS = {"settings", "wiki", "counts", "hand", "off", "always", "unbuilt", "index", "files"}
 INDEX_REL = f"wiki/{INDEX}"
 
 
@@ -162,6 +164,7 @@ def _counted(
             "always": {rel: dict(_tally([f for f in own if f.path == rel], off)) for rel in always},
             "unbuilt": state.lint_unbuilt_sources(),
             "index": dict(_tally([f for f in done.findings if f.path == INDEX_REL], off)),
+            "files": sorted(done.files),  # the attachments: a link to one is not broken
             "how": "counted",  # how these counts were made, and from how many pages read: for tests
             "checked": done.checked,
         }
@@ -194,9 +197,19 @@ def _patched(
     # whose summary checks its pages: as for a page edited after the build wrote it)
     changed = set(report.reread) | _moved(project, state, unbuilt)
     again = sorted(written | state.lint_dependents(changed) | set(kept["always"]))
-    pages = _pages(seen, state, again, kept["off"])
-    if pages is None:
+    read = _pages(seen, state, again, kept["off"])
+    if read is None:
         return None
+    pages, changed_facts = read
+    across = None
+    if changed_facts:  # what the rules across pages read of them changed: patched from before and after
+        now = {rel: pages[rel][1] for rel in changed_facts}
+        if any(facts is None for facts in now.values()):
+            return None
+        threshold = seen.schema.lint.missing_page_threshold
+        across = moved(state, seen.levels, threshold, set(kept["files"]), cast("dict[str, Facts]", now))
+        if across is None:
+            return None
     index = _index(seen, state, kept) if index_written else None  # read once the pages allow a patch
     if index_written and index is None:
         return None
@@ -206,14 +219,14 @@ def _patched(
     blocks = _Blocks(seen, state.lint_blocks_of(again))
     check_own(seen, entries, blocks.bad)
     hand = {rel for rel, (page, _, _, wrote) in pages.items() if wrote and page.hash != wrote}
-    counts = _apply(state, kept, entries, hand, index)
+    counts = _apply(state, kept, entries, hand, index, across)
     if counts is None:
         return None
     kept.update(
         counts=counts, wiki=after.digest(), how="patched", checked=len(entries), reused=len(blocks.used)
     )
     kept["unbuilt"] = sorted({*unbuilt, *(d for d in deps if d not in seen.source_stats)})
-    _store(seen, state, entries, changed, blocks, json.dumps(kept, ensure_ascii=False))
+    _store(seen, state, entries, changed, blocks, json.dumps(kept, ensure_ascii=False), across)
     return counts
 
 
@@ -240,9 +253,16 @@ class _Blocks:
 
 
 def _store(
-    seen: Seen, state: State, entries: dict[str, Entry], changed: set[str], blocks: _Blocks, kept: str
+    seen: Seen,
+    state: State,
+    entries: dict[str, Entry],
+    changed: set[str],
+    blocks: _Blocks,
+    kept: str,
+    across: Moved | None = None,
 ) -> None:
-    """The pages read, their sources and blocks, where they changed, and the counts, at once."""
+    """The pages read, their sources and blocks, where they changed, and the counts, at once;
+    with `across`, the findings across pages as patched and the pages' mentions."""
     rows, gone = own_rows(entries)
     was = state.lint_deps_of(e.page.rel for e in entries.values())
     cited = {
@@ -257,7 +277,10 @@ def _store(
     before = state.lint_sources_of(sorted(asked))
     sources = {rel: now for rel, now in seen.sources(asked).items() if before.get(rel) != now}
     saved = {Meta.LINT_TOTALS: kept}
-    state.save_lint(rows, gone, cited, {}, records, sources, saved, blocks=blocks.changes())
+    mentions = {}
+    if across is not None:
+        saved[Meta.LINT_ACROSS], mentions = across.across, across.mentions
+    state.save_lint(rows, gone, cited, mentions, records, sources, saved, blocks=blocks.changes())
 
 
 def _written(report: Report, before: Tree, after: Tree) -> tuple[set[str], bool] | None:
@@ -327,11 +350,15 @@ def _seen(project: Project, schema: Schema, levels: dict[str, str], settings: st
 Read = dict[str, tuple[Page, Facts | None, tuple[int, int], str]]
 
 
-def _pages(seen: Seen, state: State, again: list[str], off: dict[str, list[str]]) -> Read | None:
-    """These pages read and parsed, with their facts and stat; None when one is gone, or
-    changed what the rules across pages read of it or its switches."""
+def _pages(
+    seen: Seen, state: State, again: list[str], off: dict[str, list[str]]
+) -> tuple[Read, list[str]] | None:
+    """These pages read and parsed, with their facts and stat, and those of them that changed
+    what the rules across pages read of them; None when one is gone, or changed whether it is
+    cached, whether it can be an orphan, or its switches."""
     records, written = state.lint_records_of(again), state.written_hashes_of(again)
     pages: Read = {}
+    changed_facts: list[str] = []
     for rel in again:
         record = records.get(rel)
         try:
@@ -341,12 +368,14 @@ def _pages(seen: Seen, state: State, again: list[str], off: dict[str, list[str]]
         page = read_page(seen.project.root / rel, rel)
         facts = facts_of(page)
         across = facts["across"] if facts else repr((page.hash, page.read_error))
-        if record is None or record[CACHED] != (facts is not None) or record[FACTS] != across:
+        if record is None or record[CACHED] != (facts is not None):
             return None
         if record[ORPHANABLE] != rules.can_be_orphan(page) or sorted(page.disabled) != off.get(rel, []):
             return None
+        if record[FACTS] != across:
+            changed_facts.append(rel)
         pages[rel] = (page, facts, (st.st_size, st.st_mtime_ns), written.get(rel, "") if page.hash else "")
-    return pages
+    return pages, changed_facts
 
 
 def _apply(
@@ -355,13 +384,18 @@ def _apply(
     entries: dict[str, Entry],
     hand: set[str],
     index: tuple[Counts, bool] | None = None,
+    across: Moved | None = None,
 ) -> Counts | None:
     """The kept counts, less what the pages read said before, plus what they say now (`hand`:
     those of them that differ from what wikic wrote; `index`: index.md's counts now, and
-    whether it does, where the build rewrote it); None when the cache lacks what one said."""
+    whether it does, where the build rewrote it; `across`: the findings across pages the
+    pages' changed facts touched, before and after); None when the cache lacks what one said."""
     off: dict[str, list[str]] = kept["off"]
     always: dict[str, Counts] = kept["always"]
     counts: Counter[str] = Counter(kept["counts"])
+    if across is not None:
+        counts.subtract(_tally(across.before, off))
+        counts.update(_tally(across.after, off))
     if index is not None:
         counts.subtract(kept["index"])
         counts.update(index[0])
