@@ -18,7 +18,7 @@ from wikic.lint.across import Across, Patch
 from wikic.lint.context import Finding
 from wikic.lint.entries import ORPHANABLE, load
 from wikic.lint.facts import Facts, page_of
-from wikic.lint.names import Names
+from wikic.lint.names import KeptNames
 from wikic.lint.patch import names_read
 from wikic.state import Meta, State
 
@@ -34,14 +34,13 @@ class Moved:
 
 
 def moved(
-    state: State, levels: Mapping[str, str], threshold: int, files: set[str], now: dict[str, Facts]
+    state: State, levels: Mapping[str, str], threshold: int, kept: KeptNames, now: dict[str, Facts]
 ) -> Moved | None:
     """The findings across pages before and after these pages' facts changed to `now`; None
     where the stored lint is not at hand or one changed its names (a page's names are what
     every other page's links resolve against: the rules then run over every page)."""
     data = load(state.get_meta(Meta.LINT_ACROSS))
-    raw = state.get_meta(Meta.LINT_NAMES)
-    if not data or raw is None or fingerprint(raw) != data["names"]:
+    if not data or kept.raw is None or fingerprint(kept.raw) != data["names"]:
         return None
     was = state.lint_facts(now)
     edits = []
@@ -52,8 +51,9 @@ def moved(
         if names_read(old) != names_read(facts):
             return None
         edits.append((page_of(rel, old), page_of(rel, facts)))
-    named = json.loads(raw)
-    names = Names.from_json(named["names"], files)
+    decoded = kept.decoded()
+    assert decoded is not None
+    names, have = decoded
     across = Across.from_json(data["across"])
     slugs = sorted(
         {s for old, new in edits for s in names.outlinks(old) | names.outlinks(new)} & names.pages.keys()
@@ -73,7 +73,7 @@ def moved(
         return found
 
     before = touched()
-    patch = Patch(names, set(named["have"]), levels, threshold, state.lint_mentions)
+    patch = Patch(names, have, levels, threshold, state.lint_mentions)
     mentions = patch.apply(across, edits)
     data["across"], data["stored"] = across.to_json(), secrets.token_hex(8)
     return Moved(before, touched(), mentions, json.dumps(data, ensure_ascii=False))

@@ -4,8 +4,9 @@ themselves, so that the lint cache can keep it and check a few changed pages aga
 
 from __future__ import annotations
 
+import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -93,3 +94,27 @@ class Names(Resolver):
     @classmethod
     def from_json(cls, data: dict[str, Any], files: set[str]) -> Names:
         return cls({s: Named(*n) for s, n in data["pages"].items()}, data["names"], files)
+
+
+class KeptNames:
+    """The names the last stored lint kept (Meta.LINT_NAMES: 24 MB of JSON at 100,000 pages),
+    read (`read`) and decoded once, where first asked for: a patch of the lint summary checks
+    index.md and the pages whose links changed against them."""
+
+    def __init__(self, read: Callable[[], str | None], files: set[str]) -> None:
+        self._read, self.files = read, files
+        self._raw: str | None = None
+        self._decoded: tuple[Names, set[str]] | None = None
+
+    @property
+    def raw(self) -> str | None:
+        if self._raw is None:
+            self._raw = self._read()
+        return self._raw
+
+    def decoded(self) -> tuple[Names, set[str]] | None:
+        """The names, and the topic keys of every page's names (None: none kept)."""
+        if self._decoded is None and self.raw is not None:
+            data = json.loads(self.raw)
+            self._decoded = Names.from_json(data["names"], self.files), set(data["have"])
+        return self._decoded

@@ -35,7 +35,7 @@ from wikic.lint.entries import CACHED, FACTS, ORPHANABLE, OWN, Entry, Seen, chec
 from wikic.lint.entries import settings_of as own_settings
 from wikic.lint.facts import Facts, facts_of, json_finding
 from wikic.lint.moved import Moved, moved
-from wikic.lint.names import Names
+from wikic.lint.names import KeptNames
 from wikic.lint.runner import LintOptions, rule_levels
 from wikic.project import Project
 from wikic.settings import load_schema
@@ -202,15 +202,16 @@ def _patched(
         return None
     pages, changed_facts = read
     across = None
+    names = KeptNames(lambda: state.get_meta(Meta.LINT_NAMES), set(kept["files"]))  # read once, if at all
     if changed_facts:  # what the rules across pages read of them changed: patched from before and after
         now = {rel: pages[rel][1] for rel in changed_facts}
         if any(facts is None for facts in now.values()):
             return None
         threshold = seen.schema.lint.missing_page_threshold
-        across = moved(state, seen.levels, threshold, set(kept["files"]), cast("dict[str, Facts]", now))
+        across = moved(state, seen.levels, threshold, names, cast("dict[str, Facts]", now))
         if across is None:
             return None
-    index = _index(seen, state, kept) if index_written else None  # read once the pages allow a patch
+    index = _index(seen, state, kept, names) if index_written else None  # read once the pages allow a patch
     if index_written and index is None:
         return None
     deps = {d for _, facts, _, _ in pages.values() if facts is not None for d in facts["deps"]} | changed
@@ -301,7 +302,7 @@ def _written(report: Report, before: Tree, after: Tree) -> tuple[set[str], bool]
     return pages, index
 
 
-def _index(seen: Seen, state: State, kept: dict[str, Any]) -> tuple[Counts, bool] | None:
+def _index(seen: Seen, state: State, kept: dict[str, Any], names: KeptNames) -> tuple[Counts, bool] | None:
     """index.md as the build rewrote it: the counts of its findings (suppressions applied), and
     whether it differs from what wikic wrote; None where its switches changed or the names the
     last lint kept are not at hand."""
@@ -311,12 +312,11 @@ def _index(seen: Seen, state: State, kept: dict[str, Any]) -> tuple[Counts, bool
         return None
     found: list[Finding] = []
     if "index-drift" in seen.levels:
-        raw = state.get_meta(Meta.LINT_NAMES)
-        if raw is None:
-            return None
         # the names of every page as the last lint saw them: the patch keeps each page's names
-        names = Names.from_json(json.loads(raw)["names"], set())  # index_findings resolves no file
-        found = list(rules.index_findings(names, page))
+        decoded = names.decoded()
+        if decoded is None:
+            return None
+        found = list(rules.index_findings(decoded[0], page))
     wrote = state.written_hashes_of([INDEX_REL]).get(INDEX_REL, "") if page.hash else ""
     hand = bool(wrote) and page.hash != wrote
     if hand and "hand-edit" in seen.levels:
