@@ -323,3 +323,20 @@ def test_a_page_that_changed_its_names_is_counted_again(tmp_path: Path) -> None:
     report = _build(project)
     assert "wiki/vector-databases-source.md" in report.written
     assert (_kept(project)["how"], report.lint) == ("counted", lint(project).counts())
+
+
+def test_index_md_is_read_again_unless_only_plain_descriptions_changed_in_it(tmp_path: Path) -> None:
+    """The build patches index.md's lines of the pages whose description changed; where every
+    description, old and new, is plain text, the index's links are as they were and the summary
+    does not read it; a description with code or brackets in it has it read and checked."""
+    project = _project(tmp_path / "p")
+    for find, put, plain in [
+        ("RAG retrieves", "RAG `retrieves`", False),  # a code span in the description
+        ("RAG `retrieves`", "RAG retrieves", False),  # the old one had it
+        ("RAG retrieves", "RAG fetches", True),
+    ]:
+        _source("rag.md", find, put)(project)
+        report = _build(project)
+        assert "wiki/index.md" in report.written, put
+        assert report.index_same_links is plain, put
+        assert (_kept(project)["how"], report.lint) == ("patched", lint(project).counts()), put

@@ -10,6 +10,7 @@ is edited by hand, no answer or hand-made page changed, and every page it wrote 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,10 @@ QUICK = "assemble the edit's pages"  # --explain's line where the quick way was 
 FEW = 64  # pages an edit may change, or one in SHARE of them, for the quick way to be taken
 SHARE = 4
 
+# a description that can make, hide or end no link, nor change the block it is in: no brackets,
+# code spans, HTML or escapes (lint's index findings read only the index's links and blocks)
+PLAIN = re.compile(r"[^\[\]`<>\\&\n\r\t\0]*")
+
 
 def _index(root: Path) -> str | None:
     try:
@@ -55,10 +60,11 @@ def _index(root: Path) -> str | None:
 
 def quick_assemble(
     job: Assembly, changed: list[str], names: Names, state: State, index: Callable[[], str | None]
-) -> tuple[Assembled, str | None] | None:
-    """The pages `changed` (ids) and those whose backlinks they change, assembled; and index.md
-    as it is to be (None: as it is). `names`: as the last assembly kept them; `index`: index.md
-    as it left it. None where the full assembly must be made (the module's docstring)."""
+) -> tuple[Assembled, str | None, bool] | None:
+    """The pages `changed` (ids) and those whose backlinks they change, assembled; index.md as
+    it is to be (None: as it is), and whether its links are the same (_patched_index).
+    `names`: as the last assembly kept them; `index`: index.md as it left it. None where the
+    full assembly must be made (the module's docstring)."""
     pages = job.pages
     mine = {pages[pid].slug: pid for pid in changed}  # their entries are as kept (decide())
     previous = state.assembled_of(mine)
@@ -86,13 +92,15 @@ def quick_assemble(
     if made is None:
         return None
     out, rendered = made
-    new_index = _patched_index(index, names, previous, rendered)
-    if new_index is False:
+    patched = _patched_index(index, names, previous, rendered)
+    if patched is False:
         return None
     unchanged = {f"{slug}.md" for slug in need} - set(out)
     by = went_by(names.fingerprint, job.token, job.writes)
     done = Assembled(out, unchanged, rendered, by, Links(False, moved, []))
-    return done, new_index if isinstance(new_index, str) else None
+    if isinstance(patched, tuple):
+        return done, *patched
+    return done, None, False
 
 
 def _moved(
@@ -173,10 +181,11 @@ def _backlinks(
 
 def _patched_index(
     read: Callable[[], str | None], names: Names, previous: dict[str, Rendered], rendered: dict[str, Rendered]
-) -> str | bool | None:
+) -> tuple[str, bool] | bool | None:
     """index.md with the lines of the pages whose description changed made again (a page's
-    line stays where it was: its title, type and slug did not change); None: unchanged;
-    False: a line not found once, the index made in full."""
+    line stays where it was: its title, type and slug did not change), and whether every
+    description, old and new, is plain text (PLAIN: then the index's links and blocks are as
+    they were); None: unchanged; False: a line not found once, the index made in full."""
     lines = {
         slug: (previous[slug].description, now.description)
         for slug, now in rendered.items()
@@ -195,7 +204,8 @@ def _patched_index(
         if index.count(was) != 1:
             return False
         index = index.replace(was, f"\n- [[{slug}|{title}]]{f' — {new}' if new else ''}\n")
-    return seal(index)
+    plain = all(PLAIN.fullmatch(text) for pair in lines.values() for text in pair)
+    return seal(index), plain
 
 
 @dataclass
@@ -312,7 +322,8 @@ def outputs(
     got = quick_assemble(job, edit.changed, edit.names, state, lambda: _index(root))
     if got is None:
         return False
-    done, new_index = got
+    done, new_index, same_links = got
+    build.report.index_same_links = new_index is not None and same_links
     written = dict(done.outputs) | ({"index.md": new_index} if new_index is not None else {})
     records = state.files_of([f"wiki/{name}" for name in written])
     publish(root, written, set(), state, build.report, False, records, prune=False)

@@ -49,6 +49,9 @@ class Report:
     wiki: snapshot.Tree | None = None  # wiki/ as a clean build left it (walked once, for both marks)
     found: snapshot.Tree | None = None  # wiki/ as the build found it (the lint summary compares it)
     reread: list[str] = field(default_factory=list)  # sources whose record this build changed or dropped
+    # index.md rewritten only where descriptions changed, none old or new with a character that
+    # could make, hide or end a link (quick._patched_index): lint's index findings are as they were
+    index_same_links: bool = False
 
     @property
     def ok(self) -> bool:

@@ -9,10 +9,12 @@ now added. Where one changed what the rules across pages read of it (its links, 
 mentions), the findings across pages it can touch are taken before and after (moved.py).
 index.md rewritten by the build (a description or a title changed) is read and checked again
 against the names the last lint kept (they are the wiki's: the patch keeps every page's names),
-its findings taken for those it had (kept apart: "index"). Anything else (the first build, a
-build killed before its lint, a hand edit, a page that came or went, other rules, settings or
-wikic, a lint that stored its cache meanwhile, --force) is the cached lint (cache.py), whose
-counts are kept anew. Same counts as runner.lint, by test (tests/test_lint_totals.py).
+its findings taken for those it had (kept apart: "index"); not read at all where the build
+only changed plain descriptions in it (Report.index_same_links: its links are as they were).
+Anything else (the first build, a build killed before its lint, a hand edit, a page that came
+or went, other rules, settings or wikic, a lint that stored its cache meanwhile, --force) is
+the cached lint (cache.py), whose counts are kept anew. Same counts as runner.lint, by test
+(tests/test_lint_totals.py).
 """
 
 from __future__ import annotations
@@ -211,8 +213,10 @@ def _patched(
         across = moved(state, seen.levels, threshold, names, cast("dict[str, Facts]", now))
         if across is None:
             return None
-    index = _index(seen, state, kept, names) if index_written else None  # read once the pages allow a patch
-    if index_written and index is None:
+    # index.md read (once the pages allow a patch) unless the build says its links are as they were
+    check_index = index_written and not report.index_same_links
+    index = _index(seen, state, kept, names) if check_index else None
+    if check_index and index is None:
         return None
     deps = {d for _, facts, _, _ in pages.values() if facts is not None for d in facts["deps"]} | changed
     seen.source_stats = state.built_sources_of(sorted(deps))  # before any key is made
