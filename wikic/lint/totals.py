@@ -25,7 +25,7 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from wikic import __version__
 from wikic.errors import WikicError
@@ -206,11 +206,11 @@ def _patched(
     across = None
     names = KeptNames(lambda: state.get_meta(Meta.LINT_NAMES), set(kept["files"]))  # read once, if at all
     if changed_facts:  # what the rules across pages read of them changed: patched from before and after
-        now = {rel: pages[rel][1] for rel in changed_facts}
-        if any(facts is None for facts in now.values()):
+        now = {rel: facts for rel in changed_facts if (facts := pages[rel][1]) is not None}
+        if len(now) != len(changed_facts):  # a page always read again: no facts to patch from
             return None
         threshold = seen.schema.lint.missing_page_threshold
-        across = moved(state, seen.levels, threshold, names, cast("dict[str, Facts]", now))
+        across = moved(state, seen.levels, threshold, names, now)
         if across is None:
             return None
     # index.md read (once the pages allow a patch) unless the build says its links are as they were
