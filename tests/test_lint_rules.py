@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from lintkit import SOURCE_A, base_pages, built, cite, crafted, fired, line_of, lint_json, page, write_index
+from projects import NOTES, make_project, run_build
 from rapidfuzz import fuzz, process
 
 from wikic.lint.runner import RULES
@@ -337,3 +338,31 @@ def test_index_drift_is_silent_for_an_index_the_build_would_write(tmp_path: Path
     write_index(project)
     assert fired(project, "index-drift") == []
     assert SOURCE_A  # the crafted source is what the pages cite
+
+
+def test_titles_with_link_or_code_marks_are_listed_so_that_the_index_lints_clean(tmp_path: Path) -> None:
+    """A title with brackets or backticks cannot be a wikilink's label as it is (`]]` ends the
+    link, a backtick pairs with one in the description into code that hides it): the build
+    writes it without them in index.md, source lists and backlinks, and lint reads it so."""
+    notes = dict(NOTES)
+    notes["grep.md"] = "# Using `grep` well\n\nThe `grep` tool searches **FAISS** notes line by line.\n"
+    notes["odd.md"] = "# Notes on [[Chunking]] and ]] odd\n\nChunks of **FAISS** notes are short.\n"
+    project = make_project(tmp_path / "p", notes)
+    hand = page("Odd ]] close `x", f"[[faiss|FAISS]] is a library. {cite(5, source='tools.md')}", sources=[])
+    (project.wiki_dir / "odd-close.md").write_text(hand)
+    for step in ("built", "a description changed, index.md patched"):
+        if step != "built":
+            grep = project.sources_dir / "grep.md"
+            grep.write_text(grep.read_text().replace("line by line", "with `-r` through folders"))
+        report, _ = run_build(project)
+        assert report.ok, report.errors
+        code, findings = lint_json(project)
+        assert [f for f in findings if f["level"] == "error"] == [], step
+        index = (project.wiki_dir / "index.md").read_text()
+        assert "- [[using-grep-well|Using grep well]] — The `grep` tool" in index, step
+        assert "- [[notes-on-chunking-and-odd|Notes on Chunking and odd]] — " in index, step
+        assert "- [[odd-close|Odd close x]] — " in index, step
+    assert "# Notes on Chunking and ]] odd" in (project.wiki_dir / "notes-on-chunking-and-odd.md").read_text()
+    assert "- [[odd-close|Odd close x]]" in (project.wiki_dir / "faiss.md").read_text(), "its backlink"
+    faiss = (project.wiki_dir / "faiss.md").read_text()
+    assert "[[using-grep-well|Using grep well]]" in faiss, "its sources"

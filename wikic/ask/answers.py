@@ -26,6 +26,7 @@ from wikic.wiki.page import (
     seal,
     slugify,
     split_page,
+    wikilink,
 )
 
 ANSWER_TYPE = "answer"
@@ -119,7 +120,7 @@ def answer_page(question: str, answer: str, citations: Citations, wiki_dir: Path
         "## Cited pages",
         "",
     ]
-    lines += [f"- [[{p.slug}|{p.title}]]" for p in citations.cited] or ["- (the answer cites no page)"]
+    lines += [f"- {wikilink(p.slug, p.title)}" for p in citations.cited] or ["- (the answer cites no page)"]
     return render_front_matter(meta) + "\n" + "\n".join(lines) + "\n"
 
 

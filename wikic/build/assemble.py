@@ -18,11 +18,11 @@ from wikic.build.plan import PagePlan
 from wikic.hashing import quick_fingerprint
 from wikic.state import Links, Rendered
 from wikic.wiki.frontmatter import render_front_matter
-from wikic.wiki.page import WIKILINK, Citation, seal, split_page, with_pages
+from wikic.wiki.page import WIKILINK, Citation, plain_links, seal, split_page, wikilink, with_pages
 from wikic.wiki.read import gc_paused, resolve_target
 
 TYPE_HEADINGS = {"source": "Sources", "answer": "Answers"}
-VERSION = 1  # of the rendering: bump when a page's text changes for the same inputs
+VERSION = 2  # of the rendering: bump when a page's text changes for the same inputs
 MD_LINK = re.compile(r"\[[^\]]*\]\([^)]*\)")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
@@ -70,7 +70,7 @@ def topic_body(
         by_source[c.source].append(mark)
     for source in page.sources:
         slug = source_slugs.get(source)
-        name = f"[[{slug}|{source_slugs.title(source)}]]" if slug else source
+        name = wikilink(slug, source_slugs.title(source)) if slug else source
         if slug:
             linked.add(slug)
         parts.append(f"- {name}: {', '.join(by_source[source])}")
@@ -95,7 +95,7 @@ def source_body(
         cited = " ".join(Citation(page.sources[0], a, b).markdown() for a, b in ranges if b <= n_lines)
         said.append(f"{linker.autolink(text, page.slug, linked)} {cited}".rstrip())
     summary = " ".join(said) or "No summary was produced for this source."
-    parts = [f"# {page.title}", "", summary, ""]
+    parts = [f"# {plain_links(page.title)}", "", summary, ""]  # a title's [[...]] is no link of ours
     if page.claims:  # the source's lines no topic page carries: listed, so that no fact is lost
         parts += ["## Also in this source", ""]
         for c in page.claims:  # as they are, unlinked: a source feeds topic pages only through its digest
@@ -108,7 +108,7 @@ def source_body(
             continue
         found = [Citation(page.sources[0], a, b) for a, b in cites.get((tid, page.sources[0]), [])]
         tail = f": {_line_ranges(found)}" if found else ""
-        parts.append(f"- [[{slug}|{pages[tid].title}]]{tail}")
+        parts.append(f"- {wikilink(slug, pages[tid].title)}{tail}")
         linked.add(slug)
     if not page.topics:
         parts.append("- (no topics were found in this source)")
@@ -126,7 +126,7 @@ def front_matter(page: PagePlan) -> str:
 def with_backlinks(body: str, backlinks: list[PageEntry]) -> str:
     if not backlinks:
         return body
-    lines = ["", "## Linked from", ""] + [f"- [[{e.slug}|{e.title}]]" for e in backlinks]
+    lines = ["", "## Linked from", ""] + [f"- {wikilink(e.slug, e.title)}" for e in backlinks]
     return body + "\n".join(lines) + "\n"
 
 
@@ -166,7 +166,7 @@ def render_index(title: str, scope: str, entries: list[PageEntry], type_order: l
         lines += [f"## {heading}", ""]
         for e in sorted(groups[kind], key=lambda e: (e.title.casefold(), e.slug)):
             desc = f" — {e.description}" if e.description else ""
-            lines.append(f"- [[{e.slug}|{e.title}]]{desc}")
+            lines.append(f"- {wikilink(e.slug, e.title)}{desc}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 

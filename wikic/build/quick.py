@@ -36,7 +36,7 @@ from wikic.build.publish import append_log, publish
 from wikic.build.replan import Keep
 from wikic.hashing import quick_fingerprint
 from wikic.state import Links, Meta, Rendered, State
-from wikic.wiki.page import seal
+from wikic.wiki.page import seal, wikilink
 
 if TYPE_CHECKING:
     from wikic.build.intake import Read
@@ -199,11 +199,11 @@ def _patched_index(
         return False
     index = index[:at]
     for slug, (old, new) in sorted(lines.items()):
-        title = names.entries[slug][0]
-        was = f"\n- [[{slug}|{title}]]{f' — {old}' if old else ''}\n"
+        link = wikilink(slug, names.entries[slug][0])
+        was = f"\n- {link}{f' — {old}' if old else ''}\n"
         if index.count(was) != 1:
             return False
-        index = index.replace(was, f"\n- [[{slug}|{title}]]{f' — {new}' if new else ''}\n")
+        index = index.replace(was, f"\n- {link}{f' — {new}' if new else ''}\n")
     plain = all(PLAIN.fullmatch(text) for pair in lines.values() for text in pair)
     return seal(index), plain
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from wikic.wiki.page import Page
+from wikic.wiki.page import Page, link_label
 from wikic.wiki.read import Resolver, Wiki, name_table
 
 
@@ -51,7 +51,7 @@ def head_of(page: Page) -> Head:
 
 def index_title(page: Page) -> str:
     """The title index.md shows for a page (as assemble's foreign_entry reads it)."""
-    return str(page.meta.get("title") or page.slug)
+    return link_label(str(page.meta.get("title") or page.slug), page.slug)
 
 
 @dataclass

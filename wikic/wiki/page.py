@@ -126,6 +126,22 @@ def parse_citations(text: str) -> list[tuple[Citation, int]]:
     return found
 
 
+UNLABELABLE = re.compile(r"[\[\]`\n]+")  # would end a [[link|label]] or hide it in code
+
+
+def link_label(title: str, slug: str) -> str:
+    """A page's title as the label of a wikilink that wikic writes (index.md, source lists,
+    backlinks): brackets end the link, and a backtick can pair with one after it into code that
+    hides it, so each run of them is a space; lint reads index.md's labels against the same."""
+    if not UNLABELABLE.search(title):
+        return title
+    return " ".join(UNLABELABLE.sub(" ", title).split()) or slug
+
+
+def wikilink(slug: str, title: str) -> str:
+    return f"[[{slug}|{link_label(title, slug)}]]"
+
+
 @dataclass(frozen=True)
 class Link:
     target: str
