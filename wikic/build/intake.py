@@ -17,12 +17,14 @@ from wikic.build.digest import digest_actions, digest_inputs, forget_words, merg
 from wikic.build.plan import PagePlan, SourceInfo
 from wikic.build.settled import Listing, Settled, Unsettled, inputs_mark
 from wikic.build.settled import loader as settled_loader
+from wikic.build.sourceplan import split_lines
 from wikic.errors import SourceError
 from wikic.privacy.local import not_run_reason
 from wikic.privacy.redact import Redactor
 from wikic.sources.extract import prune, store_dir
 from wikic.sources.read import Source, read_source
 from wikic.sources.scan import SourceFile, Walked
+from wikic.spill import Spilled
 from wikic.wiki.read import gc_paused
 
 if TYPE_CHECKING:
@@ -42,18 +44,23 @@ CHUNK = 4096  # sources read and digested at a time (the runner keeps as many re
 
 
 class _Held(NamedTuple):
-    """A source read, once digested: what the plan and later stages read of it."""
+    """A source read, once digested: what the plan and later stages read of it (its text is
+    spilled: 100 MB at 100,000 sources, read back where the plan asks for its lines)."""
 
     path: str
     hash: str
     title: str
-    text: str
     lines: int  # how many
     pages: tuple[int, ...]
 
 
-def _held(src: Source) -> _Held:
-    return _Held(src.path, src.hash, src.title, src.text, len(src.lines), src.pages)
+def _held(src: Source, texts: Spilled) -> _Held:
+    texts.add(src.path, src.text)
+    return _Held(src.path, src.hash, src.title, len(src.lines), src.pages)
+
+
+def _spilled_lines(texts: Spilled, path: str) -> list[str]:
+    return split_lines(texts[path])
 
 
 class Intake:
@@ -87,6 +94,12 @@ class Intake:
         """The sources read, digested and planned (None while a stage waits on a batch).
         Settled ones are not read unless the plan asks for their lines, and one found changed
         then is read, digested and planned like the others."""
+        with Spilled(self.build.project.state_dir) as texts:
+            return self._read_and_plan(listing, plan, texts)
+
+    def _read_and_plan(
+        self, listing: Listing, plan: Callable[[list[SourceInfo]], Mapping[str, PagePlan]], texts: Spilled
+    ) -> tuple[list[Read], Mapping[str, PagePlan]] | None:
         build = self.build
         unread, digests, held = listing.files, dict[str, bytes](), list[_Held]()
         step = CHUNK if len(unread) > CHUNK and self._streamed() else max(len(unread), 1)
@@ -94,14 +107,14 @@ class Intake:
             with gc_paused():  # many objects, no cycles: the collector's passes would only cost
                 sources = self._read(unread[at : at + step])
             digests |= self._digest(sources)
-            held += [_held(s) for s in sources]
+            held += [_held(s, texts) for s in sources]
             del sources
         if not build.opts.dry_run:  # the texts of PDF, DOCX, ... files no longer in sources/
             prune(self.store, self.stored)
         while not self.report.waiting:
             try:
                 with gc_paused():
-                    pages = plan(self._infos(listing, held, digests))
+                    pages = plan(self._infos(listing, held, digests, texts))
                     kept = self._kept(listing, held, digests)
                     # the plan lives to the build's end (run() takes it back from gc_frozen): the
                     # collector, enabled again, must not scan it all as young (0.25 s at 100,000)
@@ -112,7 +125,7 @@ class Intake:
                 more = self._read([listing.file(changed.path)])
                 del listing.settled[changed.path]
                 digests |= self._digest(more)
-                held += [_held(s) for s in more]
+                held += [_held(s, texts) for s in more]
                 continue
             self.report.up_to_date += self.settled.settled_parts(listing.settled)  # one per part, unread
             return kept, pages
@@ -135,7 +148,9 @@ class Intake:
         self.infos = []  # their lines and digests: not held to the end of the build
         return kept
 
-    def _infos(self, listing: Listing, held: list[_Held], digests: dict[str, bytes]) -> list[SourceInfo]:
+    def _infos(
+        self, listing: Listing, held: list[_Held], digests: dict[str, bytes], texts: Spilled
+    ) -> list[SourceInfo]:
         """What the plan reads of each source, in the order of sources/ (the plan's merges
         keep the first they meet): a settled source's lines only if it asks for them."""
         read, settled, load = {s.path: s for s in held}, listing.settled, self._settled_lines
@@ -144,7 +159,8 @@ class Intake:
             if path in settled:
                 infos.append(SourceInfo(path, "", None, None, partial(load, path)))
             elif (src := read.get(path)) is not None and path in digests:
-                infos.append(SourceInfo(path, src.title, None, digests[path], text=src.text))
+                lines = partial(_spilled_lines, texts, path)
+                infos.append(SourceInfo(path, src.title, None, digests[path], lines, count=src.lines))
         return infos
 
     def _settled_lines(self, path: str) -> list[str]:

@@ -244,9 +244,8 @@ class _Build:
         state, kept = self.state, (lambda name: None) if self.opts.force else self.state.kept
         # what the last plan kept, handed on and not held here: 50 MB at 100,000 sources, let go
         # once loaded (Memo.candidates, plan_kept)
-        memo = memo_for(
-            self.schema, {} if self.opts.force else state.planned(), save, kept(KEPT[0]), kept(KEPT[1])
-        )
+        rows = {} if self.opts.force else state.planned()
+        memo = memo_for(self.schema, rows, save, kept(KEPT[0]), kept(KEPT[1]), self.project.state_dir)
         # the sticky slugs (state.slugs) read only where the kept plan's heads are not known to be them
         pages, keep = plan_kept(
             infos, self.schema, state.slugs, memo, kept(KEPT[2]), state, None, kept(KEPT[3])

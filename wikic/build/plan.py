@@ -14,6 +14,7 @@ import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from rapidfuzz import fuzz, process
@@ -23,6 +24,7 @@ from wikic.build.notes import is_text, notes_of
 from wikic.build.sourceplan import Claim as Claim
 from wikic.build.sourceplan import Memo, Save, Settings, SourceFacts, claim_at
 from wikic.build.sourceplan import SourceInfo as SourceInfo
+from wikic.spill import Spilled
 from wikic.state import Planned
 from wikic.wiki.page import slugify, unique_slug
 
@@ -280,13 +282,15 @@ def memo_for(
     save: Save | None = None,
     kept: bytes | None = None,
     since: bytes | None = None,
+    folder: Path | None = None,
 ) -> Memo:
     """What the last plan made of each source (`rows`, from state.db), for plan() to reuse
     where a source's key is the same, and its merge of names and terms (`kept`, and what
-    changed `since`: merge.py); what the plan makes anew goes to `save`."""
+    changed `since`: merge.py); what the plan makes anew goes to `save`; `folder`: where it
+    may spill (wikic/spill.py)."""
     pinned = [[t.name, *t.aliases] for t in _Clusters(schema).pinned.values()]
     settings = Settings(write_mode(schema), schema.lint.citation_threshold, pinned)
-    return Memo(rows, settings, save, kept, since)
+    return Memo(rows, settings, save, kept, since, folder)
 
 
 def plan(
@@ -316,13 +320,16 @@ def planned(
     made = memo or memo_for(schema, {})
     clusters = _Clusters(schema)
     facts: dict[str, SourceFacts] = {}
-    for src in sources:  # its digest decoded and the list of its lines let go once its facts are made
-        facts[src.path] = made.facts(src)
-        src.release()
-    run = Run(schema, made, clusters)
-    pages = run.source_pages(sources, facts)
-    named = _Lines({src.path: src for src in sources if not src.fallback})
-    structural = made.candidates(named, {path: facts[path].structure for path in named})
+    with Spilled(made.folder) as packed:  # the sources' packed names, held till merged: not in memory
+        for src in sources:  # its digest decoded and the list of its lines let go once its facts are made
+            f = facts[src.path] = made.facts(src)
+            packed.add(src.path, f.structure)
+            f.structure = ""
+            src.release()
+        run = Run(schema, made, clusters)
+        pages = run.source_pages(sources, facts)
+        named = _Lines({src.path: src for src in sources if not src.fallback})
+        structural = made.candidates(named, packed.only(named))
     run.from_structure(sources, facts, structural, pages)
     run.pinned(sources, facts)
     del facts  # what of them the pages need, they hold

@@ -12,6 +12,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from wikic import __version__
@@ -52,7 +53,7 @@ class SourceInfo:
     when asked), and release() lets both go where the plan is done with them."""
 
     __slots__ = (
-        *("path", "title", "count", "_lines", "_text", "_load"),
+        *("path", "title", "count", "_lines", "_text", "_load", "_spilled"),
         *("_digest", "_packed", "_settled", "_fallback", "_fell"),
     )
 
@@ -64,14 +65,20 @@ class SourceInfo:
         digest: dict[str, Any] | bytes | None,
         load: Callable[[], list[str]] | None = None,
         text: str | None = None,
+        count: int | None = None,
     ) -> None:
         self.path, self.title = path, title
         self._lines, self._text, self._load = lines, text, load
+        # read, its text spilled (wikic/spill.py): `load` reads its lines from there, not again
+        # from sources/, so that they are not held as text once let go
+        self._spilled = count is not None
         self._digest = digest
         self._packed = digest if isinstance(digest, bytes) else None
         self._settled = digest is None
         # its lines, as the memo has them too
-        self.count = len(lines) if lines is not None else len(split_lines(text)) if text is not None else 0
+        if count is None:
+            count = len(lines) if lines is not None else len(split_lines(text)) if text is not None else 0
+        self.count = count
         self._fallback = False  # a settled source's, from the memo
         self._fell: bool | None = None  # another's, from its digest, once read
 
@@ -113,7 +120,7 @@ class SourceInfo:
             self._fell = self.fallback
             self._digest = self._packed
         if self._lines:  # a settled source's, read: kept as text too, not read again
-            if self._text is None:
+            if self._text is None and not self._spilled:
                 self._text = "\n".join(self._lines) + "\n"
             self._lines = None
 
@@ -151,7 +158,7 @@ def claim_at(lines: list[str], path: str, a: int, b: int) -> Claim:
 def source_facts(src: SourceInfo, settings: Settings) -> SourceFacts:
     said = summary(src, settings.threshold) if settings.mode == "prose" else lead(src)
     topics = [
-        (str(t["name"]), str(t["type"]), _claims(t["name"], t["lines"], src))
+        (str(t["name"]), sys.intern(str(t["type"])), _claims(t["name"], t["lines"], src))  # a few types
         for t in (src.digest or {}).get("topics", [])
         if is_topic_name(t["name"])  # else its lines stay on the source's page
     ]
@@ -263,8 +270,10 @@ class Memo:
         save: Save | None = None,
         kept: bytes | None = None,
         since: bytes | None = None,
+        folder: Path | None = None,
     ) -> None:
         self.rows = rows
+        self.folder = folder  # where a full plan spills what it holds for later (the build state's)
         self.kept = kept, since  # the last plan's merge of names and terms, and since (merge.py)
         self.merge: Merge | None = None  # this plan's, to keep
         self.before: dict[str, tuple[str, str]] = {}  # a changed source -> its last (key, packed names)
@@ -373,7 +382,10 @@ def _facts_json(f: SourceFacts) -> dict[str, Any]:
 def _facts_from(data: dict[str, Any], path: str, structure: str) -> SourceFacts:
     return SourceFacts(
         [(text, ranges) for text, ranges in data["said"]],
-        [(name, kind, [_claim_from(c, path) for c in claims]) for name, kind, claims in data["topics"]],
+        [
+            (name, sys.intern(kind), [_claim_from(c, path) for c in claims])
+            for name, kind, claims in data["topics"]
+        ],
         [[_claim_from(c, path) for c in claims] for claims in data["mentions"]],
         structure,
     )

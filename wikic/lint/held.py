@@ -16,7 +16,7 @@ from wikic.lint.context import Finding
 from wikic.lint.entries import Entry, Seen, check_own
 from wikic.lint.facts import cross_of, cross_page, finding_json
 from wikic.lint.names import Head, head_of
-from wikic.lint.spill import Spill
+from wikic.spill import Spill
 from wikic.state import LintRow
 from wikic.state.lint import Record
 from wikic.wiki.page import Page

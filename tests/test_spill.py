@@ -1,0 +1,56 @@
+"""wikic/spill.py: strings kept in a temporary file, not in memory, and read back as written."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from wikic.spill import Spill, Spilled
+
+
+def test_spill_reads_back_every_string_in_the_order_written(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    data = [bytes(rng.randrange(256) for _ in range(rng.randrange(0, 300))) for _ in range(200)]
+    with Spill(tmp_path) as spill:
+        for item in data:
+            spill.add(item)
+        assert len(spill) == len(data)
+        assert list(spill) == data
+    assert list(tmp_path.iterdir()) == [], "nothing left beside the state"
+
+
+def test_spilled_reads_any_text_by_key_in_any_order_while_more_are_added(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    texts = {
+        f"sources/s{i:03}.md": "".join(rng.choice("ab\n\u00e9\u4e2d ") for _ in range(rng.randrange(0, 90)))
+        for i in range(300)
+    }
+    with Spilled(tmp_path) as spilled:
+        added: list[str] = []
+        for key, text in texts.items():
+            spilled.add(key, text)
+            added.append(key)
+            if rng.random() < 0.3:  # asked for before the file's buffer is flushed
+                asked = rng.choice(added)
+                assert spilled[asked] == texts[asked]
+        keys = list(texts)
+        rng.shuffle(keys)
+        assert [spilled[k] for k in keys] == [texts[k] for k in keys]
+        assert len(spilled) == len(texts) and list(spilled) == list(texts)
+        with pytest.raises(KeyError):
+            spilled["sources/none.md"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_spilled_only_holds_the_keys_it_is_given(tmp_path: Path) -> None:
+    with Spilled(tmp_path) as spilled:
+        for key in "abcd":
+            spilled.add(key, key * 3)
+        named = {"b": None, "d": None}
+        view = spilled.only(named)
+        assert (list(view), len(view), dict(view)) == (["b", "d"], 2, {"b": "bbb", "d": "ddd"})
+        assert "a" not in view and "b" in view
+        with pytest.raises(KeyError):
+            view["a"]

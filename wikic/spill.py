@@ -1,0 +1,110 @@
+"""Strings that a long pass over every source or page makes early and needs again only later,
+written to an unnamed temporary file and not held in memory: Spill, byte strings read back once
+in the order written (what a lint over every page needs of each page at its end: the rules
+across pages, the rows it stores; 100,000 pages of facts are about 170 MB as Python strings);
+Spilled, texts by key read back in any order (each source's packed names and terms, which a
+full plan merges after making every source's facts: 170 MB at 100,000 sources)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from array import array
+from collections.abc import Collection, Iterator, Mapping
+from pathlib import Path
+from typing import IO
+
+
+class Spill:
+    """Append-then-read-once storage for byte strings, in a temporary file that is gone when
+    closed (or when the process ends)."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self._file: IO[bytes] = _temporary(folder)
+        self._sizes = array("Q")  # 8 bytes per string held in memory, not the string
+
+    def __len__(self) -> int:
+        return len(self._sizes)
+
+    def add(self, data: bytes) -> None:
+        self._file.write(data)
+        self._sizes.append(len(data))
+
+    def __iter__(self) -> Iterator[bytes]:
+        """Every string added, in order (once: the file is read from its start)."""
+        self._file.flush()
+        self._file.seek(0)
+        read = self._file.read
+        for size in self._sizes:
+            yield read(size)
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> Spill:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Spilled(Mapping[str, str]):
+    """Texts by key, each written once to a temporary file as it is added (in memory: its key,
+    offset and size) and read from there each time it is asked for, in any order. As a
+    mapping it holds the keys `only` names, where given."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self._file: IO[bytes] = _temporary(folder)
+        self._at: dict[str, tuple[int, int]] = {}
+        self._end = 0  # bytes written
+        self._flushed = 0  # of which the file has (the rest may wait in its buffer)
+        self._only: Collection[str] | None = None
+
+    def add(self, key: str, text: str) -> None:
+        data = text.encode()
+        self._file.write(data)
+        self._at[key] = (self._end, len(data))
+        self._end += len(data)
+
+    def only(self, keys: Collection[str]) -> Spilled:
+        """This mapping, holding `keys` (each added) and no other."""
+        self._only = keys
+        return self
+
+    def __getitem__(self, key: str) -> str:
+        if self._only is not None and key not in self._only:
+            raise KeyError(key)
+        at, size = self._at[key]
+        if at + size > self._flushed:
+            self._file.flush()
+            self._flushed = self._end
+        return os.pread(self._file.fileno(), size, at).decode()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._at if self._only is None else key in self._only
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at if self._only is None else self._only)
+
+    def __len__(self) -> int:
+        return len(self._at if self._only is None else self._only)
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> Spilled:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _temporary(folder: Path | None) -> IO[bytes]:
+    """Beside the build state where it can be (a disk; the system's temporary folder may be
+    memory), else in the system's temporary folder."""
+    if folder is not None and folder.is_dir():
+        try:
+            return tempfile.TemporaryFile(dir=folder, prefix=".spill-")
+        except OSError:
+            pass
+    return tempfile.TemporaryFile(prefix="wikic-spill-")
