@@ -10,7 +10,7 @@ from pathlib import Path
 from wikic.backends.base import Request
 from wikic.backends.prefix_cache import entry_key, tokens_digest
 from wikic.build.actions import action_key
-from wikic.hashing import bytes_hash, fingerprint, text_hash
+from wikic.hashing import CHUNK, bytes_hash, digest, fingerprint, text_hash
 from wikic.wiki.page import SEAL, seal, sealed_intact
 
 REPO = Path(__file__).resolve().parent.parent
@@ -59,3 +59,16 @@ def test_the_committed_sample_wiki_still_verifies() -> None:
         text = path.read_text(encoding="utf-8")
         if SEAL.search(text):
             assert sealed_intact(text), path.name
+
+
+def test_a_long_text_hashes_as_its_whole_utf8_encoding() -> None:
+    """digest() encodes a long text a piece at a time: the same hash as the whole text's bytes,
+    with multi-byte characters and a file name's lone surrogates on the pieces' edges."""
+    for text in [
+        "a" * (CHUNK - 1) + "\u00e9\u4e2d" + "b" * CHUNK,
+        ("x\udcff" * (CHUNK // 2 + 3)) + "\U0001f600",
+        "\u4e2d" * (2 * CHUNK + 1),
+    ]:
+        whole = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+        assert digest(text) == whole
+        assert digest(text, 20) == whole[:20]

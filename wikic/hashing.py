@@ -20,10 +20,21 @@ PREFIX_TOKENS = 32  # a prefix's token list, inside a prefix cache entry's name
 PREFIX_ENTRY = 24  # a prefix cache entry's file name
 
 
+CHUNK = 1 << 20  # characters of a long text encoded at a time
+
+
 def digest(data: bytes | str, length: int = FULL) -> str:
-    """sha256 of `data` (text as UTF-8, lone surrogates from file names kept), `length` hex digits."""
-    raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
-    return hashlib.sha256(raw).hexdigest()[:length]
+    """sha256 of `data` (text as UTF-8, lone surrogates from file names kept), `length` hex
+    digits. A long text is encoded a piece at a time, not copied whole (index.md, the names
+    lint keeps: 20 MB each at 100,000 pages)."""
+    if not isinstance(data, str):
+        return hashlib.sha256(data).hexdigest()[:length]
+    if len(data) <= CHUNK:
+        return hashlib.sha256(data.encode("utf-8", "surrogateescape")).hexdigest()[:length]
+    h = hashlib.sha256()
+    for at in range(0, len(data), CHUNK):
+        h.update(data[at : at + CHUNK].encode("utf-8", "surrogateescape"))
+    return h.hexdigest()[:length]
 
 
 def bytes_hash(data: bytes) -> str:

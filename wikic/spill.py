@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import weakref
 from array import array
 from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
@@ -55,6 +56,7 @@ class Spilled(Mapping[str, str]):
 
     def __init__(self, folder: Path | None = None) -> None:
         self._file: IO[bytes] = _temporary(folder)
+        weakref.finalize(self, self._file.close)  # closed where not by hand, once let go
         self._at: dict[str, tuple[int, int]] = {}
         self._end = 0  # bytes written
         self._flushed = 0  # of which the file has (the rest may wait in its buffer)

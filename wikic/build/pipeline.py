@@ -217,6 +217,7 @@ class _Build:
             self.kept_plan.token,
             "" if self.opts.force else self.state.get_meta(Meta.ASSEMBLED) or "",
             self._writes(),
+            self.project.state_dir,
         )
         done = assemble(job)
         outputs = done.outputs
@@ -257,8 +258,8 @@ class _Build:
             self.state.drop_planned(memo.gone(i.path for i in infos) if dropped is None else dropped)
             if dropped is not None and len(memo.rows) != len(infos):
                 self.state.drop_planned(memo.gone(i.path for i in infos))
-            if memo.merge is not None:
-                self.state.keep("merge", *memo.merge.kept())
+            if (merged := memo.merge_kept()) is not None:
+                self.state.keep("merge", *merged)
             self.state.keep_plan(keep.blob, keep.pages, keep.gone, keep.every, keep.since, keep.sticky)
         self.kept_plan = keep
         return pages

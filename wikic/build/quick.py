@@ -318,6 +318,7 @@ def outputs(
         prose_keys=build.prose_keys,
         token=build.kept_plan.token,
         writes=build._writes(),
+        folder=build.project.state_dir,
     )
     got = quick_assemble(job, edit.changed, edit.names, state, lambda: _index(root))
     if got is None:

@@ -276,6 +276,7 @@ class Memo:
         self.folder = folder  # where a full plan spills what it holds for later (the build state's)
         self.kept = kept, since  # the last plan's merge of names and terms, and since (merge.py)
         self.merge: Merge | None = None  # this plan's, to keep
+        self._merged: tuple[bytes, bytes | None] | None = None  # what is kept of it, once let go
         self.before: dict[str, tuple[str, str]] = {}  # a changed source -> its last (key, packed names)
         self.settings = settings
         self.settings_fp = settings.fingerprint()
@@ -313,9 +314,20 @@ class Memo:
         parts = Packed(packed)
         keys = {path: self.keys[path] for path in lines}
         kept, self.kept = self.kept, (None, None)  # let go once loaded: 30 MB at 100,000 sources
-        self.merge = merge_for(kept[0], keys, parts, self._older, kept[1])
+        self.merge, self._merged = merge_for(kept[0], keys, parts, self._older, kept[1]), None
         del kept
         return self.merge.candidates(lines, parts, MIN_SOURCES)
+
+    def let_go_merge(self) -> None:
+        """The merge turned into what the build keeps of it, and let go: a full plan's counts
+        every name and term of every source (100 MB at 100,000 sources), which the rest of the
+        plan does not read (a patched plan's does: replan.py)."""
+        if self.merge is not None:
+            self._merged, self.merge = self.merge.kept(), None
+
+    def merge_kept(self) -> tuple[bytes, bytes | None] | None:
+        """What to keep of this plan's merge (Merge.kept); None where it made none."""
+        return self.merge.kept() if self.merge is not None else self._merged
 
     def _older(self, path: str) -> tuple[str, str] | None:
         if path in self.before:

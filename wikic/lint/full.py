@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from wikic.hashing import fingerprint
 from wikic.lint import across, rules
 from wikic.lint.entries import HASH, Entry, Linted, Saved, Seen, Stat, read
 from wikic.lint.facts import head_page, json_finding
 from wikic.lint.held import Held
-from wikic.lint.names import Names
+from wikic.lint.names import Names, names_key
 from wikic.state import LintRow, Meta, State
 from wikic.wiki.blocks import Body
 from wikic.wiki.page import Page
@@ -65,7 +64,7 @@ def _across(seen: Seen, held: Held, rows: dict[str, LintRow], state: State | Non
     if index is not None and index.disabled:
         off[index.rel] = sorted(index.disabled)
     sources = seen.sources({d for deps in held.deps.values() for d in deps})
-    saved = Saved(held.records, sources, _index_record(seen, index), found, off, fingerprint(names_json))
+    saved = Saved(held.records, sources, _index_record(seen, index), found, off, names_key(names_json))
     on_disk = {rel: r[HASH] for rel, r in saved.records.items()}
     if index is not None:
         on_disk[index.rel] = index.hash

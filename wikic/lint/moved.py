@@ -12,13 +12,12 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from wikic.hashing import fingerprint
 from wikic.lint import rules, topics
 from wikic.lint.across import Across, Patch
 from wikic.lint.context import Finding
 from wikic.lint.entries import ORPHANABLE, load
 from wikic.lint.facts import Facts, page_of
-from wikic.lint.names import KeptNames
+from wikic.lint.names import KeptNames, names_key
 from wikic.lint.patch import names_read
 from wikic.state import Meta, State
 
@@ -40,7 +39,7 @@ def moved(
     where the stored lint is not at hand or one changed its names (a page's names are what
     every other page's links resolve against: the rules then run over every page)."""
     data = load(state.get_meta(Meta.LINT_ACROSS))
-    if not data or kept.raw is None or fingerprint(kept.raw) != data["names"]:
+    if not data or kept.raw is None or names_key(kept.raw) != data["names"]:
         return None
     was = state.lint_facts(now)
     edits = []

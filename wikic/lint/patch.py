@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from wikic.hashing import fingerprint
 from wikic.lint import rules, topics
 from wikic.lint.across import Patch
 from wikic.lint.entries import (
@@ -27,7 +26,7 @@ from wikic.lint.entries import (
     read,
 )
 from wikic.lint.facts import Facts, json_finding, page_of
-from wikic.lint.names import Names
+from wikic.lint.names import Names, names_key
 from wikic.state import Meta, State
 from wikic.wiki.page import Page
 from wikic.wiki.read import INDEX
@@ -120,7 +119,7 @@ def _index(seen: Seen, saved: Saved) -> tuple[Page | None, bool]:
 def _patch(seen: Seen, state: State, saved: Saved) -> Patch | None:
     """What patching the findings across pages reads: the names the last full lint saw."""
     raw = state.get_meta(Meta.LINT_NAMES)
-    if raw is None or fingerprint(raw) != saved.names:
+    if raw is None or names_key(raw) != saved.names:
         return None
     data = json.loads(raw)
     names = Names.from_json(data["names"], seen.attachments)
