@@ -67,8 +67,9 @@ class _Project:
         self.pages |= keep.pages
         for path in memo.gone(i.path for i in infos):
             del self.rows[path]
-        assert memo.merge is not None
-        base, self.merge_since = memo.merge.kept()
+        merged = memo.merge_kept()
+        assert merged is not None
+        base, self.merge_since = merged
         self.merge = base or self.merge
         self.last = {f"sources/{name}": text for name, text in notes.items()}
         return pages, was_patched
