@@ -13,15 +13,34 @@ import weakref
 from array import array
 from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
+
+T = TypeVar("T", bound="_Temporary")
 
 
-class Spill:
-    """Append-then-read-once storage for byte strings, in a temporary file that is gone when
-    closed (or when the process ends)."""
+class _Temporary:
+    """An unnamed temporary file, gone when closed (by hand, or once let go, or when the
+    process ends)."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self._file: IO[bytes] = _temporary(folder)
+        weakref.finalize(self, self._file.close)
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self: T) -> T:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Spill(_Temporary):
+    """Append-then-read-once storage for byte strings."""
 
     def __init__(self, folder: Path | None = None) -> None:
-        self._file: IO[bytes] = _temporary(folder)
+        super().__init__(folder)
         self._sizes = array("Q")  # 8 bytes per string held in memory, not the string
 
     def __len__(self) -> int:
@@ -39,24 +58,14 @@ class Spill:
         for size in self._sizes:
             yield read(size)
 
-    def close(self) -> None:
-        self._file.close()
 
-    def __enter__(self) -> Spill:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class Spilled(Mapping[str, str]):
+class Spilled(_Temporary, Mapping[str, str]):
     """Texts by key, each written once to a temporary file as it is added (in memory: its key,
     offset and size) and read from there each time it is asked for, in any order. As a
     mapping it holds the keys `only` names, where given."""
 
     def __init__(self, folder: Path | None = None) -> None:
-        self._file: IO[bytes] = _temporary(folder)
-        weakref.finalize(self, self._file.close)  # closed where not by hand, once let go
+        super().__init__(folder)
         self._at: dict[str, tuple[int, int]] = {}
         self._end = 0  # bytes written
         self._flushed = 0  # of which the file has (the rest may wait in its buffer)
@@ -90,15 +99,6 @@ class Spilled(Mapping[str, str]):
 
     def __len__(self) -> int:
         return len(self._at if self._only is None else self._only)
-
-    def close(self) -> None:
-        self._file.close()
-
-    def __enter__(self) -> Spilled:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _temporary(folder: Path | None) -> IO[bytes]:
