@@ -54,3 +54,13 @@ def test_spilled_only_holds_the_keys_it_is_given(tmp_path: Path) -> None:
         assert "a" not in view and "b" in view
         with pytest.raises(KeyError):
             view["a"]
+
+
+def test_spilled_keeps_bytes_as_they_are(tmp_path: Path) -> None:
+    """A packed digest (marshal) is no text: put and raw keep its bytes."""
+    packed = {"a": b"\xff\x00\xfe", "b": b"", "c": bytes(range(256)) * 9}
+    with Spilled(tmp_path) as spilled:
+        for key, data in packed.items():
+            spilled.put(key, data)
+        assert {key: spilled.raw(key) for key in reversed(packed)} == packed
+        assert "c" in spilled and "d" not in spilled

@@ -60,9 +60,9 @@ class Spill(_Temporary):
 
 
 class Spilled(_Temporary, Mapping[str, str]):
-    """Texts by key, each written once to a temporary file as it is added (in memory: its key,
-    offset and size) and read from there each time it is asked for, in any order. As a
-    mapping it holds the keys `only` names, where given."""
+    """Texts (or bytes: put, raw) by key, each written once to a temporary file as it is added
+    (in memory: its key, offset and size) and read from there each time it is asked for, in
+    any order. As a mapping it holds the keys `only` names, where given."""
 
     def __init__(self, folder: Path | None = None) -> None:
         super().__init__(folder)
@@ -72,7 +72,10 @@ class Spilled(_Temporary, Mapping[str, str]):
         self._only: Collection[str] | None = None
 
     def add(self, key: str, text: str) -> None:
-        data = text.encode()
+        self.put(key, text.encode())
+
+    def put(self, key: str, data: bytes) -> None:
+        """Bytes by key, read back by raw() (not as a text)."""
         self._file.write(data)
         self._at[key] = (self._end, len(data))
         self._end += len(data)
@@ -85,11 +88,14 @@ class Spilled(_Temporary, Mapping[str, str]):
     def __getitem__(self, key: str) -> str:
         if self._only is not None and key not in self._only:
             raise KeyError(key)
+        return self.raw(key).decode()
+
+    def raw(self, key: str) -> bytes:
         at, size = self._at[key]
         if at + size > self._flushed:
             self._file.flush()
             self._flushed = self._end
-        return os.pread(self._file.fileno(), size, at).decode()
+        return os.pread(self._file.fileno(), size, at)
 
     def __contains__(self, key: object) -> bool:
         return key in self._at if self._only is None else key in self._only

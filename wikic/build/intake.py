@@ -63,6 +63,11 @@ def _spilled_lines(texts: Spilled, path: str) -> list[str]:
     return split_lines(texts[path])
 
 
+def _spill(digests: Spilled, made: dict[str, bytes]) -> None:
+    for path, packed in made.items():
+        digests.put(path, packed)
+
+
 class Intake:
     """Reads, digests and plans the sources of one build (`build`: what the stages share)."""
 
@@ -94,19 +99,26 @@ class Intake:
         """The sources read, digested and planned (None while a stage waits on a batch).
         Settled ones are not read unless the plan asks for their lines, and one found changed
         then is read, digested and planned like the others."""
-        with Spilled(self.build.project.state_dir) as texts:
-            return self._read_and_plan(listing, plan, texts)
+        folder = self.build.project.state_dir
+        with Spilled(folder) as texts, Spilled(folder) as digests:
+            return self._read_and_plan(listing, plan, texts, digests)
 
     def _read_and_plan(
-        self, listing: Listing, plan: Callable[[list[SourceInfo]], Mapping[str, PagePlan]], texts: Spilled
+        self,
+        listing: Listing,
+        plan: Callable[[list[SourceInfo]], Mapping[str, PagePlan]],
+        texts: Spilled,
+        digests: Spilled,
     ) -> tuple[list[Read], Mapping[str, PagePlan]] | None:
+        """read_and_plan(), each source's text and packed digest spilled (`texts`, `digests`:
+        100,000 sources' are 145 MB) until the plan asks for them."""
         build = self.build
-        unread, digests, held = listing.files, dict[str, bytes](), list[_Held]()
+        unread, held = listing.files, list[_Held]()
         step = CHUNK if len(unread) > CHUNK and self._streamed() else max(len(unread), 1)
         for at in range(0, len(unread), step):  # 100,000 sources' lines and actions are never all held
             with gc_paused():  # many objects, no cycles: the collector's passes would only cost
                 sources = self._read(unread[at : at + step])
-            digests |= self._digest(sources)
+            _spill(digests, self._digest(sources))
             held += [_held(s, texts) for s in sources]
             del sources
         if not build.opts.dry_run:  # the texts of PDF, DOCX, ... files no longer in sources/
@@ -124,7 +136,7 @@ class Intake:
                 build._explain(f"read {changed.path}", "changed under the same size and mtime")
                 more = self._read([listing.file(changed.path)])
                 del listing.settled[changed.path]
-                digests |= self._digest(more)
+                _spill(digests, self._digest(more))
                 held += [_held(s, texts) for s in more]
                 continue
             self.report.up_to_date += self.settled.settled_parts(listing.settled)  # one per part, unread
@@ -139,7 +151,7 @@ class Intake:
             return False
         return not build.state.batches("digest")  # one submitted before: collected as one stage
 
-    def _kept(self, listing: Listing, held: list[_Held], digests: dict[str, bytes]) -> list[Read]:
+    def _kept(self, listing: Listing, held: list[_Held], digests: Spilled) -> list[Read]:
         """What later stages need of each source, once planned; the settled record's part."""
         files, settled = listing.file, listing.settled
         self.settled.read = {s.path: (files(s.path), s.hash) for s in held if s.path in digests}
@@ -149,7 +161,7 @@ class Intake:
         return kept
 
     def _infos(
-        self, listing: Listing, held: list[_Held], digests: dict[str, bytes], texts: Spilled
+        self, listing: Listing, held: list[_Held], digests: Spilled, texts: Spilled
     ) -> list[SourceInfo]:
         """What the plan reads of each source, in the order of sources/ (the plan's merges
         keep the first they meet): a settled source's lines only if it asks for them."""
@@ -160,7 +172,8 @@ class Intake:
                 infos.append(SourceInfo(path, "", None, None, partial(load, path)))
             elif (src := read.get(path)) is not None and path in digests:
                 lines = partial(_spilled_lines, texts, path)
-                infos.append(SourceInfo(path, src.title, None, digests[path], lines, count=src.lines))
+                digest = partial(digests.raw, path)
+                infos.append(SourceInfo(path, src.title, None, digest, lines, count=src.lines))
         return infos
 
     def _settled_lines(self, path: str) -> list[str]:

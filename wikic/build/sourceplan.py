@@ -49,8 +49,10 @@ class SourceInfo:
     it as that plan did: settled.py) comes without its digest, its title or its lines: the
     memo has its facts, title, line count and fallback flag, and its lines are read only if
     the plan asks for them. What a full plan holds of 100,000 sources is kept compact: the
-    digest may come packed (marshal, decoded when asked), the lines as the source's text (split
-    when asked), and release() lets both go where the plan is done with them."""
+    digest may come packed (marshal, decoded when asked) or spilled (wikic/spill.py: a callable
+    that reads it back), the lines as the source's text (split when asked) or spilled (`load`
+    reads them back: `count` given), and release() lets both go where the plan is done with
+    them."""
 
     __slots__ = (
         *("path", "title", "count", "_lines", "_text", "_load", "_spilled"),
@@ -62,7 +64,7 @@ class SourceInfo:
         path: str,
         title: str,
         lines: list[str] | None,
-        digest: dict[str, Any] | bytes | None,
+        digest: dict[str, Any] | bytes | Callable[[], bytes] | None,
         load: Callable[[], list[str]] | None = None,
         text: str | None = None,
         count: int | None = None,
@@ -73,7 +75,7 @@ class SourceInfo:
         # from sources/, so that they are not held as text once let go
         self._spilled = count is not None
         self._digest = digest
-        self._packed = digest if isinstance(digest, bytes) else None
+        self._packed = digest if isinstance(digest, bytes) or callable(digest) else None
         self._settled = digest is None
         # its lines, as the memo has them too
         if count is None:
@@ -89,6 +91,8 @@ class SourceInfo:
     @property
     def digest(self) -> dict[str, Any] | None:
         digest = self._digest
+        if callable(digest):  # packed and spilled: read back
+            digest = digest()
         if isinstance(digest, bytes):
             digest = self._digest = marshal.loads(digest)
         return digest
@@ -116,7 +120,7 @@ class SourceInfo:
         """Let go of what the plan holds of the source until it asks again: its lines as a list
         (kept as one string, a third of their size, and split again when asked) and its digest
         decoded (where it came packed: decoded again when asked)."""
-        if self._packed is not None and not isinstance(self._digest, bytes):
+        if self._packed is not None and isinstance(self._digest, dict):
             self._fell = self.fallback
             self._digest = self._packed
         if self._lines:  # a settled source's, read: kept as text too, not read again
