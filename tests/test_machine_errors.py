@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -14,6 +15,8 @@ import pytest
 
 from tests.projects import make_project, subprocess_env, wiki_files
 from wikic.cli.common import guarded
+from wikic.lint.context import SourceCache
+from wikic.wiki.read import read_page
 
 
 def _fewer_files() -> None:
@@ -82,3 +85,29 @@ def test_any_other_oserror_is_a_bug_and_keeps_its_traceback() -> None:
 
     with pytest.raises(FileNotFoundError):
         guarded(False, run)
+
+
+def test_a_file_unread_for_want_of_file_handles_is_the_machines_error_not_a_finding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Out of file handles, lint's readers raise (the build and `wikic lint` then say so in one
+    line, as above), never count a page or a source that "cannot be read": that finding would
+    not be the wiki's. A file that is unreadable itself still is one."""
+    (tmp_path / "sources").mkdir()
+    (tmp_path / "sources" / "a.md").write_text("# A\n\nA line.\n")
+    (tmp_path / "a.md").write_text("---\ntitle: A\n---\n\n# A\n")
+    for code, raises in [(errno.EMFILE, True), (errno.ENFILE, True), (errno.EACCES, False)]:
+
+        def refuse(*args: object, code: int = code) -> bytes:
+            raise OSError(code, os.strerror(code))
+
+        monkeypatch.setattr(Path, "read_bytes", refuse)
+        monkeypatch.setattr("wikic.lint.context.open", refuse, raising=False)
+        if raises:
+            with pytest.raises(OSError):
+                read_page(tmp_path / "a.md", "wiki/a.md")
+            with pytest.raises(OSError):
+                SourceCache(tmp_path).get("sources/a.md")
+        else:
+            assert str(read_page(tmp_path / "a.md", "wiki/a.md").read_error).startswith("cannot be read")
+            assert str(SourceCache(tmp_path).get("sources/a.md")).startswith("cannot be read")

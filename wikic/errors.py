@@ -105,6 +105,9 @@ class BadOutput(BackendError):
 
 # What the machine refused, not a bug: said in one line with what to do, never a traceback.
 # Every other OSError is a bug and keeps its traceback.
+# the process's or the system's open files used up: no file's fault, so never said as one's
+# (a page or source "cannot be read"), but as the machine's (REFUSED)
+OUT_OF_FILES = frozenset({errno.EMFILE, errno.ENFILE})
 REFUSED = {
     errno.ENOSPC: "the disk is full: free some space",
     errno.EDQUOT: "the disk quota is used up: free some space or raise the quota",

@@ -9,7 +9,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wikic.errors import SourceError
+from wikic.errors import OUT_OF_FILES, SourceError
 from wikic.hashing import bytes_hash, text_hash
 from wikic.lint.names import Names
 from wikic.privacy.redact import NONE, Redactor
@@ -105,6 +105,8 @@ class SourceCache:
         except FileNotFoundError:
             return "does not exist"
         except OSError as exc:
+            if exc.errno in OUT_OF_FILES:
+                raise
             return f"cannot be read: {exc.strerror or exc}"
         if self._store is None:
             self._store = store_dir(self.root)

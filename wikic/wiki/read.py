@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from wikic.errors import OUT_OF_FILES
 from wikic.fsutil import TMP_MARK
 from wikic.hashing import bytes_hash
 from wikic.wiki.page import Page, split_page, unreadable_page
@@ -200,6 +201,8 @@ def read_page(path: Path, rel: str) -> Page:
     try:
         raw = path.read_bytes()
     except OSError as exc:
+        if exc.errno in OUT_OF_FILES:
+            raise
         return unreadable_page(rel, f"cannot be read: {exc.strerror or exc}")
     try:
         page = split_page(raw.decode("utf-8"), rel)
