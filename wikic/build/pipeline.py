@@ -37,7 +37,7 @@ from wikic.project import Project
 from wikic.prompts.loader import Prompts
 from wikic.settings import load_schema
 from wikic.sources.scan import Walked
-from wikic.state import ActionRecord, Meta, State
+from wikic.state import ActionRecord, FileRecord, Meta, State
 from wikic.wiki.read import gc_frozen, trim_heap
 
 if TYPE_CHECKING:
@@ -199,26 +199,7 @@ class _Build:
         if forgotten:  # before the index is made: it lists answers, which may go with them
             gone = {Path(rel).stem for rel in set(files) - keep}
             forget.drop_answers(root, gone - {p.slug for p in available.values()}, report)
-        job = Assembly(
-            available,
-            prose,
-            foreign(root, files, available, keep, self.found.stats),
-            {s.path: s.lines for s in sources},
-            self.schema.title,
-            self.schema.scope,
-            [*self.schema.type_names(), "source", "answer"],
-            kept,
-            {} if self.opts.force else self.state.assembled(),
-            set() if self.opts.force else intact(root, files, self.found.stats),
-            {s.path: s.pages for s in sources if s.pages},
-            self.prose_keys,
-            self.kept_plan.same,
-            self.kept_plan.basis,
-            self.kept_plan.token,
-            "" if self.opts.force else self.state.get_meta(Meta.ASSEMBLED) or "",
-            self._writes(),
-            self.project.state_dir,
-        )
+        job = self._assembly(sources, available, prose, kept, keep, files)
         done = assemble(job)
         outputs = done.outputs
         for rel in missing(root, self.state, outputs) if self.opts.explain else []:
@@ -237,6 +218,39 @@ class _Build:
         # the build has rewritten what shared their notes: the rest can go
         if forgotten and not forget.purge(self.project, self.state, forgotten)["compacted"]:
             report.warnings.append(forget.NOT_COMPACTED)
+
+    def _assembly(
+        self,
+        sources: list[Read],
+        available: dict[str, PagePlan],
+        prose: dict[str, dict[str, Any]],
+        kept: dict[str, PagePlan],
+        keep: set[str],
+        files: dict[str, FileRecord],
+    ) -> Assembly:
+        """What the full assembly renders: the pages `available` (the others `kept` as they
+        are, their files among `keep`), the foreign pages, and what the last assembly left."""
+        root, force = self.project.root, self.opts.force
+        return Assembly(
+            available,
+            prose,
+            foreign(root, files, available, keep, self.found.stats),
+            {s.path: s.lines for s in sources},
+            self.schema.title,
+            self.schema.scope,
+            [*self.schema.type_names(), "source", "answer"],
+            kept,
+            {} if force else self.state.assembled(),
+            set() if force else intact(root, files, self.found.stats),
+            {s.path: s.pages for s in sources if s.pages},
+            self.prose_keys,
+            self.kept_plan.same,
+            self.kept_plan.basis,
+            self.kept_plan.token,
+            "" if force else self.state.get_meta(Meta.ASSEMBLED) or "",
+            self._writes(),
+            self.project.state_dir,
+        )
 
     def _plan(self, infos: list[SourceInfo]) -> Mapping[str, PagePlan]:
         """The page set; each source's own part planned again only where it changed (--force:

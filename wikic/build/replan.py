@@ -189,15 +189,7 @@ def patched(
     own = {pid: page for pid, page in own.items() if page.sources[0] in mine}
     more = _planned_again(sources, mine - replanned, facts, made)  # a patched topic's givers
     if more:
-        for src in more:
-            facts[src.path].structure = spare.get(src.path, facts[src.path].structure)
-        side = Run(schema, made, clusters)
-        own |= side.source_pages(more, facts)
-        side.from_structure(more, facts, structural, own, index.index(src.path for src in more))
-        side.pinned(more, facts)
-        run.names |= side.names
-        run.kinds |= side.kinds
-        run.gives.update(side.gives)
+        _givers_planned(run, more, facts, spare, structural, own, index)
         subset += more
     pages, before, rows_before = pages_of(kept.heads, rows, gone, mine, topics, own, new)
     for page in own.values():
@@ -207,22 +199,52 @@ def patched(
     pages.load(shows)
     run.other_notes(subset, pages, _shown({pid: pages[pid] for pid in shows if pid in pages} | own, mine))
     made.flush()
-    # the pages kept undecoded where they can be: a title is asked only of a page without a sticky slug
-    slugs_were = before if rows.heads_are_slugs(kept.token) else _read(sticky)  # not read twice
+    moved = _slugged(pages, before, rows.heads_are_slugs(kept.token), sticky)
+    pages.sources = sources
+    redone = {pid: before.get(pid, "") for pid in [*own, *new]} | moved
+    gone_pages = sorted(pid for pid in rows_before if pid not in pages.slugs)  # every other page stays
+    read = unsettled | {src.path: src for src in subset}  # a giver whose page stands: as kept
+    return Trace(run, sources, structural, pages), redone, gone_pages, read, rows_before, gone
+
+
+def _givers_planned(
+    run: Run,
+    more: list[SourceInfo],
+    facts: dict[str, SourceFacts],
+    spare: dict[str, str],
+    structural: list[Candidate],
+    own: dict[str, PagePlan],
+    index: Named,
+) -> None:
+    """A patched topic's givers whose own pages it changes, planned on a side run: their pages
+    join `own`, their names, kinds and gives `run`'s (their packed names taken back from
+    `spare`: from_structure let them go)."""
+    for src in more:
+        facts[src.path].structure = spare.get(src.path, facts[src.path].structure)
+    side = Run(run.schema, run.made, run.clusters)
+    own |= side.source_pages(more, facts)
+    side.from_structure(more, facts, structural, own, index.index(src.path for src in more))
+    side.pinned(more, facts)
+    run.names |= side.names
+    run.kinds |= side.kinds
+    run.gives.update(side.gives)
+
+
+def _slugged(pages: Pages, before: dict[str, str], heads_are_slugs: bool, sticky: Sticky) -> dict[str, str]:
+    """Every page's slug (`before`: the kept heads' slugs), sticky where it can be; the pages
+    whose slug moved, with the slug each had. The pages stay undecoded where they can: a title
+    is asked only of a page without a sticky slug."""
+    slugs_were = before if heads_are_slugs else _read(sticky)  # not read twice
     pages.slugs = slugs_for(pages, slugs_were, pages.__getitem__)
     pages.sticky = pages.slugs == slugs_were
     for pid, page in pages.decoded.items():
         page.slug = pages.slugs[pid]
-    pages.sources = sources
-    redone = {pid: before.get(pid, "") for pid in [*own, *new]}
+    # not a set of 100,000 pairs made to find them; none where the slugs equal those kept
+    # (compared above, in C: the loop took 67 ms at 100,000 sources)
+    if pages.sticky and slugs_were is before:
+        return {}
     slugs = pages.slugs  # a page gone has none
-    # the pages whose slug moved (not a set of 100,000 pairs made to find them); none where the
-    # slugs equal those kept (compared above, in C: the loop took 67 ms at 100,000 sources)
-    if not (pages.sticky and slugs_were is before):
-        redone |= dict(sorted((pid, slug) for pid, slug in before.items() if slugs.get(pid, slug) != slug))
-    gone_pages = sorted(pid for pid in rows_before if pid not in slugs)  # every other page stays
-    read = unsettled | {src.path: src for src in subset}  # a giver whose page stands: as kept
-    return Trace(run, sources, structural, pages), redone, gone_pages, read, rows_before, gone
+    return dict(sorted((pid, slug) for pid, slug in before.items() if slugs.get(pid, slug) != slug))
 
 
 def _planned_again(
