@@ -154,21 +154,30 @@ def plural(word: str) -> str:
     return word + ("es" if word.endswith(("s", "x", "ch", "sh")) else "s")
 
 
+def type_heading(kind: str) -> str:
+    """The heading of a type's pages in index.md."""
+    return TYPE_HEADINGS.get(kind, plural(kind.replace("-", " ").replace("_", " ").capitalize()))
+
+
+def index_head(title: str, scope: str) -> str:
+    """index.md's text before its count of pages."""
+    return f"# {title}\n\n" + (f"{scope}\n\n" if scope else "")
+
+
+def index_line(slug: str, title: str, description: str) -> str:
+    return f"- {wikilink(slug, title)}" + (f" — {description}" if description else "")
+
+
 def render_index(title: str, scope: str, entries: list[PageEntry], type_order: list[str]) -> str:
     groups: dict[str, list[PageEntry]] = defaultdict(list)
     for e in entries:
         groups[e.type].append(e)
     order = [t for t in type_order if t in groups] + sorted(t for t in groups if t not in type_order)
-    lines = [f"# {title}", ""]
-    if scope:
-        lines += [scope, ""]
-    lines += [f"{len(entries)} pages.", ""]
+    lines = [index_head(title, scope) + f"{len(entries)} pages.", ""]
     for kind in order:
-        heading = TYPE_HEADINGS.get(kind, plural(kind.replace("-", " ").replace("_", " ").capitalize()))
-        lines += [f"## {heading}", ""]
+        lines += [f"## {type_heading(kind)}", ""]
         for e in sorted(groups[kind], key=lambda e: (e.title.casefold(), e.slug)):
-            desc = f" — {e.description}" if e.description else ""
-            lines.append(f"- {wikilink(e.slug, e.title)}{desc}")
+            lines.append(index_line(e.slug, e.title, e.description))
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
@@ -281,13 +290,24 @@ def _spilled_text(page: PagePlan, bodies: Spilled, pid: str, extra: list[PageEnt
 
 
 def _links(job: Assembly, entries: dict[str, PageEntry], linker: Linker, fingerprint: str) -> Links:
-    """Every page's links and the names (`fingerprint`: the linker's), kept whole for the next
-    assembly (quick.py)."""
+    """Every page's links, names and text the linker read (`fingerprint`: the linker's), kept
+    whole for the next assembly (quick.py, comego.py)."""
     ids = {p.slug: pid for pid, p in job.pages.items()}
     kept = {e.slug: (e.title, e.type, e.aliases, ids.get(e.slug, "")) for e in entries.values()}
     names = Names(fingerprint, linker.heads, kept, linker.names)
     edges = {e.slug: sorted(e.links - {e.slug}) for e in entries.values() if e.links - {e.slug}}
-    return Links(True, edges, [], names.dumps(), kept, dict(linker.names))
+    texts = ((p.slug, linked_text(p, job.prose.get(pid))) for pid, p in job.pages.items())
+    return Links(True, edges, [], names.dumps(), kept, dict(linker.names), texts)
+
+
+def linked_text(page: PagePlan, prose: Mapping[str, Any] | None) -> str:
+    """The text of a page's body that the linker reads (autolink, resolve_links), casefolded:
+    where an edit whose pages come or go looks for their names (comego.py)."""
+    if page.type == "source":
+        texts = [text for text, _ in page.summary_lines]
+    else:
+        texts = [sentence["text"] for para in prose["paragraphs"] for sentence in para] if prose else []
+    return "\n".join(texts).casefold()
 
 
 def went_by(names: str, plan: str, writes: str) -> str:
@@ -311,6 +331,9 @@ class _Bodies:
         self.cites = Cites(self.planned)  # (topic, source) -> lines
         self.keys: dict[str, str] = {}
         self.bodies = Spilled(job.folder)
+        # slug -> linked_text, of the pages rendered, where asked for (quick.py; a full assembly
+        # keeps every page's from the plan: _links)
+        self.texts: dict[str, str] | None = None
 
     def key_all(self) -> None:
         """Every page's body key: the one its last assembly had, where it went by this plan."""
@@ -359,6 +382,8 @@ class _Bodies:
             body, links = topic_body(page, job.prose[pid], self.linker, self.source_slugs)
             entry.description = first_sentence(job.prose[pid]["paragraphs"][0][0]["text"])
         entry.links = links
+        if self.texts is not None:
+            self.texts[page.slug] = linked_text(page, None if page.type == "source" else job.prose[pid])
         return with_pages(body, job.page_starts)  # a PDF's citations also name its page
 
     def _key(self, pid: str, page: PagePlan, names: str) -> str:

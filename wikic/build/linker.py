@@ -3,17 +3,56 @@ titles and aliases (exact, then fuzzy), and linking the first mention of each in
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
 
-from wikic.hashing import quick_fingerprint
 from wikic.wiki.page import WIKILINK
 
 WORD = re.compile(r"\w+")
 MAX_NGRAM = 6
+LIKE = 90  # the rapidfuzz ratio from which a [[target]] resolves to the name most like it
+SUM_BITS = 128  # of the names' fingerprint (names_sum)
+
+
+def names_sum(names: Iterable[tuple[str, str]], titles: Iterable[tuple[str, str]]) -> int:
+    """The names' fingerprint as a number: the sum of a hash of each name (name -> slug) and
+    each title (slug -> title), so that an edit whose pages come or go brings it up to date
+    from theirs alone (comego.py), not from the wiki's every name. Its value does not hang on
+    the order the names come in."""
+    total = 0
+    for tag, items in ((b"n", names), (b"t", titles)):
+        for key, value in items:
+            total += _item(tag, key, value)
+    return total % (1 << SUM_BITS)
+
+
+def _item(tag: bytes, key: str, value: str) -> int:
+    data = b"%s%d:%s%s" % (
+        tag,
+        len(key),
+        key.encode("utf-8", "surrogatepass"),
+        value.encode("utf-8", "surrogatepass"),
+    )
+    return int.from_bytes(hashlib.blake2b(data, digest_size=SUM_BITS // 8).digest(), "big")
+
+
+def sum_hex(total: int) -> str:
+    return f"{total % (1 << SUM_BITS):0{SUM_BITS // 4}x}"
+
+
+def moved_sum(
+    fingerprint: str, gone: Iterable[tuple[bytes, str, str]], new: Iterable[tuple[bytes, str, str]]
+) -> str:
+    """`fingerprint` (sum_hex of names_sum) with the items `gone` taken out and `new` put in,
+    each (b"n", name, slug) or (b"t", slug, title)."""
+    total = int(fingerprint, 16)
+    total -= sum(_item(*item) for item in gone)
+    total += sum(_item(*item) for item in new)
+    return sum_hex(total)
 
 
 @dataclass
@@ -58,8 +97,8 @@ class Linker:
         self.heads = heads if heads is not None else {key[:3] for key in names if len(key) >= 3}
 
     def fingerprint(self) -> str:
-        """Every name and title: what resolving and autolinking read."""
-        return quick_fingerprint([sorted(self.names.items()), sorted(self.titles.items())])
+        """Every name and title: what resolving and autolinking read (names_sum)."""
+        return sum_hex(names_sum(self.names.items(), self.titles.items()))
 
     def resolve(self, name: str) -> str | None:
         key = name.casefold().strip()
@@ -69,8 +108,13 @@ class Linker:
             return key
         if self._keys is None:
             self._keys = list(self.names)
-        match = process.extractOne(key, self._keys, scorer=fuzz.ratio, score_cutoff=90)
-        return self.names[match[0]] if match else None
+        found = process.extract(key, self._keys, scorer=fuzz.ratio, score_cutoff=LIKE, limit=None)
+        if not found:
+            return None
+        # the most alike, and of those the first name in order: the same whatever order the
+        # names come in (a full assembly's, or state.db's after an edit whose pages came)
+        best = max(score for _, score, _ in found)
+        return self.names[min(name for name, score, _ in found if score == best)]
 
     def prefetch(self, texts: Iterable[str]) -> None:
         """Every phrase autolink may look up in these texts read at once, where the names are

@@ -401,7 +401,7 @@ class _Build:
 
     def _save(self, sources: list[Read], pages: Mapping[str, PagePlan], mark: str) -> None:
         state, report = self.state, self.report
-        # an edit's pages known (quick.py): no page and no source went, no page moved
+        # an edit's pages known (quick.py): no source went, no page moved
         live = {s.path for s in sources} | self.failed_sources if self.edit is None else set()
         with state.transaction():
             for path in set(self.recorded) - live if self.edit is None else ():
@@ -419,6 +419,10 @@ class _Build:
         slugs = {pid: p.slug for pid, p in pages.items()} if self.edit is None else {}
         if slugs and state.slugs() != slugs:  # 10,000 rows read, rather than all written again
             state.set_slugs(slugs)
+        elif self.edit is not None and (self.edit.added or self.edit.gone):  # pages came or went
+            state.patch_slugs(
+                {e[3]: slug for slug, e in self.edit.added.items()}, [e[3] for e in self.edit.gone.values()]
+            )
         if report.ok and not report.conflicts:
             # wiki/ as the build left it (the no-op mark's too): the walk before, what it touched stat'ed
             touched = [*report.written, *report.removed, *(["wiki/log.md"] if self.logged else [])]

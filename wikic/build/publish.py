@@ -3,7 +3,7 @@ changed by hand is never overwritten or deleted silently (log.md: logfile.py).""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from pathlib import Path
 
@@ -34,9 +34,10 @@ def publish(
     force: bool = False,
     records: dict[str, FileRecord] | None = None,
     prune: bool = True,
+    remove: Iterable[str] = (),
 ) -> None:
-    """Write what changed, remove pages no longer planned (except `keep`; none without `prune`:
-    an edit's outputs, no page gone), record it all.
+    """Write what changed, remove pages no longer planned (except `keep`; without `prune`, an
+    edit's outputs, those in `remove`, the pages it knows are gone), record it all.
 
     Only plain page names directly in wiki/ are written or removed: a name that
     would reach elsewhere (from a tampered state.db, say) is an error, never a write.
@@ -53,6 +54,8 @@ def publish(
     job.write(batch)
     if prune:
         job.remove_unplanned(outputs, keep)
+    else:
+        job.remove(sorted(remove))
 
 
 class _Publish:
@@ -104,8 +107,14 @@ class _Publish:
         """Remove the pages wikic wrote that are no longer planned, unless edited by hand."""
         # by set difference: the common case is 10,000 records and none to remove
         planned = {f"{WIKI}/{name}" for name in outputs} | keep | {f"{WIKI}/{LOG}"}
-        for rel in sorted(self.records.keys() - planned):
-            rec = self.records[rel]
+        self.remove(sorted(self.records.keys() - planned))
+
+    def remove(self, rels: list[str]) -> None:
+        """Remove these pages that wikic wrote, unless edited by hand."""
+        for rel in rels:
+            rec = self.records.get(rel)
+            if rec is None:  # not wikic's: never removed
+                continue
             path = self.root / rel
             try:
                 disk = path.read_bytes()

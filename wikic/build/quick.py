@@ -10,9 +10,8 @@ is edited by hand, no answer or hand-made page changed, and every page it wrote 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +27,8 @@ from wikic.build.assemble import (
     page_text,
     went_by,
 )
+from wikic.build.comego import Came, Entry, Patched, came, patched_entries, touched
+from wikic.build.indexpatch import listed, patched_index
 from wikic.build.keptplan import claims_of
 from wikic.build.linker import Linker
 from wikic.build.lookups import LineCounts, Names, Prose, Rows, Sources
@@ -36,7 +37,6 @@ from wikic.build.publish import append_log, publish
 from wikic.build.replan import Keep
 from wikic.hashing import quick_fingerprint
 from wikic.state import Links, Meta, Rendered, State
-from wikic.wiki.page import seal, wikilink
 
 if TYPE_CHECKING:
     from wikic.build.intake import Read
@@ -45,10 +45,6 @@ if TYPE_CHECKING:
 QUICK = "assemble the edit's pages"  # --explain's line where the quick way was taken
 FEW = 64  # pages an edit may change, or one in SHARE of them, for the quick way to be taken
 SHARE = 4
-
-# a description that can make, hide or end no link, nor change the block it is in: no brackets,
-# code spans, HTML or escapes (lint's index findings read only the index's links and blocks)
-PLAIN = re.compile(r"[^\[\]`<>\\&\n\r\t\0]*")
 
 
 def _index(root: Path) -> str | None:
@@ -59,17 +55,25 @@ def _index(root: Path) -> str | None:
 
 
 def quick_assemble(
-    job: Assembly, changed: list[str], names: Names, state: State, index: Callable[[], str | None]
+    job: Assembly, edit: Quick, state: State, index: Callable[[], str | None], root: Path
 ) -> tuple[Assembled, str | None, bool] | None:
-    """The pages `changed` (ids) and those whose backlinks they change, assembled; index.md as
-    it is to be (None: as it is), and whether its links are the same (_patched_index).
-    `names`: as the last assembly kept them; `index`: index.md as it left it. None where the
-    full assembly must be made (the module's docstring)."""
-    pages = job.pages
-    mine = {pages[pid].slug: pid for pid in changed}  # their entries are as kept (decide())
+    """The edit's pages (`edit.changed`, ids), those whose text names a page new or gone, and
+    those whose backlinks they change, assembled; index.md as it is to be (None: as it is),
+    and whether its links are the same (_patched_index). `edit.names`: as the last assembly
+    kept them; `index`: index.md as it left it. None where the full assembly must be made
+    (the module's docstring)."""
+    pages, names = job.pages, edit.names
+    mine = {pages[pid].slug: pid for pid in edit.changed}  # their entries are as kept, or new (decide())
+    change = None
+    if edit.added or edit.gone:
+        got = _came(edit, state, root, mine)
+        if got is None:
+            return None
+        change, names = got
     previous = state.assembled_of(mine)
-    if len(previous) != len(mine):
+    if len(previous) != len(mine) - len(edit.added):
         return None
+    previous.update(dict.fromkeys(edit.added, NEW))
     linker = Linker.made(names.names, names.titles(), names.heads)
     entries = {
         slug: PageEntry(slug, pages[pid].title, pages[pid].type, pages[pid].aliases)
@@ -77,30 +81,85 @@ def quick_assemble(
     }
     job.previous = previous
     bodies = _Bodies(job, entries, linker, names.fingerprint)
+    bodies.texts = {}
     for pid in mine.values():
         bodies.keys[pid] = bodies._key(pid, pages[pid], names.fingerprint)
         bodies.settle(pid)
     moved, need = _moved(mine, entries, previous, names)
+    gone = state.assembled_of(edit.gone)
+    for row in gone.values():  # the pages a page gone linked to lose its backlink
+        need |= {t for t in row.links if names.entries.get(t, ("", "", [], ""))[3]}
     more = state.assembled_of(need - set(mine))
-    if len(more) != len(need) - len(mine):
+    if len(more) != len(need) - len(mine) or len(gone) != len(edit.gone):
         return None
     previous.update(more)
-    back = _backlinks(state, need, mine, entries)
-    if isinstance(names.entries, Rows):  # the entries asked for below, read at once
+    back = _backlinks(state, need, mine, entries, set(edit.gone))
+    if isinstance(names.entries, (Rows, Patched)):  # the entries asked for below, read at once
         names.entries.load({*need, *_listed(need, back, mine, entries, previous)})
     made = _rendered(bodies, need, mine, names, back)
     if made is None:
         return None
     out, rendered = made
-    patched = _patched_index(index, names, previous, rendered)
+    titles = _titles(names)
+    listing = None
+    if change is not None:
+        new = {slug: (e[1], rendered[slug].description) for slug, e in change.added.items()}
+        old = [(slug, e[0], e[1], gone[slug].description) for slug, e in change.gone.items()]
+        listing = listed((job.title, job.scope), new, old, titles)
+    patched = patched_index(index, titles, previous, rendered, listing)
     if patched is False:
         return None
     unchanged = {f"{slug}.md" for slug in need} - set(out)
     by = went_by(names.fingerprint, job.token, job.writes)
-    done = Assembled(out, unchanged, rendered, by, Links(False, moved, []))
+    texts = bodies.texts.items()
+    links = Links(False, moved, list(edit.gone), texts=texts)
+    if change is not None:
+        links.names, links.entries, links.linked_names = names.dumps(), change.added, change.changed()
+    done = Assembled(out, unchanged, rendered, by, links)
     if isinstance(patched, tuple):
         return done, *patched
     return done, None, False
+
+
+NEW = Rendered("", "", [], "")  # what the last assembly rendered of a page new: nothing
+
+
+def _titles(names: Names) -> Callable[[str], str]:
+    return lambda slug: names.entries[slug][0]
+
+
+def _came(edit: Quick, state: State, root: Path, mine: dict[str, str]) -> tuple[Came, Names] | None:
+    """What the pages new and gone did to the names, and the names now; the pages whose text
+    names them put in `mine`. None where a page the build does not make (an answer, a
+    hand-made page) may link otherwise now, or where so many pages name them that the full
+    assembly is as cheap."""
+    names = edit.names
+    change = came(
+        names.fingerprint, names.heads, names.names, names.entries, edit.added, edit.gone, state.kept_entries
+    )
+    strings = change.strings()
+    for slug in state.assembled_foreign():  # their links are resolved against the names
+        try:
+            text = (root / "wiki" / f"{slug}.md").read_text(encoding="utf-8").casefold()
+        except (OSError, UnicodeDecodeError):
+            return None
+        if any(s in text for s in strings):
+            return None
+    for slug in touched(state, change) - set(mine) - set(change.gone):
+        pid = names.entries.get(slug, ("", "", [], ""))[3]
+        if not pid:
+            return None  # a page the build does not make links to a page gone
+        mine[slug] = pid
+        edit.named += 1
+    if len(mine) > max(FEW, edit.pages // SHARE):
+        return None
+    now = Names(
+        change.fingerprint,
+        change.heads,
+        patched_entries(names.entries, change),
+        Patched(names.names, change.changed()),
+    )
+    return change, now
 
 
 def _moved(
@@ -165,13 +224,13 @@ def _entry(page: PagePlan) -> PageEntry:
 
 
 def _backlinks(
-    state: State, need: set[str], mine: dict[str, str], entries: dict[str, PageEntry]
+    state: State, need: set[str], mine: dict[str, str], entries: dict[str, PageEntry], gone: set[str]
 ) -> dict[str, set[str]]:
     """target slug -> the pages linking to it, for the pages in `need`: as the last assembly
-    left them, with the changed pages' links as they are now."""
+    left them, with the changed pages' links as they are now, and the pages `gone` gone."""
     back = state.linked_from(need)
     for links in back.values():
-        links -= set(mine)
+        links -= set(mine) | gone
     for slug in mine:
         for target in entries[slug].links:
             if target in need and target != slug:
@@ -179,43 +238,18 @@ def _backlinks(
     return back
 
 
-def _patched_index(
-    read: Callable[[], str | None], names: Names, previous: dict[str, Rendered], rendered: dict[str, Rendered]
-) -> tuple[str, bool] | bool | None:
-    """index.md with the lines of the pages whose description changed made again (a page's
-    line stays where it was: its title, type and slug did not change), and whether every
-    description, old and new, is plain text (PLAIN: then the index's links and blocks are as
-    they were); None: unchanged; False: a line not found once, the index made in full."""
-    lines = {
-        slug: (previous[slug].description, now.description)
-        for slug, now in rendered.items()
-        if now.description != previous[slug].description
-    }
-    if not lines:
-        return None
-    index = read()
-    at = -1 if index is None else index.rfind("\n<!-- wikic:")
-    if index is None or at < 0 or seal(index[:at]) != index:
-        return False
-    index = index[:at]
-    for slug, (old, new) in sorted(lines.items()):
-        link = wikilink(slug, names.entries[slug][0])
-        was = f"\n- {link}{f' — {old}' if old else ''}\n"
-        if index.count(was) != 1:
-            return False
-        index = index.replace(was, f"\n- {link}{f' — {new}' if new else ''}\n")
-    plain = all(PLAIN.fullmatch(text) for pair in lines.values() for text in pair)
-    return seal(index), plain
-
-
 @dataclass
 class Quick:
     """An edit whose pages are known: `names` as the last assembly kept them, and the pages it
-    changed (ids)."""
+    changed (ids), those of them new, and the pages gone (slug -> entry)."""
 
     names: Names
     changed: list[str]
     starts: dict[str, tuple[int, ...]]  # a PDF's first line of each page, by source
+    added: dict[str, Entry] = field(default_factory=dict)
+    gone: dict[str, Entry] = field(default_factory=dict)
+    pages: int = 0  # in the plan
+    named: int = 0  # the pages whose text names a page new or gone (quick_assemble finds them)
 
 
 def writes_key(template: str, model: str) -> str:
@@ -228,7 +262,9 @@ def decide(build: _Build, pages: Mapping[str, PagePlan], sources: list[Read]) ->
     """The edit's pages, where the last build left what they are assembled against: the plan
     patched from its own (Keep.same), the same settings, and wiki/ as it left it; else None."""
     opts, keep, state = build.opts, build.kept_plan, build.state
-    if opts.force or opts.retry_failed or opts.dry_run or keep.every or keep.gone or not keep.basis:
+    if opts.force or opts.retry_failed or opts.dry_run or keep.every or not keep.basis:
+        return None
+    if keep.dropped:  # a source gone: the full way forgets it (privacy/forget.py)
         return None
     if build.failed_sources or build.local_only:
         return None
@@ -253,11 +289,17 @@ def decide(build: _Build, pages: Mapping[str, PagePlan], sources: list[Read]) ->
     entries.load(pages[pid].slug for pid in changed)
     if any(pages[pid].type != "source" and not pages[pid].claims for pid in changed):
         return None  # a topic page without notes is not assembled (pipeline._outputs): the full way
+    added: dict[str, Entry] = {}
     for pid in changed:
         page, kept = pages[pid], names.entries.get(pages[pid].slug)
-        if kept is None or kept[3] != pid or kept[:3] != (page.title, page.type, page.aliases):
-            return None  # a page new, moved or renamed: the names changed
-    return Quick(names, changed, starts)
+        if kept is None and pid not in keep.before:  # a page new, under a slug no page has
+            added[page.slug] = (page.title, page.type, page.aliases, pid)
+        elif kept is None or kept[3] != pid or kept[:3] != (page.title, page.type, page.aliases):
+            return None  # a page moved or renamed
+    gone = state.kept_entries_of_pages(keep.gone) if keep.gone else {}
+    if len(gone) != len(keep.gone) or gone.keys() & added.keys():
+        return None
+    return Quick(names, changed, starts, added, gone, len(pages))
 
 
 def _as_kept(
@@ -320,19 +362,25 @@ def outputs(
         writes=build._writes(),
         folder=build.project.state_dir,
     )
-    got = quick_assemble(job, edit.changed, edit.names, state, lambda: _index(root))
+    planned = len(edit.changed)
+    got = quick_assemble(job, edit, state, lambda: _index(root), root)
     if got is None:
         return False
     done, new_index, same_links = got
     build.report.index_same_links = new_index is not None and same_links
     written = dict(done.outputs) | ({"index.md": new_index} if new_index is not None else {})
-    records = state.files_of([f"wiki/{name}" for name in written])
-    publish(root, written, set(), state, build.report, False, records, prune=False)
-    state.set_assembled(done.rendered, [], done.by, done.links)
-    others = len(done.outputs) + len(done.unchanged) - len(edit.changed)
-    why = f"{len(edit.changed)} pages the edit planned again, {others} whose backlinks it changed"
+    gone = [f"wiki/{slug}.md" for slug in edit.gone]
+    records = state.files_of([*(f"wiki/{name}" for name in written), *gone])
+    publish(root, written, set(), state, build.report, False, records, prune=False, remove=gone)
+    state.set_assembled(done.rendered, list(edit.gone), done.by, done.links)
+    others = len(done.outputs) + len(done.unchanged) - planned - edit.named
+    why = f"{planned} pages the edit planned again"
+    if edit.added or edit.gone:
+        why += f" ({len(edit.added)} new, and {len(edit.gone)} gone), {edit.named} whose text names one"
+    why += f", {others} whose backlinks it changed"
     build._explain(QUICK, why + "; the others as the last build left them")
-    build.report.pages = int(state.get_meta(Meta.PAGES) or len(pages))  # the same pages as then
+    before = int(state.get_meta(Meta.PAGES) or len(pages))  # the same pages as then, but those new or gone
+    build.report.pages = before + len(edit.added) - len(edit.gone)
     build.logged = append_log(root, state, build.report)
     build._save(sources, pages, mark)
     return True

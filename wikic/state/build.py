@@ -7,7 +7,7 @@ import json
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -287,6 +287,12 @@ class BuildTables(Tables):
         with self.transaction():
             self.db.execute("DELETE FROM slugs")
             self.db.executemany("INSERT INTO slugs VALUES (?, ?)", sorted(mapping.items()))
+
+    def patch_slugs(self, new: Mapping[str, str], gone: Iterable[str]) -> None:
+        """The slugs of the pages new put in, and those of the pages gone taken out."""
+        with self.transaction():
+            self.db.executemany("DELETE FROM slugs WHERE page_id=?", [(pid,) for pid in gone])
+            self.db.executemany("INSERT OR REPLACE INTO slugs VALUES (?, ?)", sorted(new.items()))
 
     def wiki_changed_at(self) -> float:
         """When the build last wrote or removed a page: the newest file it recorded (0 if none)."""

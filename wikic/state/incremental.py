@@ -109,14 +109,18 @@ class Links:
     (build/quick.py): `edges`, slug -> targets, of the pages whose links are new or changed
     (`every`: all of them, the table written anew); `dropped`, the slugs of pages gone. With
     `names` (what its names went by, kept as 'names'), every page's entry and the linker's
-    names (name -> slug), each table written anew."""
+    names (name -> slug), each table written anew (`every`), or those that changed (an edit
+    whose pages came or went: build/comego.py; a name None is no page's now). `texts`: the
+    text the linker read of each page rendered (casefolded), by slug: what the next edit whose
+    names change looks for them in."""
 
     every: bool
     edges: dict[str, list[str]]
     dropped: list[str]
     names: bytes | None = None
     entries: dict[str, Entry] = field(default_factory=dict)
-    linked_names: dict[str, str] = field(default_factory=dict)
+    linked_names: Mapping[str, str | None] = field(default_factory=dict)
+    texts: Iterable[tuple[str, str]] = ()
 
 
 def _by_keys(db: sqlite3.Connection, sql: str, keys: Iterable[str]) -> Iterator[tuple[str, ...]]:
@@ -297,15 +301,29 @@ class IncrementalTables(Tables):
                 "INSERT INTO assembled_links VALUES (?, ?)",
                 [(slug, target) for slug, targets in links.edges.items() for target in targets],
             )
+            left = [(slug,) for slug in links.dropped]
+            if links.every:
+                self.db.execute("DELETE FROM assembled_text")
+            self.db.executemany("DELETE FROM assembled_text WHERE slug=?", left)
+            self.db.executemany("INSERT OR REPLACE INTO assembled_text VALUES (?, ?)", links.texts)
             if links.names is not None:
                 put_kept(self.db, "names", links.names)
-                self.db.execute("DELETE FROM assembled_entries")
-                self.db.execute("DELETE FROM assembled_names")
+                if links.every:
+                    self.db.execute("DELETE FROM assembled_entries")
+                    self.db.execute("DELETE FROM assembled_names")
+                self.db.executemany("DELETE FROM assembled_entries WHERE slug=?", left)
                 self.db.executemany(
-                    "INSERT INTO assembled_entries VALUES (?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO assembled_entries VALUES (?, ?, ?, ?, ?)",
                     [(slug, e[0], e[1], json.dumps(e[2]), e[3]) for slug, e in links.entries.items()],
                 )
-                self.db.executemany("INSERT INTO assembled_names VALUES (?, ?)", links.linked_names.items())
+                named = links.linked_names.items()
+                self.db.executemany(
+                    "DELETE FROM assembled_names WHERE name=?", [(n,) for n, s in named if s is None]
+                )
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO assembled_names VALUES (?, ?)",
+                    [(n, s) for n, s in named if s is not None],
+                )
 
     def kept_entries(self, slugs: Iterable[str] | None = None) -> dict[str, Entry]:
         """slug -> its entry as the last assembly kept it (set_assembled's `links`): these
@@ -315,6 +333,32 @@ class IncrementalTables(Tables):
             self.db.execute(sql) if slugs is None else _by_keys(self.db, sql + " WHERE slug IN ({})", slugs)
         )
         return {r[0]: (r[1], r[2], json.loads(r[3]), r[4]) for r in rows}
+
+    def kept_entries_of_pages(self, ids: Iterable[str]) -> dict[str, Entry]:
+        """slug -> entry, as the last assembly kept them, of the planned pages of these ids."""
+        sql = "SELECT slug, title, type, aliases, page_id FROM assembled_entries WHERE page_id IN ({})"
+        return {r[0]: (r[1], r[2], json.loads(r[3]), r[4]) for r in _by_keys(self.db, sql, ids)}
+
+    def assembled_naming(self, strings: Iterable[str]) -> set[str]:
+        """The slugs of the pages whose text the linker read (as the last assembly kept it,
+        casefolded) holds any of these strings."""
+        strings = list(strings)
+        found: set[str] = set()
+        for i in range(0, len(strings), 50):
+            chunk = strings[i : i + 50]
+            where = " OR ".join(["instr(text, ?) > 0"] * len(chunk))
+            found.update(
+                r[0] for r in self.db.execute(f"SELECT slug FROM assembled_text WHERE {where}", chunk)
+            )
+        return found
+
+    def assembled_texts_with(self, mark: str) -> Iterator[tuple[str, str]]:
+        """(slug, text the linker read) of the pages whose text holds `mark`."""
+        yield from self.db.execute("SELECT slug, text FROM assembled_text WHERE instr(text, ?) > 0", (mark,))
+
+    def assembled_foreign(self) -> list[str]:
+        """The slugs of the pages the last assembly found but did not make (answers, hand-made)."""
+        return [r[0] for r in self.db.execute("SELECT slug FROM assembled_entries WHERE page_id = ''")]
 
     def kept_names(self, names: Iterable[str] | None = None) -> dict[str, str]:
         """name -> the slug the last assembly's linker resolved it to: these (None: every name)."""

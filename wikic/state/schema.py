@@ -59,6 +59,7 @@ CREATE INDEX IF NOT EXISTS assembled_links_slug ON assembled_links (slug);
 CREATE TABLE IF NOT EXISTS assembled_entries (
     slug TEXT PRIMARY KEY, title TEXT, type TEXT, aliases TEXT, page_id TEXT);
 CREATE TABLE IF NOT EXISTS assembled_names (name TEXT PRIMARY KEY, slug TEXT);
+CREATE TABLE IF NOT EXISTS assembled_text (slug TEXT PRIMARY KEY, text TEXT);
 CREATE TABLE IF NOT EXISTS composed (page_id TEXT PRIMARY KEY, key TEXT, text TEXT);
 CREATE TABLE IF NOT EXISTS planned (
     path TEXT PRIMARY KEY, key TEXT, facts TEXT, notes_key TEXT, notes TEXT);

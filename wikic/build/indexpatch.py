@@ -1,0 +1,138 @@
+"""index.md patched by an edit assembled the quick way (quick.py), not made again from every
+page's entry: the lines of the pages whose description changed made again where they are,
+and the lines of pages new put in their place (by title, then slug, in their type's part)
+and those of pages gone taken out, with the count of pages. Where the index is not as
+assemble.render_index made it (a line not found once, a part new or emptied), None: the
+full assembly makes it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from wikic.build.assemble import index_head, index_line, type_heading
+from wikic.state import Rendered
+from wikic.wiki.page import seal
+
+# a description that can make, hide or end no link, nor change the block it is in: no brackets,
+# code spans, HTML or escapes (lint's index findings read only the index's links and blocks)
+PLAIN = re.compile(r"[^\[\]`<>\\&\n\r\t\0]*")
+COUNT = re.compile(r"(\d+) pages\.\n")
+
+Listing = tuple[str, str, str, str]  # a page's slug, title, type and description
+
+
+@dataclass
+class Listed:
+    """The pages new and gone, as index.md lists them; `head`: its text before the count."""
+
+    head: str
+    added: list[Listing]
+    gone: list[Listing]
+    title: Callable[[str], str]  # slug -> title, of every page the index lists
+
+    def apply(self, index: str) -> str | None:
+        """`index` (unsealed) with the pages new and gone listed and counted; None where it
+        is not as render_index made it."""
+        if not index.startswith(self.head) or not (m := COUNT.match(index, len(self.head))):
+            return None
+        count = int(m.group(1)) + len(self.added) - len(self.gone)
+        index = f"{self.head}{count} pages.\n{index[m.end() :]}"
+        for slug, title, _, description in self.gone:
+            was = f"\n{index_line(slug, title, description)}\n"
+            if index.count(was) != 1:
+                return None
+            index = index.replace(was, "\n")
+        lines = index.split("\n")
+        start = self.head.count("\n") + 1  # the parts' headings come after the count
+        for slug, title, kind, description in sorted(self.added, key=lambda a: (a[1].casefold(), a[0])):
+            part = self._part(lines, start, kind)
+            if not isinstance(part, tuple) or "\n" in description:
+                return None
+            first, end = part
+            at = self._place(lines, first, end, (title.casefold(), slug))
+            lines.insert(at, index_line(slug, title, description))
+        kinds = {kind for _, _, kind, _ in [*self.gone, *self.added]}
+        if any(self._part(lines, start, kind) in (None, False) for kind in kinds):
+            return None
+        return "\n".join(lines)
+
+    def _part(self, lines: list[str], start: int, kind: str) -> tuple[int, int] | None | bool:
+        """The lines of a type's part (first, end); None: no such part; False: empty."""
+        try:
+            at = lines.index(f"## {type_heading(kind)}", start)
+        except ValueError:
+            return None
+        if at + 1 >= len(lines) or lines[at + 1] != "":
+            return None
+        end = first = at + 2
+        while end < len(lines) and lines[end].startswith("- [["):
+            end += 1
+        if end < len(lines) and lines[end] != "":  # a line not of render_index's making
+            return None
+        return (first, end) if end > first else False
+
+    def _place(self, lines: list[str], first: int, end: int, key: tuple[str, str]) -> int:
+        """Where a line of this key goes among lines[first:end] (sorted by title, then slug)."""
+        lo, hi = first, end
+        while lo < hi:
+            mid = (lo + hi) // 2
+            slug = lines[mid][4:].partition("|")[0].partition("]]")[0]
+            if (self.title(slug).casefold(), slug) < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+
+def patched_index(
+    read: Callable[[], str | None],
+    titles: Callable[[str], str],
+    previous: Mapping[str, Rendered],
+    rendered: Mapping[str, Rendered],
+    listed: Listed | None = None,
+) -> tuple[str, bool] | bool | None:
+    """index.md with the lines of the pages whose description changed made again (a page's
+    line stays where it was: its title, type and slug did not change), and `listed`'s pages
+    new and gone; with whether its links and blocks are as they were (every description, old
+    and new, plain text: PLAIN, and no page new or gone). None: unchanged; False: not as
+    render_index made it, the index made in full."""
+    new = {a[0] for a in listed.added} if listed is not None else set()
+    lines = {
+        slug: (previous[slug].description, now.description)
+        for slug, now in rendered.items()
+        if slug not in new and now.description != previous[slug].description
+    }
+    if not lines and listed is None:
+        return None
+    index = read()
+    at = -1 if index is None else index.rfind("\n<!-- wikic:")
+    if index is None or at < 0 or seal(index[:at]) != index:
+        return False
+    index = index[:at]
+    for slug, (old, now) in sorted(lines.items()):
+        title = titles(slug)
+        was = f"\n{index_line(slug, title, old)}\n"
+        if index.count(was) != 1:
+            return False
+        index = index.replace(was, f"\n{index_line(slug, title, now)}\n")
+    plain = all(PLAIN.fullmatch(text) for pair in lines.values() for text in pair)
+    if listed is not None:
+        patched = listed.apply(index)
+        if patched is None:
+            return False
+        index, plain = patched, False
+    return seal(index), plain
+
+
+def listed(
+    head_of: tuple[str, str],
+    added: dict[str, tuple[str, str]],
+    gone: list[Listing],
+    titles: Callable[[str], str],
+) -> Listed:
+    """The Listed of the pages `added` (slug -> (type, description); titled by `titles`)."""
+    title, scope = head_of
+    new = [(slug, titles(slug), kind, description) for slug, (kind, description) in added.items()]
+    return Listed(index_head(title, scope), new, gone, titles)
