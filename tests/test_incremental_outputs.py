@@ -136,7 +136,7 @@ def test_each_edit_in_turn_equals_a_forced_rebuild_byte_for_byte(tmp_path: Path)
         # only what changed was written again, and log.md says what
         changed = {name for name in got if got[name] != before.get(name)} - {"log.md"}
         written = {rel.removeprefix("wiki/") for rel in report.written} - {"log.md"}
-        assert written == changed - {"my-notes.md", "chunks.md"}, kind
+        assert written == changed - {"my-notes.md", "chunks.md", "mine.md"}, kind
         # wiki/ as the build recorded it (its walk before, what it touched stat'ed again) is
         # wiki/ as it is: the next build finds nothing to do by stat alone
         assert report.wiki is not None and report.wiki.digest() == snapshot.wiki(project).digest()
@@ -195,12 +195,34 @@ def _lead_rewritten(p: Project) -> None:  # a page's first sentence: its line in
     _rewrite(p, "rag.md", "RAG retrieves chunks", "RAG fetches chunks")
 
 
+def _source_named_in_a_summary(p: Project) -> None:  # a page new, that another page's text names
+    (p.sources_dir / "nn.md").write_text(
+        "# Nearest-neighbour queries\n\nA nearest-neighbour query asks for the vectors closest to a point.\n"
+    )
+
+
+def _topic_gone(p: Project) -> None:  # no source gives Chunking now: its page goes, and no source
+    _rewrite(p, "tools.md", "## Chunking\n\nChunks overlap", "Pieces overlap")
+    _rewrite(p, "rag.md", "## Chunking\n\nDocuments are split into chunks", "Documents are split into pieces")
+
+
+def _topic_back(p: Project) -> None:  # ...and comes back, under the slug it had
+    _rewrite(p, "tools.md", "Pieces overlap", "## Chunking\n\nChunks overlap")
+    _rewrite(p, "rag.md", "Documents are split into pieces", "## Chunking\n\nDocuments are split into chunks")
+
+
 QUICK: dict[str, Callable[[Project], None]] = {
     "source text": _edit_text,
     "a mention of a page the edit leaves as it was": _mention_of_an_unchanged_page,
     "that mention gone": _mention_gone,
     "a page's first sentence": _lead_rewritten,
     "a new mention": _new_mention,
+    # pages that come or go (build/comego.py): the pages whose text names them assembled again
+    "a new link target": _new_link_target,
+    "a new source that a page's summary names": _source_named_in_a_summary,
+    "a topic page gone": _topic_gone,
+    "that topic page back": _topic_back,
+    "a renamed topic": _renamed_topic,  # a topic page new; FAISS keeps its page (vectors.md names it)
 }
 
 
@@ -208,12 +230,20 @@ def _retitled_source(p: Project) -> None:  # its page keeps its slug, under anot
     _rewrite(p, "tools.md", "# Tools we use", "# Tools we like")
 
 
+def _source_a_hand_page_names(p: Project) -> None:  # the hand-made page's link resolves now
+    (p.wiki_dir / "mine.md").write_text("---\ntitle: Mine\ntype: concept\n---\n\nSee [[Sparse retrieval]].\n")
+    _build(p)
+    (p.sources_dir / "sparse.md").write_text(
+        "# Sparse retrieval\n\nSparse retrieval ranks documents by words.\n"
+    )
+
+
 EDITS["a source retitled"] = _retitled_source
+EDITS["a new source that a hand-made page names"] = _source_a_hand_page_names
 # Edits that change the wiki's names or its settings, or wiki/ itself: the full assembly.
 FULL = [
     "a source retitled",
-    "a new link target",
-    "a renamed topic",
+    "a new source that a hand-made page names",
     "a hand-made page added",
     "a project's own write template",
     "a deleted page",

@@ -8,6 +8,7 @@ last lint saw it, and counted again from the cache whenever the kept counts cann
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -339,3 +340,139 @@ def test_index_md_is_read_again_unless_only_plain_descriptions_changed_in_it(tmp
         assert "wiki/index.md" in report.written, put
         assert report.index_same_links is plain, put
         assert (_kept(project)["how"], report.lint) == ("patched", lint(project).counts()), put
+
+
+def _added(name: str, text: str) -> Callable[[Project], None]:
+    def edit(p: Project) -> None:
+        (p.sources_dir / name).write_text(text, encoding="utf-8")
+
+    return edit
+
+
+def _two_mentions(p: Project) -> None:  # a missing page is one two pages mention
+    path = p.root / "schema.yaml"
+    path.write_text(
+        path.read_text(encoding="utf-8") + "lint:\n  missing_page_threshold: 2\n", encoding="utf-8"
+    )
+
+
+def _pages(*edits: Callable[[Project], None]) -> Callable[[Project], None]:
+    def edit(p: Project) -> None:
+        for one in edits:
+            one(p)
+
+    return edit
+
+
+FOAM = "Quantum\u2014foam"  # its topic key is "quantum foam"; its names text holds neither name nor slug
+# (what is edited, the summary's way, and what the full lint finds of a rule: rule, how many)
+ADDED: list[tuple[str, Callable[[Project], None], str, tuple[str, int]]] = [
+    ("two mentions make a missing page", _two_mentions, "counted", ("missing-page", 1)),
+    # a source page new, that a broken link of a hand-made page names: resolved, and an orphan new
+    (
+        "its link's page",
+        _added("pq2.md", "# Product quantization\n\nIt splits vectors into parts.\n"),
+        "patched",
+        ("broken-link", 2),
+    ),
+    # ...that four pages mention in bold, two of them (with no broken links) in words whose names
+    # text holds neither its name nor its slug: their mentions go by its topic key
+    (
+        "bold words apart",
+        _pages(
+            _page("third-notes.md", "Quantum foam", FOAM),
+            _page("quiet-notes.md", "See [[Overlap notes]].", f"See [[Overlap notes]]. **{FOAM}**"),
+        ),
+        "counted",
+        ("missing-page", 1),
+    ),
+    (
+        "a topic four pages mention",
+        _added("foam.md", "# Quantum foam\n\nFoam of space, at small lengths.\n"),
+        "patched",
+        ("missing-page", 0),
+    ),
+    # bold words that are a file name, in pages with no broken links: a page's by its stem once it comes
+    (
+        "a bold file name",
+        _pages(
+            _page("overlap-notes.md", "See [[My notes]].", "See [[My notes]]. **notes/ivf-lists**"),
+            _page("quiet-notes.md", "See [[Overlap notes]].", "See [[Overlap notes]], **notes/ivf-lists**"),
+        ),
+        "counted",
+        ("missing-page", 1),
+    ),
+    (
+        "the page it names",
+        _added("ivf.md", "# IVF lists\n\nIt keeps each cluster's vectors together.\n"),
+        "patched",
+        ("missing-page", 0),
+    ),
+    # a broken link that suggests pages: a page new like it is suggested
+    (
+        "a link misspelt",
+        _page("third-notes.md", "see [[My notes]]", "see [[Sparse retreival]], [[My notes]]"),
+        "counted",
+        ("broken-link", 3),
+    ),
+    (
+        "a page like it",
+        _added("sparse.md", "# Sparse retrieval\n\nIt ranks by the words shared.\n"),
+        "patched",
+        ("broken-link", 3),
+    ),
+    # a name some page has already: which page it goes to may change (every page counted)
+    (
+        "a page's name again",
+        _added("ivf2.md", "# IVF lists\n\nThe lists are probed a few at a time.\n"),
+        "counted",
+        ("broken-link", 3),
+    ),
+]
+
+
+def test_pages_a_build_adds_are_patched_exactly(tmp_path: Path) -> None:
+    """A source new whose page alone comes (lint/came.py): the pages whose links, bold terms or
+    Topics items name it are read again, and the summary and what the lint stored equal a full
+    lint's."""
+    project = _project(tmp_path / "p")
+    for what, edit, how, (rule, found) in ADDED:
+        edit(project)
+        report = _build(project)
+        full = lint(project)
+        assert report.lint == full.counts(), what
+        assert sum(f.rule == rule for f in full.findings) == found, what
+        with State.open(project.state_path) as state:
+            cached = lint_cached(project, state, store=False)
+        assert [f.to_json() for f in cached.findings] == [f.to_json() for f in full.findings], what
+        kept = _kept(project)
+        assert kept.get("how") == how, what
+        if how == "patched":
+            assert kept["checked"] <= 4, f"{what}: only the pages that name it are read"
+        # and what it stored for the next lint is what a lint of every page stores
+        copy = tmp_path / "full"
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(project.root, copy, symlinks=True)
+        with State.open(Project(copy).state_path) as state:
+            lint_cached(Project(copy), state, fresh=True)
+        assert _stored(project) == _stored(Project(copy)), what
+
+
+def _stored(project: Project) -> dict[str, Any]:
+    """What a lint stores for the next to patch from: the names, the findings across pages,
+    the mentions and each page's names text, in no particular order."""
+    with State.open(project.state_path) as state:
+        names = json.loads(state.get_meta(Meta.LINT_NAMES) or "{}")
+        across = json.loads(state.get_meta(Meta.LINT_ACROSS) or "{}")["across"]
+        db = state.db
+        return {
+            "pages": names["names"]["pages"],
+            "names": names["names"]["names"],
+            "have": sorted(names["have"]),
+            "across": across,
+            "mentions": sorted(db.execute("SELECT key, rel, line, terms FROM lint_mentions").fetchall()),
+            "text": sorted(db.execute("SELECT rel, text FROM lint_text").fetchall()),
+            "records": sorted(
+                db.execute("SELECT rel, size, across, hash, cached, orphanable FROM lint_records")
+            ),
+        }

@@ -38,25 +38,29 @@ class Listed:
         if not index.startswith(self.head) or not (m := COUNT.match(index, len(self.head))):
             return None
         count = int(m.group(1)) + len(self.added) - len(self.gone)
-        index = f"{self.head}{count} pages.\n{index[m.end() :]}"
+        lines = f"{self.head}{count} pages.\n{index[m.end() :]}".split("\n")
+        start = self.head.count("\n") + 1  # the parts' headings come after the count
+        # the pages new put in first (a part whose pages all go may get another), among the
+        # lines of the pages gone too (their titles as they were)
+        gone = {slug: title for slug, title, _, _ in self.gone}
+        for slug, title, kind, description in sorted(self.added, key=lambda a: (a[1].casefold(), a[0])):
+            part = self._part(lines, start, kind)
+            if not isinstance(part, tuple) or "\n" in description:
+                return None
+            first, end = part
+            at = self._place(lines, first, end, (title.casefold(), slug), gone)
+            lines.insert(at, index_line(slug, title, description))
+        index = "\n".join(lines)
         for slug, title, _, description in self.gone:
             was = f"\n{index_line(slug, title, description)}\n"
             if index.count(was) != 1:
                 return None
             index = index.replace(was, "\n")
         lines = index.split("\n")
-        start = self.head.count("\n") + 1  # the parts' headings come after the count
-        for slug, title, kind, description in sorted(self.added, key=lambda a: (a[1].casefold(), a[0])):
-            part = self._part(lines, start, kind)
-            if not isinstance(part, tuple) or "\n" in description:
-                return None
-            first, end = part
-            at = self._place(lines, first, end, (title.casefold(), slug))
-            lines.insert(at, index_line(slug, title, description))
         kinds = {kind for _, _, kind, _ in [*self.gone, *self.added]}
-        if any(self._part(lines, start, kind) in (None, False) for kind in kinds):
+        if any(not isinstance(self._part(lines, start, kind), tuple) for kind in kinds):
             return None
-        return "\n".join(lines)
+        return index
 
     def _part(self, lines: list[str], start: int, kind: str) -> tuple[int, int] | None | bool:
         """The lines of a type's part (first, end); None: no such part; False: empty."""
@@ -73,13 +77,16 @@ class Listed:
             return None
         return (first, end) if end > first else False
 
-    def _place(self, lines: list[str], first: int, end: int, key: tuple[str, str]) -> int:
+    def _place(
+        self, lines: list[str], first: int, end: int, key: tuple[str, str], gone: dict[str, str]
+    ) -> int:
         """Where a line of this key goes among lines[first:end] (sorted by title, then slug)."""
         lo, hi = first, end
         while lo < hi:
             mid = (lo + hi) // 2
             slug = lines[mid][4:].partition("|")[0].partition("]]")[0]
-            if (self.title(slug).casefold(), slug) < key:
+            title = gone[slug] if slug in gone else self.title(slug)
+            if (title.casefold(), slug) < key:
                 lo = mid + 1
             else:
                 hi = mid

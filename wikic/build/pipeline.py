@@ -306,7 +306,9 @@ class _Build:
         self._settle([a for pid, a in actions.items() if pid not in local])
         self._settle([a for pid, a in actions.items() if pid in local], local=True)
         self.written = actions
-        return self._compose(subset, actions, None if self.edit is None else self.edit.changed)
+        # an edit's composed pages: those it planned again, and those gone (their rows and figures go)
+        only = None if self.edit is None else [*self.edit.changed, *(e[3] for e in self.edit.gone.values())]
+        return self._compose(subset, actions, only)
 
     def _actions(self, pages: Mapping[str, PagePlan]) -> dict[str, Action]:
         return write_actions(pages, self.schema, self.prompts, self.model_fp)

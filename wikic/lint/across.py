@@ -122,33 +122,39 @@ def compute(
 
 @dataclass
 class Patch:
-    """An edit of pages that kept every page's names, to bring an Across up to date with."""
+    """An edit of pages, to bring an Across up to date with: one that kept every page's names,
+    or (`before`: the names and topic keys as they were) one that added pages (lint/came.py)."""
 
     names: Names
     have: set[str]
     levels: Mapping[str, str]
     threshold: int  # lint.missing_page_threshold
     mentioned: Callable[[Iterable[str]], Where]  # the stored mentions of these topic keys
+    before: tuple[Names, set[str]] | None = None
 
-    def apply(self, across: Across, edits: list[tuple[Page, Page]]) -> dict[str, topics.Mentions]:
-        """`edits`: (before, after) of each page whose facts changed; returns the pages' new
-        mentions."""
+    def apply(self, across: Across, edits: Sequence[tuple[Page | None, Page]]) -> dict[str, topics.Mentions]:
+        """`edits`: (before, after) of each page whose facts changed, or whose links the names
+        added can resolve otherwise (before None: a page new); returns the pages' new mentions."""
         names, levels = self.names, self.levels
+        old_names, old_have = self.before or (names, self.have)
         for old, new in edits:
             if "broken-link" in levels:
                 across.broken.pop(new.rel, None)
                 if broken := list(rules.broken_links(names, [new])):
                     across.broken[new.rel] = broken
             if "orphan-page" in levels:
-                for slug in names.outlinks(old) - {old.slug}:
+                for slug in old_names.outlinks(old) - {old.slug} if old is not None else ():
                     across.inbound[slug] -= 1
                 for slug in names.outlinks(new) - {new.slug}:
                     across.inbound[slug] += 1
         if "missing-page" not in levels:
             return {}
         now = {new.rel: topics.page_mentions(new, names, self.have) for _, new in edits}
-        touched = {
-            key for old, new in edits for key in [*topics.page_mentions(old, names, self.have), *now[new.rel]]
+        grown = self.have - old_have  # the keys of pages new: no page mentions them as missing
+        touched = grown | {
+            key
+            for old, new in edits
+            for key in [*(topics.page_mentions(old, old_names, old_have) if old else ()), *now[new.rel]]
         }
         where = self.mentioned(sorted(touched))
         for key in touched:
@@ -158,6 +164,6 @@ class Patch:
                 if key in said:
                     at[rel] = said[key]
             across.missing.pop(key, None)
-            if finding := topics.missing_finding(key, at, self.threshold):
+            if key not in grown and (finding := topics.missing_finding(key, at, self.threshold)):
                 across.missing[key] = finding
         return now

@@ -16,7 +16,7 @@ from wikic.hashing import FINGERPRINT, digest, fingerprint
 from wikic.lint import citations, rules
 from wikic.lint.across import ACROSS, Across
 from wikic.lint.context import Context, Finding, SourceCache
-from wikic.lint.facts import Facts, facts_of, finding_json
+from wikic.lint.facts import Facts, facts_of, finding_json, folded
 from wikic.project import Project
 from wikic.state import LintRow, State
 from wikic.state.lint import Record, SourceRecord
@@ -26,7 +26,7 @@ from wikic.wiki.read import INDEX, LOG, PageStats, Wiki, read_page
 if TYPE_CHECKING:
     from wikic.config import Schema
 
-VERSION = 5  # bump when a rule or the facts change: every page is checked again
+VERSION = 6  # bump when a rule or the facts change: every page is checked again (6: lint_text)
 # A file changed this close to the lint that stat'ed it may change again within the same mtime
 # tick at the same size (git's "racily clean" entries): such a stat is recorded as untrusted.
 RACY_NS = 100_000_000
@@ -212,7 +212,8 @@ def entry_of(seen: Seen, page: Page, facts: Facts | None, st: Stat) -> Entry:
     stat = seen.trusted(st)
     text = json.dumps(facts, ensure_ascii=False) if facts else ""
     across = facts["across"] if facts else repr((page.hash, page.read_error))
-    return Entry(page, LintRow(rel, *stat, seen.key(deps), text, ""), [], across, stat, facts)
+    row = LintRow(rel, *stat, seen.key(deps), text, "", folded(facts))
+    return Entry(page, row, [], across, stat, facts)
 
 
 BadCitations = Callable[[Context, Page], Iterable[Finding]]
@@ -286,7 +287,8 @@ def own_rows(changed: dict[str, Entry]) -> tuple[list[LintRow], list[str]]:
     for e in changed.values():
         if e.row is not None and e.row.facts:
             findings = json.dumps([finding_json(f) for f in e.findings], ensure_ascii=False)
-            rows.append(LintRow(e.row.rel, e.row.size, e.row.mtime_ns, e.row.key, e.row.facts, findings))
+            row = e.row
+            rows.append(LintRow(row.rel, row.size, row.mtime_ns, row.key, row.facts, findings, row.names))
         elif e.row is not None:  # always read again now (a saved answer): no row of what it was
             gone.append(e.page.rel)
     return rows, gone

@@ -52,6 +52,17 @@ def facts_of(page: Page) -> dict[str, Any] | None:
     return facts
 
 
+def folded(facts: Facts | None) -> str:
+    """What the rules across pages resolve against the wiki's names of a page (its link
+    targets, labels, bold terms and Topics items), casefolded: where a build whose pages came
+    looks for their names (lint/came.py)."""
+    if facts is None:
+        return ""
+    texts = [t for target, _, label, _, _ in facts["links"] for t in (target, label or "")]
+    texts += [term for term, _ in facts["bold"]] + [text for text, _ in facts["topics"]]
+    return "\n".join(texts).casefold()
+
+
 def page_of(rel: str, facts: dict[str, Any]) -> Page:
     """A page as the rules across pages see it, from its facts: no reading, no parsing."""
     page = _bare(rel, facts)

@@ -62,7 +62,9 @@ class Held:
                 if e.findings:
                     found = json.dumps([finding_json(f) for f in e.findings], ensure_ascii=False)
                 row = e.row
-                self._rows.add(marshal.dumps((row.rel, row.size, row.mtime_ns, row.key, row.facts, found)))
+                self._rows.add(
+                    marshal.dumps((row.rel, row.size, row.mtime_ns, row.key, row.facts, found, row.names))
+                )
             elif e.row is not None:  # always read again now (a saved answer): no row of what it was
                 self.gone.append(page.rel)
 

@@ -10,16 +10,18 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from wikic.lint import rules, topics
 from wikic.lint.across import Across, Patch
+from wikic.lint.came import Added, names_json
 from wikic.lint.context import Finding
 from wikic.lint.entries import ORPHANABLE, load
 from wikic.lint.facts import Facts, page_of
 from wikic.lint.names import KeptNames, names_key
 from wikic.lint.patch import names_read
 from wikic.state import Meta, State
+from wikic.wiki.page import Page
 
 
 @dataclass
@@ -30,20 +32,33 @@ class Moved:
     after: list[Finding]  # and as they are
     mentions: dict[str, topics.Mentions]  # the pages' mentions now
     across: str  # Meta.LINT_ACROSS, patched
+    names: str | None = None  # Meta.LINT_NAMES, where pages were added
+    unmentioned: list[str] = field(default_factory=list)  # topic keys no page mentions as missing now
 
 
 def moved(
-    state: State, levels: Mapping[str, str], threshold: int, kept: KeptNames, now: dict[str, Facts]
+    state: State,
+    levels: Mapping[str, str],
+    threshold: int,
+    kept: KeptNames,
+    now: dict[str, Facts],
+    added: Added | None = None,
+    relinked: Mapping[str, Facts] | None = None,
 ) -> Moved | None:
     """The findings across pages before and after these pages' facts changed to `now`; None
     where the stored lint is not at hand or one changed its names (a page's names are what
-    every other page's links resolve against: the rules then run over every page)."""
+    every other page's links resolve against: the rules then run over every page). With
+    `added`, the pages new (among `now`) and `relinked`, the pages whose links, bold terms or
+    Topics items name them (their facts as they were): came.py."""
     data = load(state.get_meta(Meta.LINT_ACROSS))
     if not data or kept.raw is None or names_key(kept.raw) != data["names"]:
         return None
-    was = state.lint_facts(now)
-    edits = []
+    new = added.pages if added is not None else {}
+    was = state.lint_facts(rel for rel in now if rel not in new)
+    edits: list[tuple[Page | None, Page]] = [(None, page_of(rel, now[rel])) for rel in new]
     for rel, facts in now.items():
+        if rel in new:
+            continue
         if rel not in was:
             return None
         old = json.loads(was[rel])
@@ -52,27 +67,51 @@ def moved(
         edits.append((page_of(rel, old), page_of(rel, facts)))
     decoded = kept.decoded()
     assert decoded is not None
-    names, have = decoded
+    names, have = old_names, _ = decoded
     across = Across.from_json(data["across"])
-    slugs = sorted(
-        {s for old, new in edits for s in names.outlinks(old) | names.outlinks(new)} & names.pages.keys()
-    )
-    paths = {slug: names.pages[slug].rel for slug in slugs}
+    grown = None
+    if added is not None:
+        if (grown := added.grow(names, have)) is None:
+            return None
+        names, have = grown
+        # the pages with broken links too: what each suggests is of every page's names
+        again = dict(relinked or {})
+        suggest = sorted(across.broken.keys() - again.keys() - now.keys())
+        found = state.lint_facts(suggest)
+        if len(found) != len(suggest):
+            return None
+        again.update((rel, json.loads(found[rel])) for rel in suggest)
+        edits += [(page, page) for rel, facts in sorted(again.items()) for page in [page_of(rel, facts)]]
+    for page in new.values():
+        across.inbound[page.slug] = 0
+    olds = {
+        s for old, _ in edits if old is not None for s in old_names.outlinks(old)
+    } & old_names.pages.keys()
+    slugs = sorted({s for _, page in edits for s in names.outlinks(page)} & names.pages.keys() | olds)
+    paths = {slug: names.pages[slug].rel for slug in slugs if slug not in {p.slug for p in new.values()}}
     records = state.lint_records_of(paths.values())
     if len(records) != len(paths):
         return None
+    orphanable = {s: records[rel][ORPHANABLE] for s, rel in paths.items()}
+    orphanable |= {p.slug: rules.can_be_orphan(p) for p in new.values()}
 
-    def touched() -> list[Finding]:
-        found = [f for rel in now for f in across.broken.get(rel, [])]
+    def touched(pages: set[str]) -> list[Finding]:
+        found = [f for _, page in edits for f in across.broken.get(page.rel, [])]
         found += across.missing.values()
         if "orphan-page" in levels:
-            found += rules.orphans(
-                ((s, paths[s], records[paths[s]][ORPHANABLE]) for s in slugs), across.inbound
-            )
+            inside = sorted((set(slugs) | {p.slug for p in new.values()}) & pages)
+            found += rules.orphans(((s, names.pages[s].rel, orphanable[s]) for s in inside), across.inbound)
         return found
 
-    before = touched()
-    patch = Patch(names, have, levels, threshold, state.lint_mentions)
+    before = touched(set(old_names.pages))
+    patch = Patch(names, have, levels, threshold, state.lint_mentions, decoded if grown else None)
     mentions = patch.apply(across, edits)
+    raw = None
+    if grown is not None:
+        raw = names_json(*grown)
+        data["names"] = names_key(raw)
     data["across"], data["stored"] = across.to_json(), secrets.token_hex(8)
-    return Moved(before, touched(), mentions, json.dumps(data, ensure_ascii=False))
+    dropped = sorted(grown[1] - decoded[1]) if grown else []
+    return Moved(
+        before, touched(set(names.pages)), mentions, json.dumps(data, ensure_ascii=False), raw, dropped
+    )

@@ -30,10 +30,12 @@ class _Suggester:
     def __init__(self, names: Names) -> None:
         self.names = names
         self.choices: dict[str, str] = dict(names.names)
-        for slug in names.pages:
+        for slug in sorted(names.pages):
             self.choices.setdefault(slug.casefold(), slug)
             self.choices.setdefault(slug.replace("-", " ").casefold(), slug)
-        self._keys = list(self.choices)
+        # in order, not as the names came: the suggestions of equal likeness are the same
+        # whichever way the names were made (a full lint's, or a patch's: lint/came.py)
+        self._keys = sorted(self.choices)
 
     def suggest(self, link: LinkRef) -> tuple[str | None, list[str]]:
         """(the page it obviously meant, or None; candidate slugs, best first)."""

@@ -32,6 +32,7 @@ from wikic.errors import WikicError
 from wikic.hashing import fingerprint
 from wikic.lint import rules
 from wikic.lint.blocks import bad_citations
+from wikic.lint.came import Added, strings
 from wikic.lint.context import Context, Finding
 from wikic.lint.entries import CACHED, FACTS, ORPHANABLE, OWN, Entry, Seen, check_own, entry_of, own_rows
 from wikic.lint.entries import settings_of as own_settings
@@ -193,16 +194,22 @@ def _patched(
     made = _written(report, found, after)
     if made is None:
         return None
-    written, index_written = made
+    written, index_written, new = made
     unbuilt: list[str] = kept["unbuilt"]
     # the sources the build read again (one edited after it read it is read by the next build,
     # whose summary checks its pages: as for a page edited after the build wrote it)
     changed = set(report.reread) | _moved(project, state, unbuilt)
     again = sorted(written | state.lint_dependents(changed) | set(kept["always"]))
-    read = _pages(seen, state, again, kept["off"])
+    read = _pages(seen, state, again, kept["off"], new)
     if read is None:
         return None
     pages, changed_facts = read
+    added = relinked = None
+    if new:  # pages the build added: those whose names text names them read too (came.py)
+        got = _added(seen, state, kept, pages, changed_facts, new)
+        if got is None:
+            return None
+        added, relinked = got
     across = None
     names = KeptNames(lambda: state.get_meta(Meta.LINT_NAMES), set(kept["files"]))  # read once, if at all
     if changed_facts:  # what the rules across pages read of them changed: patched from before and after
@@ -210,9 +217,11 @@ def _patched(
         if len(now) != len(changed_facts):  # a page always read again: no facts to patch from
             return None
         threshold = seen.schema.lint.missing_page_threshold
-        across = moved(state, seen.levels, threshold, names, now)
+        across = moved(state, seen.levels, threshold, names, now, added, relinked)
         if across is None:
             return None
+        if across.names is not None:  # the names grown by the pages added: index.md is checked by them
+            names = KeptNames(lambda: across.names if across else None, names.files)
     # index.md read (once the pages allow a patch) unless the build says its links are as they were
     check_index = index_written and not report.index_same_links
     index = _index(seen, state, kept, names) if check_index else None
@@ -224,7 +233,7 @@ def _patched(
     blocks = _Blocks(seen, state.lint_blocks_of(again))
     check_own(seen, entries, blocks.bad)
     hand = {rel for rel, (page, _, _, wrote) in pages.items() if wrote and page.hash != wrote}
-    counts = _apply(state, kept, entries, hand, index, across)
+    counts = _apply(state, kept, entries, hand, index, across, new)
     if counts is None:
         return None
     kept.update(
@@ -283,27 +292,62 @@ def _store(
     sources = {rel: now for rel, now in seen.sources(asked).items() if before.get(rel) != now}
     saved = {Meta.LINT_TOTALS: kept}
     mentions = {}
+    unmentioned: list[str] = []
     if across is not None:
-        saved[Meta.LINT_ACROSS], mentions = across.across, across.mentions
-    state.save_lint(rows, gone, cited, mentions, records, sources, saved, blocks=blocks.changes())
+        saved[Meta.LINT_ACROSS], mentions, unmentioned = across.across, across.mentions, across.unmentioned
+        if across.names is not None:
+            saved[Meta.LINT_NAMES] = across.names
+    state.save_lint(
+        rows, gone, cited, mentions, records, sources, saved, blocks=blocks.changes(), unmentioned=unmentioned
+    )
 
 
-def _written(report: Report, before: Tree, after: Tree) -> tuple[set[str], bool] | None:
-    """The pages the build wrote (or removed), and whether it rewrote index.md; None when a page
-    or index.md came or went, or it touched an attachment (the rules across pages then run again)."""
-    pages, index = set(), False
+def _written(report: Report, before: Tree, after: Tree) -> tuple[set[str], bool, set[str]] | None:
+    """The pages the build wrote (or removed), whether it rewrote index.md, and the pages it
+    added (came.py); None when a page or index.md went or index.md came, or it touched an
+    attachment (the rules across pages then run again)."""
+    pages, index, new = set(), False, set()
     for rel in [*report.written, *report.removed]:
         if not rel.startswith("wiki/") or rel == f"wiki/{LOG}":
             continue  # nothing lint reads
         name = rel[len("wiki/") :]
-        there = before.stat(rel) is not None and after.stat(rel) is not None  # by bisection: 2 of 100,000
+        there = after.stat(rel) is not None  # by bisection: 2 of 100,000
         if "/" in name or not name.endswith(".md") or not there:
             return None
+        if before.stat(rel) is None:
+            new.add(rel)
         if name == INDEX:
             index = True
         else:
             pages.add(rel)
-    return pages, index
+    return (pages, index, new) if INDEX_REL not in new else None
+
+
+def _added(
+    seen: Seen, state: State, kept: dict[str, Any], pages: Read, changed: list[str], new: set[str]
+) -> tuple[Added, dict[str, Facts]] | None:
+    """The pages new, and the pages not among those the build changed whose names text names
+    them (their facts as they are), read too (into `pages`, and `changed` where their facts
+    changed); None where a page read again each time names one (it has no facts to patch from)."""
+    added = Added({rel: pages[rel][0] for rel in new})
+    found = strings(added.pages.values())
+    for rel in kept["always"]:
+        text = pages[rel][0].text.casefold()
+        if any(s in text for s in found):
+            return None
+    named = state.lint_naming(found) - new
+    more = _pages(seen, state, sorted(named - pages.keys()), kept["off"])
+    if more is None:
+        return None
+    pages.update(more[0])
+    changed += more[1]
+    relinked: dict[str, Facts] = {}
+    for rel in sorted(named - set(changed)):
+        facts = pages[rel][1]
+        if facts is None:
+            return None
+        relinked[rel] = facts
+    return added, relinked
 
 
 def _index(seen: Seen, state: State, kept: dict[str, Any], names: KeptNames) -> tuple[Counts, bool] | None:
@@ -355,11 +399,12 @@ Read = dict[str, tuple[Page, Facts | None, tuple[int, int], str]]
 
 
 def _pages(
-    seen: Seen, state: State, again: list[str], off: dict[str, list[str]]
+    seen: Seen, state: State, again: list[str], off: dict[str, list[str]], new: set[str] | None = None
 ) -> tuple[Read, list[str]] | None:
     """These pages read and parsed, with their facts and stat, and those of them that changed
-    what the rules across pages read of them; None when one is gone, or changed whether it is
-    cached, whether it can be an orphan, or its switches."""
+    what the rules across pages read of them (the pages `new` among them); None when one is
+    gone, or changed whether it is cached, whether it can be an orphan, or its switches (a
+    page new: when it has no facts, or switches)."""
     records, written = state.lint_records_of(again), state.written_hashes_of(again)
     pages: Read = {}
     changed_facts: list[str] = []
@@ -372,6 +417,17 @@ def _pages(
         page = read_page(seen.project.root / rel, rel)
         facts = facts_of(page)
         across = facts["across"] if facts else repr((page.hash, page.read_error))
+        if new and rel in new:
+            if facts is None or page.disabled:
+                return None
+            changed_facts.append(rel)
+            pages[rel] = (
+                page,
+                facts,
+                (st.st_size, st.st_mtime_ns),
+                written.get(rel, "") if page.hash else "",
+            )
+            continue
         if record is None or record[CACHED] != (facts is not None):
             return None
         if record[ORPHANABLE] != rules.can_be_orphan(page) or sorted(page.disabled) != off.get(rel, []):
@@ -389,6 +445,7 @@ def _apply(
     hand: set[str],
     index: tuple[Counts, bool] | None = None,
     across: Moved | None = None,
+    new: Iterable[str] = (),
 ) -> Counts | None:
     """The kept counts, less what the pages read said before, plus what they say now (`hand`:
     those of them that differ from what wikic wrote; `index`: index.md's counts now, and
@@ -407,7 +464,7 @@ def _apply(
         kept["hand"] = sorted(
             {rel for rel in kept["hand"] if rel != INDEX_REL} | ({INDEX_REL} if index[1] else set())
         )
-    cached = [e.page.rel for e in entries.values() if e.facts is not None]
+    cached = [e.page.rel for e in entries.values() if e.facts is not None and e.page.rel not in new]
     before = state.lint_own_of(cached)
     if len(before) != len(cached):
         return None

@@ -21,6 +21,7 @@ class LintRow:
     key: str  # what the page's own findings read (settings, its sources' stats)
     facts: str  # JSON: what the rules across pages read of it
     findings: str  # JSON: its own findings
+    names: str = ""  # what the rules across pages resolve of it, casefolded (lint.facts.folded)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ records, indexes and summary in one transaction."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from wikic.state.connection import Tables
@@ -110,6 +110,17 @@ class LintTables(Tables):
             found.setdefault(rel, set()).add(source)
         return found
 
+    def lint_naming(self, strings: Iterable[str]) -> set[str]:
+        """The pages whose names the rules across pages resolve (casefolded: lint_text) hold
+        any of these strings."""
+        strings = list(strings)
+        found: set[str] = set()
+        for i in range(0, len(strings), 50):
+            chunk = strings[i : i + 50]
+            where = " OR ".join(["instr(text, ?) > 0"] * len(chunk))
+            found.update(r[0] for r in self.db.execute(f"SELECT rel FROM lint_text WHERE {where}", chunk))
+        return found
+
     def lint_dependents(self, sources: Iterable[str]) -> set[str]:
         """The cached pages that cite or list any of these sources."""
         found: set[str] = set()
@@ -136,12 +147,14 @@ class LintTables(Tables):
         saved: dict[Meta, str],
         everything: bool = False,
         blocks: tuple[Iterable[tuple[str, str]], Iterable[tuple[str, str, str]]] = ((), ()),
+        unmentioned: Iterable[str] = (),
     ) -> None:
         """The rows of the pages read, `gone` dropped; `deps`, `mentions`: the sources and the
         mentions of these pages, in place of their old ones; `records`, `sources`: new or
         changed (`everything`: of every page, all old ones dropped); `saved`: meta values made
         with them; `blocks`: the (page, block key) gone, and the (page, block key, findings)
-        new, of the bad-citation findings kept by block. The kept lint summary
+        new, of the bad-citation findings kept by block; `unmentioned`: topic keys no page
+        mentions as missing any longer (a page new has them: lint/came.py). The kept lint summary
         (Meta.LINT_TOTALS) goes unless `saved` has it anew: it holds only for the cache it was
         made with."""
         db = self.db
@@ -152,10 +165,11 @@ class LintTables(Tables):
                 db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k.value, v))
             gone = list(gone)
             db.executemany("DELETE FROM lint_pages WHERE rel=?", [(rel,) for rel in gone])
-            db.executemany(  # row by row: a full lint's rows come from a file, not all held at once
-                "INSERT OR REPLACE INTO lint_pages VALUES (?, ?, ?, ?, ?, ?)",
-                ((r.rel, r.size, r.mtime_ns, r.key, r.facts, r.findings) for r in rows),
-            )
+            db.executemany("DELETE FROM lint_text WHERE rel=?", [(rel,) for rel in gone])
+            names: list[tuple[str, str]] = []  # each row's lint_text, put in as the rows are
+            # row by row: a full lint's rows come from a file, not all held at once
+            db.executemany("INSERT OR REPLACE INTO lint_pages VALUES (?, ?, ?, ?, ?, ?)", _pages(rows, names))
+            db.executemany("INSERT OR REPLACE INTO lint_text VALUES (?, ?)", names)
             if everything:
                 for table in TABLES:
                     db.execute(f"DELETE FROM {table}")
@@ -174,6 +188,7 @@ class LintTables(Tables):
                 [(rel, *r) for rel, r in sources.items()],
             )
             self._save_blocks(blocks, everything)
+            db.executemany("DELETE FROM lint_mentions WHERE key=?", [(key,) for key in unmentioned])
             self._save_refs(deps, mentions)
 
     def _save_refs(self, deps: Mapping[str, Iterable[str]], mentions: Mapping[str, Mentions]) -> None:
@@ -198,8 +213,16 @@ class LintTables(Tables):
         those of pages no longer there (a block's kept findings hold as long as it exists)."""
         if everything:
             self.db.execute("DELETE FROM lint_blocks WHERE rel NOT IN (SELECT rel FROM lint_records)")
+            self.db.execute("DELETE FROM lint_text WHERE rel NOT IN (SELECT rel FROM lint_pages)")
         self.db.executemany("DELETE FROM lint_blocks WHERE rel=? AND key=?", blocks[0])
         self.db.executemany("INSERT OR REPLACE INTO lint_blocks VALUES (?, ?, ?)", blocks[1])
+
+
+def _pages(rows: Iterable[LintRow], names: list[tuple[str, str]]) -> Iterator[tuple[Any, ...]]:
+    """The rows as lint_pages holds them, each one's lint_text put in `names`."""
+    for r in rows:
+        names.append((r.rel, r.names))
+        yield r.rel, r.size, r.mtime_ns, r.key, r.facts, r.findings
 
 
 def _json(data: Any) -> str:

@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS lint_pages (
 CREATE INDEX IF NOT EXISTS lint_pages_found ON lint_pages (rel) WHERE findings != '[]';
 CREATE TABLE IF NOT EXISTS lint_deps (source TEXT, rel TEXT, PRIMARY KEY (source, rel));
 CREATE INDEX IF NOT EXISTS lint_deps_rel ON lint_deps (rel);
+CREATE TABLE IF NOT EXISTS lint_text (rel TEXT PRIMARY KEY, text TEXT);
 CREATE TABLE IF NOT EXISTS lint_blocks (rel TEXT, key TEXT, findings TEXT, PRIMARY KEY (rel, key));
 CREATE TABLE IF NOT EXISTS lint_mentions (
     key TEXT, rel TEXT, line INTEGER, terms TEXT, PRIMARY KEY (key, rel));

@@ -1,0 +1,160 @@
+"""Pages that come or go in an edit (build/comego.py, build/indexpatch.py): the names, their
+fingerprint and index.md brought up to date from those pages alone equal what the linker and
+render_index make from every page; the pages whose text can name them are found."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+from wikic.build.assemble import PageEntry, render_index
+from wikic.build.comego import Came, Entry, came, patched_entries, touched
+from wikic.build.indexpatch import listed, patched_index
+from wikic.build.linker import Linker
+from wikic.state import Links, State
+from wikic.wiki.page import seal
+
+WORDS = ["Raft", "raft", "Paxos", "log", "Log", "consensus", "Zoë", "ZOË", "ß", "SS", "b-tree", "B tree"]
+TYPES = ["source", "concept", "source", "entity"]
+
+
+def _entries(rng: random.Random, n: int) -> dict[str, Entry]:
+    """n pages, many of them sharing names (a title of one the alias of another), some foreign."""
+    found: dict[str, Entry] = {}
+    while len(found) < n:
+        slug = f"p{rng.randrange(10_000):04d}"
+        title = " ".join(rng.sample(WORDS, rng.randint(1, 2)))
+        aliases = [rng.choice(WORDS) for _ in range(rng.randint(0, 2))]
+        found[slug] = (title, rng.choice(TYPES), aliases, "" if rng.random() < 0.1 else f"id:{slug}")
+    return found
+
+
+def _linker(entries: dict[str, Entry]) -> Linker:
+    return Linker([PageEntry(slug, e[0], e[1], e[2]) for slug, e in entries.items()])
+
+
+def _change(rng: random.Random, before: dict[str, Entry]) -> tuple[dict[str, Entry], dict[str, Entry]]:
+    gone = {s: e for s, e in before.items() if e[3] and rng.random() < 0.15}
+    added = {s: e for s, e in _entries(rng, rng.randint(0, 4)).items() if s not in before and e[3]}
+    return added, gone
+
+
+def test_the_names_and_their_fingerprint_after_pages_come_and_go_are_the_linkers_of_every_page() -> None:
+    rng = random.Random(17)
+    for _ in range(300):
+        before = _entries(rng, rng.randint(1, 30))
+        added, gone = _change(rng, before)
+        after = {s: e for s, e in {**before, **added}.items() if s not in gone}
+        old, new = _linker(before), _linker(after)
+        got = came(old.fingerprint(), set(old.heads), old.names, before, added, gone, before.copy)
+        assert got.fingerprint == new.fingerprint()
+        for name, slug in got.now.items():
+            assert new.names.get(name) == slug, name
+        assert {k: s for k, s in new.names.items() if old.names.get(k) != s}.items() <= got.changed().items()
+        assert got.heads >= new.heads
+        # the names as the quick way reads them: the kept ones with the change over them
+        entries = patched_entries(before, got)
+        assert dict(entries) == after
+
+
+def test_the_fingerprint_does_not_hang_on_the_order_of_the_names() -> None:
+    rng = random.Random(3)
+    entries = [PageEntry(slug, e[0], e[1], e[2]) for slug, e in _entries(rng, 40).items()]
+    one = Linker(entries)
+    other = Linker.made(
+        dict(reversed(list(one.names.items()))), dict(reversed(list(one.titles.items()))), one.heads
+    )
+    assert one.fingerprint() == other.fingerprint()
+    assert Linker(entries[1:]).fingerprint() != one.fingerprint()
+
+
+def test_a_target_matched_by_likeness_resolves_alike_whatever_the_order_of_the_names() -> None:
+    entries = [PageEntry("b", "Raft log entries", "concept"), PageEntry("a", "Raft lag entries", "concept")]
+    one = Linker(entries)
+    other = Linker.made(dict(reversed(list(one.names.items()))), one.titles, one.heads)
+    assert one.resolve("raft lug entries") == other.resolve("raft lug entries") == "a"  # as alike: the first
+
+
+def _titles(entries: dict[str, Entry]) -> Callable[[str], str]:
+    return lambda slug: entries[slug][0]
+
+
+def _index(entries: dict[str, Entry], descriptions: dict[str, str]) -> str:
+    pages = [PageEntry(s, e[0], e[1], e[2], descriptions.get(s, "")) for s, e in entries.items()]
+    return seal(render_index("Test wiki", "notes\nfor tests", pages, ["concept", "entity", "source"]))
+
+
+def test_index_md_patched_for_pages_new_and_gone_is_render_indexs_of_every_page() -> None:
+    rng = random.Random(5)
+    patched = 0
+    for _ in range(300):
+        before = _entries(rng, rng.randint(2, 30))
+        added, gone = _change(rng, before)
+        after = {s: e for s, e in {**before, **added}.items() if s not in gone}
+        said = {s: rng.choice(["", "A page.", "Ends — here"]) for s in {**before, **added}}
+        listing = listed(
+            ("Test wiki", "notes\nfor tests"),
+            {s: (e[1], said[s]) for s, e in added.items()},
+            [(s, e[0], e[1], said[s]) for s, e in gone.items()],
+            _titles({**before, **added}),
+        )
+        old = _index(before, said)
+        got = patched_index(old.__str__, _titles(after), {}, {}, listing)
+        want = _index(after, said)
+        if {e[1] for e in after.values()} != {e[1] for e in before.values()}:
+            assert got is False  # a part new or emptied: the index made in full
+            continue
+        assert isinstance(got, tuple) and got[0] == want and got[1] is False
+        patched += 1
+    assert patched > 200
+
+
+def test_an_index_not_as_render_index_made_it_is_made_in_full() -> None:
+    before = {"a": ("Alpha", "concept", [], "id:a"), "b": ("Beta", "concept", [], "id:b")}
+    new = {"c": ("Gamma", "concept", [], "id:c")}
+    listing = listed(
+        ("Test wiki", "notes\nfor tests"), {"c": ("concept", "")}, [], lambda s: {**before, **new}[s][0]
+    )
+    text = _index(before, {})
+    edited = seal(text[: text.rfind("\n<!--")].replace("- [[b|Beta]]", "- [[b|Beta]]\nmy line"))
+    assert patched_index(lambda: edited, lambda s: "", {}, {}, listing) is False
+    assert patched_index(lambda: text + "x", lambda s: "", {}, {}, listing) is False  # its seal broken
+    assert isinstance(patched_index(lambda: text, lambda s: "", {}, {}, listing), tuple)
+
+
+def _state(tmp_path: Path, texts: dict[str, str], links: dict[str, list[str]]) -> State:
+    state = State.open(tmp_path / "state.db")
+    state.set_assembled({}, [], "", Links(True, links, [], texts=texts.items()))
+    return state
+
+
+def _came(added: dict[str, Entry], gone: dict[str, Entry], before: dict[str, Entry]) -> Came:
+    old = _linker(before)
+    return came(old.fingerprint(), set(old.heads), old.names, before, added, gone, lambda: dict(before))
+
+
+def test_the_pages_a_change_touches_are_those_whose_text_names_it_or_links_to_what_it_moved(
+    tmp_path: Path,
+) -> None:
+    before: dict[str, Entry] = {
+        "raft": ("Raft", "concept", [], "id:raft"),
+        "paxos": ("Paxos", "concept", [], "id:paxos"),
+        "notes": ("Notes", "source", [], "id:notes"),
+        "other": ("Other", "source", [], "id:other"),
+        "like": ("Like", "source", [], "id:like"),
+        "linking": ("Linking", "source", [], "id:linking"),
+    }
+    texts = {
+        "notes": "raft and multi-paxos agree on a log.",  # names "Multi-Paxos" (casefolded)
+        "other": "nothing of the kind.",
+        "like": "see [[multi paxos]] for more.",  # a target like the new name (ratio 91)
+        "linking": "raft again.",
+    }
+    with _state(tmp_path, texts, {"linking": ["paxos"]}) as state:
+        new = {"multi-paxos": ("Multi-Paxos", "concept", [], "id:multi")}
+        assert touched(state, _came(new, {}, before)) == {"notes", "like"}
+        gone = {"paxos": before["paxos"]}
+        assert touched(state, _came({}, gone, before)) == {"notes", "like", "linking"}  # by text, or a link
+        unrelated = {"zab": ("Zab", "concept", [], "id:zab")}
+        assert touched(state, _came(unrelated, {}, before)) == set()
