@@ -1,8 +1,10 @@
 """The output side of an edit whose changed pages are known (replan.Keep.same: the others):
 those pages assembled, and the pages whose backlinks they change, from the state's rows of
-them alone; index.md patched where their lines changed. None wherever that is not known to
-make what a full assembly makes (a name changed, a row missing, a line not found): the
-build then assembles in full (assemble.py).
+them alone; index.md patched where their lines changed (indexpatch.py). Where pages came or
+went (a source added, a topic page new or gone), the pages whose text names them too
+(comego.py). None wherever that is not known to make what a full assembly makes (a page
+renamed or moved, a source gone, a hand-made page naming a page new, a row missing, a line
+not found): the build then assembles in full (assemble.py).
 
 It goes by what the last build left: the names it went by and every page's links
 (state.assembled_links), with wiki/ as that build left it (Meta.WIKI_LEFT), so that no page
