@@ -112,11 +112,11 @@ STEPS: list[tuple[str, Callable[[Project], None], str]] = [
     ("a cited line reworded", _source("tools.md", OVERLAP, REWORDED), "patched"),
     ("a source's later sentence", _source("vectors.md", "It trades memory", "It spends memory"), "patched"),
     ("the cited line back", _source("tools.md", REWORDED, OVERLAP), "patched"),
-    ("a new link target", _new_source, "counted"),
+    ("a new link target", _new_source, "patched"),  # a source page and a topic page new (lint/came.py)
     ("then a source edit", _source("vectors.md", "It spends memory", "It trades memory"), "patched"),
     ("a hand-made page deleted", lambda p: (p.wiki_dir / "third-notes.md").unlink(), "counted"),
     ("a built page deleted by hand", lambda p: (p.wiki_dir / "hnsw.md").unlink(), "counted"),
-    ("a renamed topic", _source("tools.md", "## FAISS", "## Faiss library"), "counted"),
+    ("a renamed topic", _source("tools.md", "## FAISS", "## Faiss library"), "patched"),  # a page new
     ("a cited line reworded again", _source("tools.md", OVERLAP, REWORDED), "patched"),
     ("a hand edit of a built page", _page("hnsw.md", "\n\n", "\n\nA line of mine.\n\n"), "counted"),
     ("a description, so index.md", _source("rag.md", "RAG retrieves", "RAG fetches"), "patched"),
@@ -141,6 +141,7 @@ def test_the_summary_patched_or_counted_equals_a_full_lint_after_each_kind_of_ed
         assert kept.get("how") == how, what
         if how == "patched":
             assert kept["checked"] <= 6, f"{what}: only the pages the edit touched are read"
+            assert _stored(project) == _stored(_fully_linted(project, tmp_path / "full")), what
         if what.startswith("a cited line"):
             assert report.lint != before, f"{what}: the rewording changes what lint finds"
         before = report.lint
@@ -421,6 +422,13 @@ ADDED: list[tuple[str, Callable[[Project], None], str, tuple[str, int]]] = [
         "patched",
         ("broken-link", 3),
     ),
+    # a topic page new (with its source's page), a twin of a hand-made page's name
+    (
+        "a topic page new, a page's twin",
+        _added("twin.md", "# Twin notes\n\n## Overlap note\n\nOverlap notes say what chunks share.\n"),
+        "patched",
+        ("duplicate-page", 1),
+    ),
     # a name some page has already: which page it goes to may change (every page counted)
     (
         "a page's name again",
@@ -450,12 +458,16 @@ def test_pages_a_build_adds_are_patched_exactly(tmp_path: Path) -> None:
         if how == "patched":
             assert kept["checked"] <= 4, f"{what}: only the pages that name it are read"
         # and what it stored for the next lint is what a lint of every page stores
-        copy = tmp_path / "full"
-        shutil.rmtree(copy, ignore_errors=True)
-        shutil.copytree(project.root, copy, symlinks=True)
-        with State.open(Project(copy).state_path) as state:
-            lint_cached(Project(copy), state, fresh=True)
-        assert _stored(project) == _stored(Project(copy)), what
+        assert _stored(project) == _stored(_fully_linted(project, tmp_path / "full")), what
+
+
+def _fully_linted(project: Project, copy: Path) -> Project:
+    """A copy of the project, its lint stored as a lint of every page stores it."""
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(project.root, copy, symlinks=True)
+    with State.open(Project(copy).state_path) as state:
+        lint_cached(Project(copy), state, fresh=True)
+    return Project(copy)
 
 
 def _stored(project: Project) -> dict[str, Any]:
@@ -469,6 +481,7 @@ def _stored(project: Project) -> dict[str, Any]:
             "pages": names["names"]["pages"],
             "names": names["names"]["names"],
             "have": sorted(names["have"]),
+            "topics": sorted(map(tuple, names["topics"])),
             "across": across,
             "mentions": sorted(db.execute("SELECT key, rel, line, terms FROM lint_mentions").fetchall()),
             "text": sorted(db.execute("SELECT rel, text FROM lint_text").fetchall()),

@@ -7,9 +7,10 @@ substring), each read before with the names as they were and now with the names 
 (moved.py). What keys a page new takes for the topics (missing-page) are no page's missing
 ones now.
 
-It holds where the pages new are source pages (duplicate-page passes them over) whose names
-no page has (a name of a page goes to one page: one new takes no name from another), and no
-page went; else the cached lint counts every page (cache.py)."""
+It holds where the pages new have names no page has (a name goes to one page: one new takes
+no name from another), and no page went; else the cached lint counts every page (cache.py).
+A topic page new (not a source's) may be another's twin: duplicate-page runs again over the
+heads of the pages it reads, which the last lint kept (names_json)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from wikic.lint import topics
-from wikic.lint.names import Named, Names, head_of, index_title
+from wikic.lint.names import Head, Named, Names, head_of, index_title, topic_heads
 from wikic.wiki.page import Page
 from wikic.wiki.read import name_table
 
@@ -37,23 +38,39 @@ class Added:
 
     pages: dict[str, Page]
 
-    def grow(self, names: Names, have: set[str]) -> tuple[Names, set[str]] | None:
-        """The names and the topic keys of the pages' names with the pages new among them;
-        None where one is not a source page, or takes a name another page has."""
+    def grow(self, names: Names, have: set[str], kept: list[Head] | None) -> Grown | None:
+        """The names, the topic keys of the pages' names and the heads duplicate-page reads
+        (`kept`: as the last lint kept them) with the pages new among them; None where one
+        takes a name another page has, or is unread."""
         heads = [head_of(page) for page in self.pages.values()]
-        if any(h.type != "source" or h.slug in names.pages or h.unread for h in heads):
+        if any(h.slug in names.pages or h.unread for h in heads):
             return None
         named = name_table((h.slug, h.type, h.title, h.aliases) for h in heads)
         if named.keys() & names.names.keys():
+            return None
+        new = topic_heads(heads)
+        if new and kept is None:
             return None
         pages = {
             **names.pages,
             **{p.slug: Named(p.rel, p.title, index_title(p)) for p in self.pages.values()},
         }
         grown = Names(pages, {**names.names, **named}, names.files)  # in no order a rule reads
-        return grown, have | set(topics.keys_of(heads))
+        return Grown(grown, have | set(topics.keys_of(heads)), [*(kept or []), *new], bool(new))
 
 
-def names_json(names: Names, have: set[str]) -> str:
-    """Meta.LINT_NAMES, as full.py writes it."""
-    return json.dumps({"names": names.to_json(), "have": sorted(have)}, ensure_ascii=False)
+@dataclass
+class Grown:
+    """The names with the pages new (Added.grow); `new_topics`: one of them is not a source's."""
+
+    names: Names
+    have: set[str]
+    topics: list[Head]
+    new_topics: bool
+
+
+def names_json(names: Names, have: Iterable[str], heads: Iterable[Head]) -> str:
+    """Meta.LINT_NAMES: the names, the topic keys of every page's names, and the heads
+    duplicate-page reads (topic_heads: a build that adds a topic page finds its twins)."""
+    data = {"names": names.to_json(), "have": sorted(have), "topics": [list(h) for h in topic_heads(heads)]}
+    return json.dumps(data, ensure_ascii=False)

@@ -26,7 +26,7 @@ from wikic.wiki.read import INDEX, LOG, PageStats, Wiki, read_page
 if TYPE_CHECKING:
     from wikic.config import Schema
 
-VERSION = 6  # bump when a rule or the facts change: every page is checked again (6: lint_text)
+VERSION = 7  # bump when a rule or the facts change: every page is checked again (7: lint_text, topics)
 # A file changed this close to the lint that stat'ed it may change again within the same mtime
 # tick at the same size (git's "racily clean" entries): such a stat is recorded as untrusted.
 RACY_NS = 100_000_000

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from wikic.lint import across, rules
+from wikic.lint import across, came, rules
 from wikic.lint.entries import HASH, Entry, Linted, Saved, Seen, Stat, read
 from wikic.lint.facts import head_page, json_finding
 from wikic.lint.held import Held
@@ -58,7 +58,7 @@ def _across(seen: Seen, held: Held, rows: dict[str, LintRow], state: State | Non
     index = _index_only(index)
     found, mentions, have = across.compute(names, held.heads, held.pages(), seen.schema.lint, seen.levels)
     found.index = drift
-    names_json = json.dumps({"names": names.to_json(), "have": have}, ensure_ascii=False)
+    names_json = came.names_json(names, have, held.heads)
     del names, have
     off = held.off
     if index is not None and index.disabled:

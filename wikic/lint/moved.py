@@ -39,7 +39,7 @@ class Moved:
 def moved(
     state: State,
     levels: Mapping[str, str],
-    threshold: int,
+    thresholds: tuple[int, int],
     kept: KeptNames,
     now: dict[str, Facts],
     added: Added | None = None,
@@ -49,7 +49,9 @@ def moved(
     where the stored lint is not at hand or one changed its names (a page's names are what
     every other page's links resolve against: the rules then run over every page). With
     `added`, the pages new (among `now`) and `relinked`, the pages whose links, bold terms or
-    Topics items name them (their facts as they were): came.py."""
+    Topics items name them (their facts as they were): came.py. `thresholds`: the schema's
+    lint.missing_page_threshold and lint.duplicate_threshold."""
+    threshold, duplicate_threshold = thresholds
     data = load(state.get_meta(Meta.LINT_ACROSS))
     if not data or kept.raw is None or names_key(kept.raw) != data["names"]:
         return None
@@ -71,9 +73,9 @@ def moved(
     across = Across.from_json(data["across"])
     grown = None
     if added is not None:
-        if (grown := added.grow(names, have)) is None:
+        if (grown := added.grow(names, have, kept.topics)) is None:
             return None
-        names, have = grown
+        names, have = grown.names, grown.have
         # the pages with broken links too: what each suggests is of every page's names
         again = dict(relinked or {})
         suggest = sorted(across.broken.keys() - again.keys() - now.keys())
@@ -95,9 +97,13 @@ def moved(
     orphanable = {s: records[rel][ORPHANABLE] for s, rel in paths.items()}
     orphanable |= {p.slug: rules.can_be_orphan(p) for p in new.values()}
 
+    twins = grown is not None and grown.new_topics and "duplicate-page" in levels
+
     def touched(pages: set[str]) -> list[Finding]:
         found = [f for _, page in edits for f in across.broken.get(page.rel, [])]
         found += across.missing.values()
+        if twins:
+            found += across.duplicate
         if "orphan-page" in levels:
             inside = sorted((set(slugs) | {p.slug for p in new.values()}) & pages)
             found += rules.orphans(((s, names.pages[s].rel, orphanable[s]) for s in inside), across.inbound)
@@ -108,10 +114,12 @@ def moved(
     mentions = patch.apply(across, edits)
     raw = None
     if grown is not None:
-        raw = names_json(*grown)
+        if twins:  # a topic page new: the twins among every topic page's names
+            across.duplicate = list(topics.duplicates(grown.topics, duplicate_threshold))
+        raw = names_json(grown.names, grown.have, grown.topics)
         data["names"] = names_key(raw)
     data["across"], data["stored"] = across.to_json(), secrets.token_hex(8)
-    dropped = sorted(grown[1] - decoded[1]) if grown else []
+    dropped = sorted(grown.have - decoded[1]) if grown else []
     return Moved(
         before, touched(set(names.pages)), mentions, json.dumps(data, ensure_ascii=False), raw, dropped
     )

@@ -50,6 +50,11 @@ def head_of(page: Page) -> Head:
     )
 
 
+def topic_heads(heads: Iterable[Head]) -> list[Head]:
+    """The heads duplicate-page reads (topics.duplicates): pages other than sources', read."""
+    return [h for h in heads if h.type != "source" and not h.unread]
+
+
 def names_key(raw: str) -> str:
     """The key of the names (their JSON, Meta.LINT_NAMES) that the findings across pages were
     made with: the text hashed as it is, not escaped as JSON first (20 MB at 100,000 pages)."""
@@ -112,6 +117,7 @@ class KeptNames:
         self._read, self.files = read, files
         self._raw: str | None = None
         self._decoded: tuple[Names, set[str]] | None = None
+        self.topics: list[Head] | None = None  # the heads duplicate-page reads (topic_heads), once decoded
 
     @property
     def raw(self) -> str | None:
@@ -124,4 +130,10 @@ class KeptNames:
         if self._decoded is None and self.raw is not None:
             data = json.loads(self.raw)
             self._decoded = Names.from_json(data["names"], self.files), set(data["have"])
+            kept = data.get("topics")
+            self.topics = (
+                None
+                if kept is None
+                else [Head(h[0], h[1], h[2], h[3], h[4], tuple(h[5]), h[6]) for h in kept]
+            )
         return self._decoded

@@ -216,8 +216,8 @@ def _patched(
         now = {rel: facts for rel in changed_facts if (facts := pages[rel][1]) is not None}
         if len(now) != len(changed_facts):  # a page always read again: no facts to patch from
             return None
-        threshold = seen.schema.lint.missing_page_threshold
-        across = moved(state, seen.levels, threshold, names, now, added, relinked)
+        thresholds = (seen.schema.lint.missing_page_threshold, seen.schema.lint.duplicate_threshold)
+        across = moved(state, seen.levels, thresholds, names, now, added, relinked)
         if across is None:
             return None
         if across.names is not None:  # the names grown by the pages added: index.md is checked by them
