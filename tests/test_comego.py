@@ -12,6 +12,8 @@ from wikic.build.assemble import PageEntry, render_index
 from wikic.build.comego import Came, Entry, came, patched_entries, touched
 from wikic.build.indexpatch import listed, patched_index
 from wikic.build.linker import Linker
+from wikic.lint.came import listed_alone
+from wikic.lint.names import Named
 from wikic.state import Links, State
 from wikic.wiki.page import seal
 
@@ -105,7 +107,7 @@ def test_index_md_patched_for_pages_new_and_gone_is_render_indexs_of_every_page(
         if {e[1] for e in after.values()} != {e[1] for e in before.values()}:
             assert got is False  # a part new or emptied: the index made in full
             continue
-        assert isinstance(got, tuple) and got[0] == want and got[1] is False
+        assert isinstance(got, tuple) and got[0] == want
         patched += 1
     assert patched > 200
 
@@ -158,3 +160,27 @@ def test_the_pages_a_change_touches_are_those_whose_text_names_it_or_links_to_wh
         assert touched(state, _came({}, gone, before)) == {"notes", "like", "linking"}  # by text, or a link
         unrelated = {"zab": ("Zab", "concept", [], "id:zab")}
         assert touched(state, _came(unrelated, {}, before)) == set()
+
+
+def test_an_index_that_only_listed_the_pages_added_is_checked_on_their_lines_alone() -> None:
+    """lint/came.listed_alone: True only where index.md has no finding, given it had none."""
+    pages = {
+        "a": Named("wiki/a.md", "Alpha", "Alpha"),
+        "b": Named("wiki/b.md", "Beta", "Beta"),
+        "new": Named("wiki/new.md", "New one", "New one"),
+    }
+    good = (
+        "# Test wiki\n\n3 pages.\n\n## Concepts\n\n- [[a|Alpha]]\n- [[new|New one]] — A page.\n- [[b|Beta]]\n"
+    )
+    assert listed_alone(good, pages, ["new"])
+    bad = {
+        "its title otherwise": good.replace("[[new|New one]]", "[[new|New]]"),
+        "not listed": good.replace("- [[new|New one]] — A page.\n", ""),
+        "listed twice": good + "- [[new|New one]]\n",
+        "a link more": good.replace("- [[a|Alpha]]", "- [[a|Alpha]] — see [[b]]"),
+        "a description not plain": good.replace("A page.", "A `page`."),
+        "the count wrong": good.replace("3 pages.", "2 pages."),
+        "a count before the count": good.replace("# Test wiki", "# 5 pages."),
+    }
+    for what, text in bad.items():
+        assert not listed_alone(text, pages, ["new"]), what

@@ -489,3 +489,23 @@ def _stored(project: Project) -> dict[str, Any]:
                 db.execute("SELECT rel, size, across, hash, cached, orphanable FROM lint_records")
             ),
         }
+
+
+def test_a_source_added_is_checked_in_index_md_on_its_line_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the build only listed the pages it added in index.md (build/indexpatch.py) and the
+    index had no finding, the summary checks their lines, not every link of the index."""
+    project = make_project(tmp_path / "p", dict(NOTES))
+    _build(project)
+    read: list[str] = []
+    whole = totals._index
+    monkeypatch.setattr(totals, "_index", lambda *a: read.append("index.md") or whole(*a))
+    _added("pq2.md", "# Product quantization\n\nIt splits vectors into parts.\n")(project)
+    report = _build(project)
+    assert "wiki/product-quantization.md" in report.written and "wiki/index.md" in report.written
+    assert (_kept(project)["how"], report.lint, read) == ("patched", lint(project).counts(), [])
+    # a description of another kind in the index: read whole, as before
+    _source("rag.md", "RAG retrieves", "RAG `retrieves`")(project)
+    report = _build(project)
+    assert (_kept(project)["how"], report.lint, read) == ("patched", lint(project).counts(), ["index.md"])

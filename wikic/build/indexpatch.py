@@ -13,11 +13,8 @@ from dataclasses import dataclass
 
 from wikic.build.assemble import index_head, index_line, type_heading
 from wikic.state import Rendered
-from wikic.wiki.page import seal
+from wikic.wiki.page import PLAIN, seal
 
-# a description that can make, hide or end no link, nor change the block it is in: no brackets,
-# code spans, HTML or escapes (lint's index findings read only the index's links and blocks)
-PLAIN = re.compile(r"[^\[\]`<>\\&\n\r\t\0]*")
 COUNT = re.compile(r"(\d+) pages\.\n")
 
 Listing = tuple[str, str, str, str]  # a page's slug, title, type and description
@@ -102,9 +99,9 @@ def patched_index(
 ) -> tuple[str, bool] | bool | None:
     """index.md with the lines of the pages whose description changed made again (a page's
     line stays where it was: its title, type and slug did not change), and `listed`'s pages
-    new and gone; with whether its links and blocks are as they were (every description, old
-    and new, plain text: PLAIN, and no page new or gone). None: unchanged; False: not as
-    render_index made it, the index made in full."""
+    new and gone; with whether every description changed, old and new, is plain text (PLAIN:
+    then, but for the lines of the pages new and gone, its links and blocks are as they were).
+    None: unchanged; False: not as render_index made it, the index made in full."""
     new = {a[0] for a in listed.added} if listed is not None else set()
     lines = {
         slug: (previous[slug].description, now.description)
@@ -129,7 +126,7 @@ def patched_index(
         patched = listed.apply(index)
         if patched is None:
             return False
-        index, plain = patched, False
+        index = patched
     return seal(index), plain
 
 

@@ -50,8 +50,10 @@ class Report:
     found: snapshot.Tree | None = None  # wiki/ as the build found it (the lint summary compares it)
     reread: list[str] = field(default_factory=list)  # sources whose record this build changed or dropped
     # index.md rewritten only where descriptions changed, none old or new with a character that
-    # could make, hide or end a link (quick._patched_index): lint's index findings are as they were
+    # could make, hide or end a link (build/indexpatch.py): lint's index findings are as they were
     index_same_links: bool = False
+    # ...and with the lines of the pages new put in (lint/came.py checks those lines alone)
+    index_listed: bool = False
 
     @property
     def ok(self) -> bool:

@@ -15,12 +15,13 @@ heads of the pages it reads, which the last lint kept (names_json)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from wikic.lint import topics
 from wikic.lint.names import Head, Named, Names, head_of, index_title, topic_heads
-from wikic.wiki.page import Page
+from wikic.wiki.page import PLAIN, Page
 from wikic.wiki.read import name_table
 
 
@@ -67,6 +68,31 @@ class Grown:
     have: set[str]
     topics: list[Head]
     new_topics: bool
+
+
+def listed_alone(text: str, pages: Mapping[str, Named], new: Iterable[str]) -> bool:
+    """Whether index.md (`text`, as the build patched it: build/indexpatch.py, every changed
+    description plain) has no finding, where it had none before: each page new listed once, by
+    its slug and its index title, its description plain; the count of `pages` right and first;
+    and a link for each page, no more (one listed once each, as before, and each new one)."""
+    if text.count("[[") != len(pages):
+        return False
+    for slug in new:
+        head = f"\n- [[{slug}|"
+        if text.count(head) != 1:
+            return False
+        at = text.index(head) + len(head)
+        label, _, rest = text[at : text.find("\n", at)].partition("]]")
+        if label != pages[slug].shown or (
+            rest and not (rest.startswith(" — ") and PLAIN.fullmatch(rest[3:]))
+        ):
+            return False
+    m = COUNT.search(text)
+    return m is not None and int(m.group(1)) == len(pages) and not SAID.search(text, 0, m.start())
+
+
+COUNT = re.compile(r"^(\d+) pages?\.$", re.MULTILINE)  # as rules.COUNT_LINE reads a block
+SAID = re.compile(r"\d+ pages?\.")  # anything before it a block of which could be read so
 
 
 def names_json(names: Names, have: Iterable[str], heads: Iterable[Head]) -> str:

@@ -32,7 +32,7 @@ from wikic.errors import WikicError
 from wikic.hashing import fingerprint
 from wikic.lint import rules
 from wikic.lint.blocks import bad_citations
-from wikic.lint.came import Added, strings
+from wikic.lint.came import Added, listed_alone, strings
 from wikic.lint.context import Context, Finding
 from wikic.lint.entries import CACHED, FACTS, ORPHANABLE, OWN, Entry, Seen, check_own, entry_of, own_rows
 from wikic.lint.entries import settings_of as own_settings
@@ -222,8 +222,11 @@ def _patched(
             return None
         if across.names is not None:  # the names grown by the pages added: index.md is checked by them
             names = KeptNames(lambda: across.names if across else None, names.files)
-    # index.md read (once the pages allow a patch) unless the build says its links are as they were
+    # index.md read (once the pages allow a patch) unless the build says its links are as they
+    # were, or that it only listed the pages it added where the index had no finding
     check_index = index_written and not report.index_same_links
+    if check_index and report.index_listed and added is not None and not any(kept["index"].values()):
+        check_index = not _listed(seen, names, added)
     index = _index(seen, state, kept, names) if check_index else None
     if check_index and index is None:
         return None
@@ -348,6 +351,19 @@ def _added(
             return None
         relinked[rel] = facts
     return added, relinked
+
+
+def _listed(seen: Seen, names: KeptNames, added: Added) -> bool:
+    """Whether index.md as the build left it, which only listed the pages added (and changed
+    plain descriptions), has no finding: checked on their lines alone (came.listed_alone)."""
+    decoded = names.decoded()
+    if decoded is None:
+        return False
+    try:
+        text = (seen.project.root / INDEX_REL).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return listed_alone(text, decoded[0].pages, (page.slug for page in added.pages.values()))
 
 
 def _index(seen: Seen, state: State, kept: dict[str, Any], names: KeptNames) -> tuple[Counts, bool] | None:

@@ -138,6 +138,11 @@ def link_label(title: str, slug: str) -> str:
     return " ".join(UNLABELABLE.sub(" ", title).split()) or slug
 
 
+# a description that can make, hide or end no link, nor change the block it is in: no brackets,
+# code spans, HTML or escapes (lint's index findings read only the index's links and blocks)
+PLAIN = re.compile(r"[^\[\]`<>\\&\n\r\t\0]*")
+
+
 def wikilink(slug: str, title: str) -> str:
     return f"[[{slug}|{link_label(title, slug)}]]"
 
