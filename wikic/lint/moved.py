@@ -32,7 +32,7 @@ class Moved:
     after: list[Finding]  # and as they are
     mentions: dict[str, topics.Mentions]  # the pages' mentions now
     across: str  # Meta.LINT_ACROSS, patched
-    names: str | None = None  # Meta.LINT_NAMES, where pages were added
+    names: KeptNames | None = None  # the names grown (Meta.LINT_NAMES), where pages were added
     unmentioned: list[str] = field(default_factory=list)  # topic keys no page mentions as missing now
 
 
@@ -112,14 +112,15 @@ def moved(
     before = touched(set(old_names.pages))
     patch = Patch(names, have, levels, threshold, state.lint_mentions, decoded if grown else None)
     mentions = patch.apply(across, edits)
-    raw = None
+    now_names = None
     if grown is not None:
         if twins:  # a topic page new: the twins among every topic page's names
             across.duplicate = list(topics.duplicates(grown.topics, duplicate_threshold))
         raw = names_json(grown.names, grown.have, grown.topics)
+        now_names = KeptNames.known(raw, grown.names, grown.have, grown.topics)
         data["names"] = names_key(raw)
     data["across"], data["stored"] = across.to_json(), secrets.token_hex(8)
     dropped = sorted(grown.have - decoded[1]) if grown else []
     return Moved(
-        before, touched(set(names.pages)), mentions, json.dumps(data, ensure_ascii=False), raw, dropped
+        before, touched(set(names.pages)), mentions, json.dumps(data, ensure_ascii=False), now_names, dropped
     )

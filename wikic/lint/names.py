@@ -119,6 +119,13 @@ class KeptNames:
         self._decoded: tuple[Names, set[str]] | None = None
         self.topics: list[Head] | None = None  # the heads duplicate-page reads (topic_heads), once decoded
 
+    @classmethod
+    def known(cls, raw: str, names: Names, have: set[str], topics: list[Head]) -> KeptNames:
+        """Names made here (`raw`: their JSON), not to be decoded again."""
+        kept = cls(lambda: raw, names.files)
+        kept._decoded, kept.topics = (names, have), topics
+        return kept
+
     @property
     def raw(self) -> str | None:
         if self._raw is None:

@@ -221,7 +221,7 @@ def _patched(
         if across is None:
             return None
         if across.names is not None:  # the names grown by the pages added: index.md is checked by them
-            names = KeptNames(lambda: across.names if across else None, names.files)
+            names = across.names
     # index.md read (once the pages allow a patch) unless the build says its links are as they
     # were, or that it only listed the pages it added where the index had no finding
     check_index = index_written and not report.index_same_links
@@ -298,8 +298,8 @@ def _store(
     unmentioned: list[str] = []
     if across is not None:
         saved[Meta.LINT_ACROSS], mentions, unmentioned = across.across, across.mentions, across.unmentioned
-        if across.names is not None:
-            saved[Meta.LINT_NAMES] = across.names
+        if across.names is not None and across.names.raw is not None:
+            saved[Meta.LINT_NAMES] = across.names.raw
     state.save_lint(
         rows, gone, cited, mentions, records, sources, saved, blocks=blocks.changes(), unmentioned=unmentioned
     )
