@@ -21,6 +21,7 @@ from wikic.build.progress import Progress
 from wikic.build.report import Report
 from wikic.build.run import BuildOptions, build
 from wikic.lint import totals
+from wikic.lint.names import KeptNames
 from wikic.lint.runner import lint, lint_cached
 from wikic.project import Project
 from wikic.state import Meta, State
@@ -471,17 +472,22 @@ def _fully_linted(project: Project, copy: Path) -> Project:
 
 
 def _stored(project: Project) -> dict[str, Any]:
-    """What a lint stores for the next to patch from: the names, the findings across pages,
-    the mentions and each page's names text, in no particular order."""
+    """What a lint stores for the next to patch from: the names (with the additions since),
+    the findings across pages, the mentions and each page's names text, in no particular order."""
     with State.open(project.state_path) as state:
-        names = json.loads(state.get_meta(Meta.LINT_NAMES) or "{}")
+        kept = KeptNames(
+            lambda: state.get_meta(Meta.LINT_NAMES), set(), lambda: state.get_meta(Meta.LINT_NAMES_MORE)
+        )
+        decoded = kept.decoded()
+        assert decoded is not None and kept.topics is not None
+        names, have = decoded
         across = json.loads(state.get_meta(Meta.LINT_ACROSS) or "{}")["across"]
         db = state.db
         return {
-            "pages": names["names"]["pages"],
-            "names": names["names"]["names"],
-            "have": sorted(names["have"]),
-            "topics": sorted(map(tuple, names["topics"])),
+            "pages": {slug: list(named) for slug, named in names.pages.items()},
+            "names": names.names,
+            "have": sorted(have),
+            "topics": sorted(kept.topics),
             "across": across,
             "mentions": sorted(db.execute("SELECT key, rel, line, terms FROM lint_mentions").fetchall()),
             "text": sorted(db.execute("SELECT rel, text FROM lint_text").fetchall()),

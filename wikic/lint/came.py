@@ -18,6 +18,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from wikic.lint import topics
 from wikic.lint.names import Head, Named, Names, head_of, index_title, topic_heads
@@ -52,22 +53,26 @@ class Added:
         new = topic_heads(heads)
         if new and kept is None:
             return None
-        pages = {
-            **names.pages,
-            **{p.slug: Named(p.rel, p.title, index_title(p)) for p in self.pages.values()},
-        }
-        grown = Names(pages, {**names.names, **named}, names.files)  # in no order a rule reads
-        return Grown(grown, have | set(topics.keys_of(heads)), [*(kept or []), *new], bool(new))
+        mine = {p.slug: Named(p.rel, p.title, index_title(p)) for p in self.pages.values()}
+        grown = Names(
+            {**names.pages, **mine}, {**names.names, **named}, names.files
+        )  # in no order a rule reads
+        keys = set(topics.keys_of(heads))
+        added = {"pages": {s: list(n) for s, n in mine.items()}, "names": named, "have": sorted(keys)}
+        added["topics"] = [list(h) for h in new]
+        return Grown(grown, have | keys, [*(kept or []), *new], bool(new), added)
 
 
 @dataclass
 class Grown:
-    """The names with the pages new (Added.grow); `new_topics`: one of them is not a source's."""
+    """The names with the pages new (Added.grow); `new_topics`: one of them is not a source's;
+    `added`: their names alone, as KeptNames keeps an addition."""
 
     names: Names
     have: set[str]
     topics: list[Head]
     new_topics: bool
+    added: dict[str, Any]
 
 
 def listed_alone(text: str, pages: Mapping[str, Named], new: Iterable[str]) -> bool:

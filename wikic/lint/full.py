@@ -72,7 +72,11 @@ def _across(seen: Seen, held: Held, rows: dict[str, LintRow], state: State | Non
     del on_disk
     if state is not None:
         gone = held.gone + [rel for rel in rows if rel not in saved.records]
-        meta = {Meta.LINT_ACROSS: saved.to_json(seen), Meta.LINT_NAMES: names_json}
+        meta = {
+            Meta.LINT_ACROSS: saved.to_json(seen),
+            Meta.LINT_NAMES: names_json,
+            Meta.LINT_NAMES_MORE: "[]",
+        }
         records, deps = saved.records, held.deps
         state.save_lint(held.rows(), gone, deps, mentions, records, sources, meta, everything=True)
     pages = len(held.heads)

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 from wikic.lint import rules, topics
 from wikic.lint.across import Across, Patch
-from wikic.lint.came import Added, names_json
+from wikic.lint.came import Added
 from wikic.lint.context import Finding
 from wikic.lint.entries import ORPHANABLE, load
 from wikic.lint.facts import Facts, page_of
-from wikic.lint.names import KeptNames, names_key
+from wikic.lint.names import KeptNames
 from wikic.lint.patch import names_read
 from wikic.state import Meta, State
 from wikic.wiki.page import Page
@@ -53,7 +53,7 @@ def moved(
     lint.missing_page_threshold and lint.duplicate_threshold."""
     threshold, duplicate_threshold = thresholds
     data = load(state.get_meta(Meta.LINT_ACROSS))
-    if not data or kept.raw is None or names_key(kept.raw) != data["names"]:
+    if not data or kept.key() != data["names"]:
         return None
     new = added.pages if added is not None else {}
     was = state.lint_facts(rel for rel in now if rel not in new)
@@ -116,9 +116,8 @@ def moved(
     if grown is not None:
         if twins:  # a topic page new: the twins among every topic page's names
             across.duplicate = list(topics.duplicates(grown.topics, duplicate_threshold))
-        raw = names_json(grown.names, grown.have, grown.topics)
-        now_names = KeptNames.known(raw, grown.names, grown.have, grown.topics)
-        data["names"] = names_key(raw)
+        now_names = kept.grown(grown.names, grown.have, grown.topics, grown.added)
+        data["names"] = now_names.key()
     data["across"], data["stored"] = across.to_json(), secrets.token_hex(8)
     dropped = sorted(grown.have - decoded[1]) if grown else []
     return Moved(

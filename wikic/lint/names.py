@@ -110,21 +110,22 @@ class Names(Resolver):
 
 class KeptNames:
     """The names the last stored lint kept (Meta.LINT_NAMES: 24 MB of JSON at 100,000 pages),
-    read (`read`) and decoded once, where first asked for: a patch of the lint summary checks
+    with those of the pages builds added since (Meta.LINT_NAMES_MORE: lint/came.py, a list of
+    additions, so that an addition stores its own names, not every page's again); read (`read`,
+    `read_more`) and decoded once, where first asked for: a patch of the lint summary checks
     index.md and the pages whose links changed against them."""
 
-    def __init__(self, read: Callable[[], str | None], files: set[str]) -> None:
-        self._read, self.files = read, files
+    def __init__(
+        self,
+        read: Callable[[], str | None],
+        files: set[str],
+        read_more: Callable[[], str | None] = lambda: None,
+    ) -> None:
+        self._read, self._read_more, self.files = read, read_more, files
         self._raw: str | None = None
+        self._more: str | None = None
         self._decoded: tuple[Names, set[str]] | None = None
         self.topics: list[Head] | None = None  # the heads duplicate-page reads (topic_heads), once decoded
-
-    @classmethod
-    def known(cls, raw: str, names: Names, have: set[str], topics: list[Head]) -> KeptNames:
-        """Names made here (`raw`: their JSON), not to be decoded again."""
-        kept = cls(lambda: raw, names.files)
-        kept._decoded, kept.topics = (names, have), topics
-        return kept
 
     @property
     def raw(self) -> str | None:
@@ -132,15 +133,49 @@ class KeptNames:
             self._raw = self._read()
         return self._raw
 
+    @property
+    def more(self) -> str:
+        """The additions' JSON ("[]": none)."""
+        if self._more is None:
+            self._more = self._read_more() or "[]"
+        return self._more
+
+    def key(self) -> str | None:
+        """What the findings across pages were made with (Saved.names): names_key of the names
+        as a full lint stored them, with the additions since."""
+        raw = self.raw
+        if raw is None:
+            return None
+        more = self.more
+        return names_key(raw if more == "[]" else f"{raw}\n{more}")
+
     def decoded(self) -> tuple[Names, set[str]] | None:
         """The names, and the topic keys of every page's names (None: none kept)."""
         if self._decoded is None and self.raw is not None:
             data = json.loads(self.raw)
-            self._decoded = Names.from_json(data["names"], self.files), set(data["have"])
-            kept = data.get("topics")
-            self.topics = (
-                None
-                if kept is None
-                else [Head(h[0], h[1], h[2], h[3], h[4], tuple(h[5]), h[6]) for h in kept]
+            pages, names, have, topics = (
+                data["names"]["pages"],
+                data["names"]["names"],
+                data["have"],
+                data.get("topics"),
             )
+            for added in json.loads(self.more):
+                pages.update(added["pages"])
+                names.update(added["names"])
+                have += added["have"]
+                topics = None if topics is None else topics + added["topics"]
+            self._decoded = Names.from_json({"pages": pages, "names": names}, self.files), set(have)
+            self.topics = None if topics is None else [_head(h) for h in topics]
         return self._decoded
+
+    def grown(self, names: Names, have: set[str], topics: list[Head], added: dict[str, Any]) -> KeptNames:
+        """These names, which are the kept ones with the pages `added` (their names, as
+        came.addition makes them): not decoded again, and stored as one more addition."""
+        kept = KeptNames(self._read, self.files)
+        kept._raw, kept._more = self._raw, json.dumps([*json.loads(self.more), added], ensure_ascii=False)
+        kept._decoded, kept.topics = (names, have), topics
+        return kept
+
+
+def _head(h: list[Any]) -> Head:
+    return Head(h[0], h[1], h[2], h[3], h[4], tuple(h[5]), h[6])

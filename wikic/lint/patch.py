@@ -26,7 +26,7 @@ from wikic.lint.entries import (
     read,
 )
 from wikic.lint.facts import Facts, json_finding, page_of
-from wikic.lint.names import Names, names_key
+from wikic.lint.names import KeptNames
 from wikic.state import Meta, State
 from wikic.wiki.page import Page
 from wikic.wiki.read import INDEX
@@ -118,13 +118,15 @@ def _index(seen: Seen, saved: Saved) -> tuple[Page | None, bool]:
 
 def _patch(seen: Seen, state: State, saved: Saved) -> Patch | None:
     """What patching the findings across pages reads: the names the last full lint saw."""
-    raw = state.get_meta(Meta.LINT_NAMES)
-    if raw is None or names_key(raw) != saved.names:
+    kept = KeptNames(
+        lambda: state.get_meta(Meta.LINT_NAMES),
+        seen.attachments,
+        lambda: state.get_meta(Meta.LINT_NAMES_MORE),
+    )
+    if kept.key() != saved.names or (decoded := kept.decoded()) is None:
         return None
-    data = json.loads(raw)
-    names = Names.from_json(data["names"], seen.attachments)
     threshold = seen.schema.lint.missing_page_threshold
-    return Patch(names, set(data["have"]), seen.levels, threshold, state.lint_mentions)
+    return Patch(decoded[0], decoded[1], seen.levels, threshold, state.lint_mentions)
 
 
 def _result(

@@ -211,7 +211,11 @@ def _patched(
             return None
         added, relinked = got
     across = None
-    names = KeptNames(lambda: state.get_meta(Meta.LINT_NAMES), set(kept["files"]))  # read once, if at all
+    names = KeptNames(  # read once, if at all
+        lambda: state.get_meta(Meta.LINT_NAMES),
+        set(kept["files"]),
+        lambda: state.get_meta(Meta.LINT_NAMES_MORE),
+    )
     if changed_facts:  # what the rules across pages read of them changed: patched from before and after
         now = {rel: facts for rel in changed_facts if (facts := pages[rel][1]) is not None}
         if len(now) != len(changed_facts):  # a page always read again: no facts to patch from
@@ -298,8 +302,8 @@ def _store(
     unmentioned: list[str] = []
     if across is not None:
         saved[Meta.LINT_ACROSS], mentions, unmentioned = across.across, across.mentions, across.unmentioned
-        if across.names is not None and across.names.raw is not None:
-            saved[Meta.LINT_NAMES] = across.names.raw
+        if across.names is not None:  # the pages added: their names, as one more addition
+            saved[Meta.LINT_NAMES_MORE] = across.names.more
     state.save_lint(
         rows, gone, cited, mentions, records, sources, saved, blocks=blocks.changes(), unmentioned=unmentioned
     )
