@@ -1,11 +1,12 @@
 """The lint summary's patch (totals.py) where the build added pages (a source new: its page):
 the wiki's names grow by theirs alone, and the findings across pages they can change are
-those of the pages the build wrote and of the pages whose links, bold terms or Topics items
-name them (lint_text: what the rules across pages resolve of each page, casefolded; a link
-resolves by its target's casefolded text or file stem, which hold a name or a slug as a
-substring), each read before with the names as they were and now with the names grown
-(moved.py). What keys a page new takes for the topics (missing-page) are no page's missing
-ones now.
+those of the pages the build wrote, of the pages whose links, bold terms or Topics items name
+them (lint_text: what the rules across pages resolve of each page, casefolded; a link resolves
+by its target's casefolded text or file stem, which hold a name or a slug as a substring), and
+of the pages with broken links (what one suggests is of every page's names), each read before
+with the names as they were and now with the names grown (moved.py). What keys a page new
+takes for the topics (missing-page) are no page's missing ones now. The names added are stored
+as an addition beside those a full lint stored (names.KeptNames), not every page's again.
 
 It holds where the pages new have names no page has (a name goes to one page: one new takes
 no name from another), and no page went; else the cached lint counts every page (cache.py).
@@ -29,7 +30,8 @@ from wikic.wiki.read import name_table
 def strings(pages: Iterable[Page]) -> list[str]:
     """What a page's lint_text holds where its findings across pages can change by these
     pages new: their names and slugs, casefolded."""
-    found = {slug.casefold() for slug in (p.slug for p in pages)}
+    pages = list(pages)
+    found = {p.slug.casefold() for p in pages}
     found |= {name.casefold().strip() for p in pages for name in [p.title, *p.aliases]}
     return sorted(found - {""})
 
