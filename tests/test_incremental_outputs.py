@@ -195,6 +195,10 @@ def _lead_rewritten(p: Project) -> None:  # a page's first sentence: its line in
     _rewrite(p, "rag.md", "RAG retrieves chunks", "RAG fetches chunks")
 
 
+def _added(p: Project, name: str, text: str) -> None:
+    (p.sources_dir / name).write_text(text, encoding="utf-8")
+
+
 def _source_named_in_a_summary(p: Project) -> None:  # a page new, that another page's text names
     (p.sources_dir / "nn.md").write_text(
         "# Nearest-neighbour queries\n\nA nearest-neighbour query asks for the vectors closest to a point.\n"
@@ -223,6 +227,18 @@ QUICK: dict[str, Callable[[Project], None]] = {
     "a topic page gone": _topic_gone,
     "that topic page back": _topic_back,
     "a renamed topic": _renamed_topic,  # a topic page new; FAISS keeps its page (vectors.md names it)
+    # a name two pages have: the topic page's, whichever comes (the linker's rule)
+    "a source titled as a topic": lambda p: _added(
+        p, "faiss2.md", "# FAISS\n\nFAISS runs on GPUs as well.\n"
+    ),
+    "a topic titled as a source page": lambda p: _added(
+        p,
+        "tools2.md",
+        "# More tools\n\n## Tools we use\n\nTools we use are listed in one place for readers.\n",
+    ),
+    "a page whose text names one moved": lambda p: _added(
+        p, "link.md", "# Linking notes\n\nThe graph indexes page and tools we use page say more.\n"
+    ),
 }
 
 
