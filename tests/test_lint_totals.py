@@ -132,17 +132,7 @@ def test_the_summary_patched_or_counted_equals_a_full_lint_after_each_kind_of_ed
     before = lint(project).counts()
     for what, edit, how in STEPS:
         edit(project)
-        report = _build(project)
-        full = lint(project)
-        assert report.lint == full.counts(), what
-        with State.open(project.state_path) as state:  # what it stored: every finding, every line
-            cached = lint_cached(project, state, store=False)
-        assert [f.to_json() for f in cached.findings] == [f.to_json() for f in full.findings], what
-        kept = _kept(project)
-        assert kept.get("how") == how, what
-        if how == "patched":
-            assert kept["checked"] <= 6, f"{what}: only the pages the edit touched are read"
-            assert _stored(project) == _stored(_fully_linted(project, tmp_path / "full")), what
+        report, _ = _built_and_checked(project, tmp_path, what, how, 6)
         if what.startswith("a cited line"):
             assert report.lint != before, f"{what}: the rewording changes what lint finds"
         before = report.lint
@@ -447,19 +437,28 @@ def test_pages_a_build_adds_are_patched_exactly(tmp_path: Path) -> None:
     project = _project(tmp_path / "p")
     for what, edit, how, (rule, found) in ADDED:
         edit(project)
-        report = _build(project)
-        full = lint(project)
-        assert report.lint == full.counts(), what
+        _, full = _built_and_checked(project, tmp_path, what, how, 4)
         assert sum(f.rule == rule for f in full.findings) == found, what
-        with State.open(project.state_path) as state:
-            cached = lint_cached(project, state, store=False)
-        assert [f.to_json() for f in cached.findings] == [f.to_json() for f in full.findings], what
-        kept = _kept(project)
-        assert kept.get("how") == how, what
-        if how == "patched":
-            assert kept["checked"] <= 4, f"{what}: only the pages that name it are read"
-        # and what it stored for the next lint is what a lint of every page stores
+
+
+def _built_and_checked(
+    project: Project, tmp_path: Path, what: str, how: str, most: int
+) -> tuple[Report, Any]:
+    """A build whose summary equals a full lint's, made the way `how` says (reading at most
+    `most` pages where patched), and whose stored lint is what a full one stores: every finding
+    every line, and (where patched) what the next lint patches from."""
+    report = _build(project)
+    full = lint(project)
+    assert report.lint == full.counts(), what
+    with State.open(project.state_path) as state:
+        cached = lint_cached(project, state, store=False)
+    assert [f.to_json() for f in cached.findings] == [f.to_json() for f in full.findings], what
+    kept = _kept(project)
+    assert kept.get("how") == how, what
+    if how == "patched":
+        assert kept["checked"] <= most, f"{what}: only the pages the edit touched are read"
         assert _stored(project) == _stored(_fully_linted(project, tmp_path / "full")), what
+    return report, full
 
 
 def _fully_linted(project: Project, copy: Path) -> Project:
