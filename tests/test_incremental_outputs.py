@@ -239,6 +239,9 @@ QUICK: dict[str, Callable[[Project], None]] = {
     "a page whose text names one moved": lambda p: _added(
         p, "link.md", "# Linking notes\n\nThe graph indexes page and tools we use page say more.\n"
     ),
+    # a source deleted: its page goes, the page it shared is rendered without it, and it is
+    # forgotten everywhere as the full way forgets it (tests/test_privacy_forget.py)
+    "a deleted page": _deleted_page,
 }
 
 
@@ -262,7 +265,6 @@ FULL = [
     "a new source that a hand-made page names",
     "a hand-made page added",
     "a project's own write template",
-    "a deleted page",
     "deleted sources restored",
 ]
 

@@ -403,12 +403,16 @@ class _Build:
 
     def _save(self, sources: list[Read], pages: Mapping[str, PagePlan], mark: str) -> None:
         state, report = self.state, self.report
-        # an edit's pages known (quick.py): no source went, no page moved
+        # the sources deleted; an edit's pages known (quick.py): those the plan dropped, no page moved
         live = {s.path for s in sources} | self.failed_sources if self.edit is None else set()
+        gone = set(self.recorded) - live if self.edit is None else set(self.edit.forgotten)
         with state.transaction():
-            for path in set(self.recorded) - live if self.edit is None else ():
+            for path in sorted(gone):
                 state.remove_source(path)
                 report.reread.append(path)
+            if self.edit is not None:  # the records of what went, found by name (the full way reads all)
+                state.remove_actions_of("digest", gone)
+                state.remove_actions_of("write", [e[3] for e in self.edit.gone.values()])
             # the sources read now (the settled ones are recorded as they are); lint's stale-page reads it
             for src in self.intake.fresh:
                 st = self.stats(src.path)

@@ -38,6 +38,7 @@ from wikic.build.plan import PagePlan
 from wikic.build.publish import append_log, publish
 from wikic.build.replan import Keep
 from wikic.hashing import quick_fingerprint
+from wikic.privacy import forget
 from wikic.state import Links, Meta, Rendered, State
 
 if TYPE_CHECKING:
@@ -252,6 +253,7 @@ class Quick:
     gone: dict[str, Entry] = field(default_factory=dict)
     pages: int = 0  # in the plan
     named: int = 0  # the pages whose text names a page new or gone (quick_assemble finds them)
+    forgotten: list[str] = field(default_factory=list)  # the sources deleted (the plan dropped them)
 
 
 def writes_key(template: str, model: str) -> str:
@@ -265,8 +267,6 @@ def decide(build: _Build, pages: Mapping[str, PagePlan], sources: list[Read]) ->
     patched from its own (Keep.same), the same settings, and wiki/ as it left it; else None."""
     opts, keep, state = build.opts, build.kept_plan, build.state
     if opts.force or opts.retry_failed or opts.dry_run or keep.every or not keep.basis:
-        return None
-    if keep.dropped:  # a source gone: the full way forgets it (privacy/forget.py)
         return None
     if build.failed_sources or build.local_only:
         return None
@@ -301,7 +301,7 @@ def decide(build: _Build, pages: Mapping[str, PagePlan], sources: list[Read]) ->
     gone = state.kept_entries_of_pages(keep.gone) if keep.gone else {}
     if len(gone) != len(keep.gone) or gone.keys() & added.keys():
         return None
-    return Quick(names, changed, starts, added, gone, len(pages))
+    return Quick(names, changed, starts, added, gone, len(pages), forgotten=sorted(keep.dropped or []))
 
 
 def _as_kept(
@@ -365,6 +365,9 @@ def outputs(
         folder=build.project.state_dir,
     )
     planned = len(edit.changed)
+    forgotten = edit.forgotten  # sources deleted: forgotten everywhere, as the full way does
+    if forgotten and _answers_go(root, state, edit):
+        return False  # the full way removes them, and lists the rest
     got = quick_assemble(job, edit, state, lambda: _index(root), root)
     if got is None:
         return False
@@ -385,9 +388,19 @@ def outputs(
     build._explain(QUICK, why + "; the others as the last build left them")
     before = int(state.get_meta(Meta.PAGES) or len(pages))  # the same pages as then, but those new or gone
     build.report.pages = before + len(edit.added) - len(edit.gone)
-    build.logged = append_log(root, state, build.report)
+    scrub = forget.log_scrubber(root, forgotten) if forgotten else None
+    build.logged = append_log(root, state, build.report, scrub=scrub)
     build._save(sources, pages, mark)
+    # everything else that may hold their text (privacy/forget.py), as the full way does
+    if forgotten and not forget.purge(build.project, state, forgotten)["compacted"]:
+        build.report.warnings.append(forget.NOT_COMPACTED)
     return True
+
+
+def _answers_go(root: Path, state: State, edit: Quick) -> bool:
+    """Whether a saved answer cites only pages that go (the full way removes it)."""
+    answers = [root / "wiki" / f"{slug}.md" for slug in state.assembled_foreign()]
+    return any(True for _ in forget.answers_citing(answers, set(edit.gone)))
 
 
 def prose_of_all(build: _Build, pages: Mapping[str, PagePlan]) -> dict[str, dict[str, Any]]:

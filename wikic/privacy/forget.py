@@ -12,7 +12,7 @@ notes on shared pages go the way any build removes or rewrites them.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,17 +43,7 @@ def drop_answers(root: Path, gone: set[str], report: Report) -> None:
     """Saved answers whose cited pages all went: removed, unless edited by hand (then kept,
     and the report says so). Run before the index is made, which lists them."""
     wiki = root / "wiki"
-    for path in sorted(wiki.glob("*.md")) if wiki.is_dir() else []:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        meta = split_page(text).meta
-        cites = meta.get("cites")
-        if meta.get("type") != ANSWER or not isinstance(cites, list) or not cites:
-            continue
-        if not {str(c) for c in cites} <= gone:
-            continue
+    for path, text in answers_citing(sorted(wiki.glob("*.md")) if wiki.is_dir() else [], gone):
         rel = f"wiki/{path.name}"
         if sealed_intact(text):
             path.unlink(missing_ok=True)
@@ -63,6 +53,22 @@ def drop_answers(root: Path, gone: set[str], report: Report) -> None:
                 f"{rel}: a saved answer that cites only pages of a forgotten source was edited by hand "
                 "(or saved by an older wikic), so it is kept; delete it if it must go"
             )
+
+
+def answers_citing(paths: Iterable[Path], gone: set[str]) -> Iterator[tuple[Path, str]]:
+    """The saved answers among these pages whose cited pages all went (in `gone`), with their
+    text."""
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        meta = split_page(text).meta
+        cites = meta.get("cites")
+        if meta.get("type") != ANSWER or not isinstance(cites, list) or not cites:
+            continue
+        if {str(c) for c in cites} <= gone:
+            yield path, text
 
 
 def log_scrubber(root: Path, forgotten: list[str]) -> Callable[[str], str]:

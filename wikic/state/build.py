@@ -249,6 +249,15 @@ class BuildTables(Tables):
     def remove_action(self, action_id: str) -> None:
         self.db.execute("DELETE FROM actions WHERE id=?", (action_id,))
 
+    def remove_actions_of(self, stage: str, subjects: Iterable[str]) -> None:
+        """The records of a stage's actions on these subjects (a source digested in parts: each
+        part's, `stage:subject#n`)."""
+        for subject in subjects:
+            head = f"{stage}:{subject}"
+            self.db.execute(
+                "DELETE FROM actions WHERE id=? OR (id > ? AND id < ?)", (head, f"{head}#", f"{head}$")
+            )
+
     # --- files wikic wrote --------------------------------------------------
     def files(self) -> dict[str, FileRecord]:
         rows = self.db.execute("SELECT path, hash, size, mtime_ns FROM files")
