@@ -20,6 +20,7 @@ from wikic.build import pipeline
 from wikic.build.progress import Progress
 from wikic.build.report import Report
 from wikic.build.run import BuildOptions, build
+from wikic.lint import names as names_module
 from wikic.lint import totals
 from wikic.lint.names import KeptNames
 from wikic.lint.runner import lint, lint_cached
@@ -514,3 +515,20 @@ def test_a_source_added_is_checked_in_index_md_on_its_line_alone(
     _source("rag.md", "RAG retrieves", "RAG `retrieves`")(project)
     report = _build(project)
     assert (_kept(project)["how"], report.lint, read) == ("patched", lint(project).counts(), ["index.md"])
+
+
+def test_the_names_added_are_written_into_the_whole_every_so_often(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each addition's names are kept apart (Meta.LINT_NAMES_MORE), until FOLD of them are
+    written into the names whole: what the next lint reads stays the same, and few."""
+    monkeypatch.setattr(names_module, "FOLD", 2)
+    project = make_project(tmp_path / "p", dict(NOTES))
+    _build(project)
+    kept_apart = []
+    for n, title in enumerate(["Product quantization", "Inverted files", "Graph search"]):
+        _added(f"new{n}.md", f"# {title}\n\nIt is one more way to search vectors.\n")(project)
+        _built_and_checked(project, tmp_path, title, "patched", 4)
+        with State.open(project.state_path) as state:
+            kept_apart.append(len(json.loads(state.get_meta(Meta.LINT_NAMES_MORE) or "[]")))
+    assert kept_apart == [1, 0, 1]

@@ -108,6 +108,9 @@ class Names(Resolver):
         return cls({s: Named(*n) for s, n in data["pages"].items()}, data["names"], files)
 
 
+FOLD = 256  # additions of names kept apart at most (KeptNames.grown)
+
+
 class KeptNames:
     """The names the last stored lint kept (Meta.LINT_NAMES: 24 MB of JSON at 100,000 pages),
     with those of the pages builds added since (Meta.LINT_NAMES_MORE: lint/came.py, a list of
@@ -126,6 +129,7 @@ class KeptNames:
         self._more: str | None = None
         self._decoded: tuple[Names, set[str]] | None = None
         self.topics: list[Head] | None = None  # the heads duplicate-page reads (topic_heads), once decoded
+        self.folded = False  # the additions written into the names whole (grown)
 
     @property
     def raw(self) -> str | None:
@@ -170,10 +174,17 @@ class KeptNames:
 
     def grown(self, names: Names, have: set[str], topics: list[Head], added: dict[str, Any]) -> KeptNames:
         """These names, which are the kept ones with the pages `added` (their names, as
-        came.addition makes them): not decoded again, and stored as one more addition."""
+        came.addition makes them): not decoded again, and stored as one more addition; every
+        FOLD additions, all of them written into the names whole instead (`folded`: then
+        Meta.LINT_NAMES is to be stored too), so that the additions read by each lint stay few."""
         kept = KeptNames(self._read, self.files)
-        kept._raw, kept._more = self._raw, json.dumps([*json.loads(self.more), added], ensure_ascii=False)
+        more = [*json.loads(self.more), added]
         kept._decoded, kept.topics = (names, have), topics
+        if len(more) < FOLD:
+            kept._raw, kept._more = self._raw, json.dumps(more, ensure_ascii=False)
+        else:
+            data = {"names": names.to_json(), "have": sorted(have), "topics": [list(h) for h in topics]}
+            kept._raw, kept._more, kept.folded = json.dumps(data, ensure_ascii=False), "[]", True
         return kept
 
 

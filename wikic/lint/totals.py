@@ -304,6 +304,8 @@ def _store(
         saved[Meta.LINT_ACROSS], mentions, unmentioned = across.across, across.mentions, across.unmentioned
         if across.names is not None:  # the pages added: their names, as one more addition
             saved[Meta.LINT_NAMES_MORE] = across.names.more
+            if across.names.folded and across.names.raw is not None:  # or written into the whole
+                saved[Meta.LINT_NAMES] = across.names.raw
     state.save_lint(
         rows, gone, cited, mentions, records, sources, saved, blocks=blocks.changes(), unmentioned=unmentioned
     )
