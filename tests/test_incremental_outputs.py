@@ -343,3 +343,17 @@ def test_a_wiki_not_as_the_last_build_left_it_is_assembled_in_full(tmp_path: Pat
         assert report.ok and _without_log(wiki_files(project)) == _without_log(want)
     else:  # kept as edited, and reported, as by any build
         assert report.conflicts == [f"wiki/{name}"]
+
+
+def test_a_hand_made_page_whose_words_name_a_page_new_leaves_the_quick_way_open(tmp_path: Path) -> None:
+    """Its [[links]] are what the names resolve, not its words: one that names the new page in
+    words alone keeps the quick way; one that links to it (FULL) does not."""
+    project = make_project(tmp_path / "inc", SOURCES)
+    (project.wiki_dir / "words.md").write_text(
+        "---\ntitle: Words\ntype: concept\n---\n\nDense retrieval; [[HNSW]].\n"
+    )
+    _build(project)
+    (project.sources_dir / "dense.md").write_text("# Dense retrieval\n\nDense retrieval ranks by vectors.\n")
+    report = build(project, BuildOptions(explain=True))
+    assert report.ok and _quick(report)
+    assert _without_log(wiki_files(project)) == _without_log(_forced_copy(project, tmp_path / "full"))

@@ -40,6 +40,7 @@ from wikic.build.replan import Keep
 from wikic.hashing import quick_fingerprint
 from wikic.privacy import forget
 from wikic.state import Links, Meta, Rendered, State
+from wikic.wiki.page import split_page
 
 if TYPE_CHECKING:
     from wikic.build.intake import Read
@@ -140,14 +141,8 @@ def _came(edit: Quick, state: State, root: Path, mine: dict[str, str]) -> tuple[
     change = came(
         names.fingerprint, names.heads, names.names, names.entries, edit.added, edit.gone, state.kept_entries
     )
-    strings = change.strings()
-    for slug in state.assembled_foreign():  # their links are resolved against the names
-        try:
-            text = (root / "wiki" / f"{slug}.md").read_text(encoding="utf-8").casefold()
-        except (OSError, UnicodeDecodeError):
-            return None
-        if any(s in text for s in strings):
-            return None
+    if _foreign_relinked(root, state.assembled_foreign(), set(change.strings())):
+        return None
     for slug in touched(state, change) - set(mine) - set(change.gone):
         pid = names.entries.get(slug, ("", "", [], ""))[3]
         if not pid:
@@ -395,6 +390,22 @@ def outputs(
     if forgotten and not forget.purge(build.project, state, forgotten)["compacted"]:
         build.report.warnings.append(forget.NOT_COMPACTED)
     return True
+
+
+def _foreign_relinked(root: Path, slugs: list[str], changed: set[str]) -> bool:
+    """Whether a page the build does not make (an answer, a hand-made page) has a [[link]]
+    that the names `changed` (casefolded: names and slugs) resolve otherwise now: by its
+    file stem, or by its text (wiki.read.resolve_target). Its other words link nothing."""
+    for slug in slugs:
+        try:
+            page = split_page((root / "wiki" / f"{slug}.md").read_text(encoding="utf-8"), f"wiki/{slug}.md")
+        except (OSError, UnicodeDecodeError):
+            return True
+        for target in page.link_targets():
+            key = target.strip()
+            if key.casefold() in changed or key.removesuffix(".md").rsplit("/", 1)[-1].casefold() in changed:
+                return True
+    return False
 
 
 def _answers_go(root: Path, state: State, edit: Quick) -> bool:
