@@ -104,13 +104,7 @@ def quick_assemble(
     if made is None:
         return None
     out, rendered = made
-    titles = _titles(names)
-    listing = None
-    if change is not None:
-        new = {slug: (e[1], rendered[slug].description) for slug, e in change.added.items()}
-        old = [(slug, e[0], e[1], gone[slug].description) for slug, e in change.gone.items()]
-        listing = listed((job.title, job.scope), new, old, titles)
-    patched = patched_index(index, titles, previous, rendered, listing)
+    patched = _index_patched(job, index, names, change, previous, rendered, gone)
     if patched is False:
         return None
     unchanged = {f"{slug}.md" for slug in need} - set(out)
@@ -126,6 +120,26 @@ def quick_assemble(
 
 
 NEW = Rendered("", "", [], "")  # what the last assembly rendered of a page new: nothing
+
+
+def _index_patched(
+    job: Assembly,
+    index: Callable[[], str | None],
+    names: Names,
+    change: Came | None,
+    previous: dict[str, Rendered],
+    rendered: dict[str, Rendered],
+    gone: dict[str, Rendered],
+) -> tuple[str, bool] | bool | None:
+    """index.md as indexpatch.patched_index makes it: the lines of the descriptions changed,
+    and of the pages new and gone (`gone`: what the last assembly rendered of those)."""
+    titles = _titles(names)
+    listing = None
+    if change is not None:
+        new = {slug: (e[1], rendered[slug].description) for slug, e in change.added.items()}
+        old = [(slug, e[0], e[1], gone[slug].description) for slug, e in change.gone.items()]
+        listing = listed((job.title, job.scope), new, old, titles)
+    return patched_index(index, titles, previous, rendered, listing)
 
 
 def _titles(names: Names) -> Callable[[str], str]:

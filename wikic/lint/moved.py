@@ -18,7 +18,7 @@ from wikic.lint.came import Added
 from wikic.lint.context import Finding
 from wikic.lint.entries import ORPHANABLE, load
 from wikic.lint.facts import Facts, page_of
-from wikic.lint.names import KeptNames
+from wikic.lint.names import KeptNames, Names
 from wikic.lint.patch import names_read
 from wikic.state import Meta, State
 from wikic.wiki.page import Page
@@ -34,6 +34,63 @@ class Moved:
     across: str  # Meta.LINT_ACROSS, patched
     names: KeptNames | None = None  # the names grown (Meta.LINT_NAMES), where pages were added
     unmentioned: list[str] = field(default_factory=list)  # topic keys no page mentions as missing now
+
+
+def _edits(
+    state: State, now: dict[str, Facts], new: Mapping[str, Page]
+) -> list[tuple[Page | None, Page]] | None:
+    """(before, after) of each page whose facts changed to `now` (before None: a page new);
+    None where one has no stored facts or changed its names."""
+    was = state.lint_facts(rel for rel in now if rel not in new)
+    edits: list[tuple[Page | None, Page]] = [(None, page_of(rel, now[rel])) for rel in new]
+    for rel, facts in now.items():
+        if rel in new:
+            continue
+        if rel not in was:
+            return None
+        old = json.loads(was[rel])
+        if names_read(old) != names_read(facts):
+            return None
+        edits.append((page_of(rel, old), page_of(rel, facts)))
+    return edits
+
+
+def _relinked(
+    state: State, across: Across, now: Mapping[str, Facts], relinked: Mapping[str, Facts]
+) -> list[tuple[Page | None, Page]] | None:
+    """The pages whose findings across pages names added can change though their facts did
+    not, as (page, page): those that name them (`relinked`), and those with broken links (what
+    each suggests is of every page's names); None where one has no stored facts."""
+    again = dict(relinked)
+    suggest = sorted(across.broken.keys() - again.keys() - now.keys())
+    found = state.lint_facts(suggest)
+    if len(found) != len(suggest):
+        return None
+    again.update((rel, json.loads(found[rel])) for rel in suggest)
+    return [(page, page) for rel, facts in sorted(again.items()) for page in [page_of(rel, facts)]]
+
+
+def _orphanable(
+    state: State,
+    edits: list[tuple[Page | None, Page]],
+    old_names: Names,
+    names: Names,
+    new: Mapping[str, Page],
+) -> dict[str, bool] | None:
+    """The pages whose orphan finding the edits can change (those they link to, before or
+    after, and the pages new), each with whether it can be an orphan; None where one's record
+    is not stored."""
+    olds = {
+        s for old, _ in edits if old is not None for s in old_names.outlinks(old)
+    } & old_names.pages.keys()
+    slugs = {s for _, page in edits for s in names.outlinks(page)} & names.pages.keys() | olds
+    mine = {p.slug for p in new.values()}
+    paths = {slug: names.pages[slug].rel for slug in slugs - mine}
+    records = state.lint_records_of(paths.values())
+    if len(records) != len(paths):
+        return None
+    orphanable = {s: records[rel][ORPHANABLE] for s, rel in paths.items()}
+    return orphanable | {p.slug: rules.can_be_orphan(p) for p in new.values()}
 
 
 def moved(
@@ -56,17 +113,9 @@ def moved(
     if not data or kept.key() != data["names"]:
         return None
     new = added.pages if added is not None else {}
-    was = state.lint_facts(rel for rel in now if rel not in new)
-    edits: list[tuple[Page | None, Page]] = [(None, page_of(rel, now[rel])) for rel in new]
-    for rel, facts in now.items():
-        if rel in new:
-            continue
-        if rel not in was:
-            return None
-        old = json.loads(was[rel])
-        if names_read(old) != names_read(facts):
-            return None
-        edits.append((page_of(rel, old), page_of(rel, facts)))
+    edits = _edits(state, now, new)
+    if edits is None:
+        return None
     decoded = kept.decoded()
     assert decoded is not None
     names, have = old_names, _ = decoded
@@ -76,26 +125,16 @@ def moved(
         if (grown := added.grow(names, have, kept.topics)) is None:
             return None
         names, have = grown.names, grown.have
-        # the pages with broken links too: what each suggests is of every page's names
-        again = dict(relinked or {})
-        suggest = sorted(across.broken.keys() - again.keys() - now.keys())
-        found = state.lint_facts(suggest)
-        if len(found) != len(suggest):
+        more = _relinked(state, across, now, relinked or {})
+        if more is None:
             return None
-        again.update((rel, json.loads(found[rel])) for rel in suggest)
-        edits += [(page, page) for rel, facts in sorted(again.items()) for page in [page_of(rel, facts)]]
+        edits += more
     for page in new.values():
         across.inbound[page.slug] = 0
-    olds = {
-        s for old, _ in edits if old is not None for s in old_names.outlinks(old)
-    } & old_names.pages.keys()
-    slugs = sorted({s for _, page in edits for s in names.outlinks(page)} & names.pages.keys() | olds)
-    paths = {slug: names.pages[slug].rel for slug in slugs if slug not in {p.slug for p in new.values()}}
-    records = state.lint_records_of(paths.values())
-    if len(records) != len(paths):
+    orphanable = _orphanable(state, edits, old_names, names, new)
+    if orphanable is None:
         return None
-    orphanable = {s: records[rel][ORPHANABLE] for s, rel in paths.items()}
-    orphanable |= {p.slug: rules.can_be_orphan(p) for p in new.values()}
+    slugs = set(orphanable)
 
     twins = grown is not None and grown.new_topics and "duplicate-page" in levels
 
@@ -105,7 +144,7 @@ def moved(
         if twins:
             found += across.duplicate
         if "orphan-page" in levels:
-            inside = sorted((set(slugs) | {p.slug for p in new.values()}) & pages)
+            inside = sorted(slugs & pages)
             found += rules.orphans(((s, names.pages[s].rel, orphanable[s]) for s in inside), across.inbound)
         return found
 

@@ -210,22 +210,10 @@ def _patched(
         if got is None:
             return None
         added, relinked = got
-    across = None
-    names = KeptNames(  # read once, if at all
-        lambda: state.get_meta(Meta.LINT_NAMES),
-        set(kept["files"]),
-        lambda: state.get_meta(Meta.LINT_NAMES_MORE),
-    )
-    if changed_facts:  # what the rules across pages read of them changed: patched from before and after
-        now = {rel: facts for rel in changed_facts if (facts := pages[rel][1]) is not None}
-        if len(now) != len(changed_facts):  # a page always read again: no facts to patch from
-            return None
-        thresholds = (seen.schema.lint.missing_page_threshold, seen.schema.lint.duplicate_threshold)
-        across = moved(state, seen.levels, thresholds, names, now, added, relinked)
-        if across is None:
-            return None
-        if across.names is not None:  # the names grown by the pages added: index.md is checked by them
-            names = across.names
+    patched = _across(seen, state, kept, pages, changed_facts, added, relinked)
+    if patched is None:
+        return None
+    across, names = patched
     # index.md read (once the pages allow a patch) unless the build says its links are as they
     # were, or that it only listed the pages it added where the index had no finding
     check_index = index_written and not report.index_same_links
@@ -249,6 +237,37 @@ def _patched(
     kept["unbuilt"] = sorted({*unbuilt, *(d for d in deps if d not in seen.source_stats)})
     _store(seen, state, entries, changed, blocks, json.dumps(kept, ensure_ascii=False), across)
     return counts
+
+
+def _across(
+    seen: Seen,
+    state: State,
+    kept: dict[str, Any],
+    pages: Read,
+    changed_facts: list[str],
+    added: Added | None,
+    relinked: dict[str, Facts] | None,
+) -> tuple[Moved | None, KeptNames] | None:
+    """The findings across pages the pages read can touch, before and after (None where none
+    changed what those rules read of it), and the names as they are now; None where that
+    cannot be patched (moved.py)."""
+    names = KeptNames(  # read once, if at all
+        lambda: state.get_meta(Meta.LINT_NAMES),
+        set(kept["files"]),
+        lambda: state.get_meta(Meta.LINT_NAMES_MORE),
+    )
+    if not changed_facts:
+        return None, names
+    # what the rules across pages read of them changed: patched from before and after
+    now = {rel: facts for rel in changed_facts if (facts := pages[rel][1]) is not None}
+    if len(now) != len(changed_facts):  # a page always read again: no facts to patch from
+        return None
+    thresholds = (seen.schema.lint.missing_page_threshold, seen.schema.lint.duplicate_threshold)
+    across = moved(state, seen.levels, thresholds, names, now, added, relinked)
+    if across is None:
+        return None
+    # the names grown by the pages added: index.md is checked by them
+    return across, across.names if across.names is not None else names
 
 
 class _Blocks:
