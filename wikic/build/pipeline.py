@@ -32,6 +32,7 @@ from wikic.build.run import BackendFactory, BuildOptions
 from wikic.build.write import write_actions
 from wikic.fsutil import TMP_MARK, remove_stale_temps
 from wikic.hashing import fingerprint
+from wikic.privacy import forget
 from wikic.privacy.local import LocalOnly, is_remote
 from wikic.project import Project
 from wikic.prompts.loader import Prompts
@@ -187,8 +188,6 @@ class _Build:
             return
         if self.edit is not None:  # assembled in full after all: every page's text is needed
             prose, self.edit = quick.prose_of_all(self, pages), None
-        from wikic.privacy import forget  # here: an edit's quick outputs forget no source
-
         frozen = kept_for_failed_sources(root, self.state, self.failed_sources)
         files = self.state.files()  # what wikic wrote: read once, for foreign, intact and publish
         made = {pid: p for pid, p in pages.items() if p.type == "source" or pid in prose}

@@ -41,6 +41,7 @@ from wikic.hashing import quick_fingerprint
 from wikic.privacy import forget
 from wikic.state import Links, Meta, Rendered, State
 from wikic.wiki.page import split_page
+from wikic.wiki.read import resolve_target
 
 if TYPE_CHECKING:
     from wikic.build.intake import Read
@@ -410,15 +411,14 @@ def _foreign_relinked(root: Path, slugs: list[str], changed: set[str]) -> bool:
     """Whether a page the build does not make (an answer, a hand-made page) has a [[link]]
     that the names `changed` (casefolded: names and slugs) resolve otherwise now: by its
     file stem, or by its text (wiki.read.resolve_target). Its other words link nothing."""
+    keys = {key: key for key in changed}  # resolve_target's tables, of these alone
     for slug in slugs:
         try:
             page = split_page((root / "wiki" / f"{slug}.md").read_text(encoding="utf-8"), f"wiki/{slug}.md")
         except (OSError, UnicodeDecodeError):
             return True
-        for target in page.link_targets():
-            key = target.strip()
-            if key.casefold() in changed or key.removesuffix(".md").rsplit("/", 1)[-1].casefold() in changed:
-                return True
+        if any(resolve_target(target, keys, keys) is not None for target in page.link_targets()):
+            return True
     return False
 
 

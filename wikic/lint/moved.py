@@ -134,21 +134,9 @@ def moved(
     orphanable = _orphanable(state, edits, old_names, names, new)
     if orphanable is None:
         return None
-    slugs = set(orphanable)
-
     twins = grown is not None and grown.new_topics and "duplicate-page" in levels
-
-    def touched(pages: set[str]) -> list[Finding]:
-        found = [f for _, page in edits for f in across.broken.get(page.rel, [])]
-        found += across.missing.values()
-        if twins:
-            found += across.duplicate
-        if "orphan-page" in levels:
-            inside = sorted(slugs & pages)
-            found += rules.orphans(((s, names.pages[s].rel, orphanable[s]) for s in inside), across.inbound)
-        return found
-
-    before = touched(set(old_names.pages))
+    touched = _Touched(across, edits, levels, twins, orphanable)
+    before = touched(old_names)
     patch = Patch(names, have, levels, threshold, state.lint_mentions, decoded if grown else None)
     mentions = patch.apply(across, edits)
     now_names = None
@@ -159,6 +147,31 @@ def moved(
         data["names"] = now_names.key()
     data["across"], data["stored"] = across.to_json(), secrets.token_hex(8)
     dropped = sorted(grown.have - decoded[1]) if grown else []
-    return Moved(
-        before, touched(set(names.pages)), mentions, json.dumps(data, ensure_ascii=False), now_names, dropped
-    )
+    return Moved(before, touched(names), mentions, json.dumps(data, ensure_ascii=False), now_names, dropped)
+
+
+@dataclass
+class _Touched:
+    """The findings across pages an edit can touch, taken before and after it: the edited
+    pages' broken links, every missing page, the twins where a topic page came (`twins`), and
+    the orphans among the pages it links to or did (`orphanable`: those, and whether each can
+    be one)."""
+
+    across: Across
+    edits: list[tuple[Page | None, Page]]
+    levels: Mapping[str, str]
+    twins: bool
+    orphanable: dict[str, bool]
+
+    def __call__(self, names: Names) -> list[Finding]:
+        """As they are now, with these names (those before or after the edit)."""
+        across = self.across
+        found = [f for _, page in self.edits for f in across.broken.get(page.rel, [])]
+        found += across.missing.values()
+        if self.twins:
+            found += across.duplicate
+        if "orphan-page" in self.levels:
+            inside = sorted(self.orphanable.keys() & names.pages.keys())
+            pages = ((s, names.pages[s].rel, self.orphanable[s]) for s in inside)
+            found += rules.orphans(pages, across.inbound)
+        return found

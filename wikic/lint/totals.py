@@ -204,12 +204,10 @@ def _patched(
     if read is None:
         return None
     pages, changed_facts = read
-    added = relinked = None
-    if new:  # pages the build added: those whose names text names them read too (came.py)
-        got = _added(seen, state, kept, pages, changed_facts, new)
-        if got is None:
-            return None
-        added, relinked = got
+    got = _added(seen, state, kept, pages, changed_facts, new)  # and those that name the pages added
+    if got is None:
+        return None
+    added, relinked = got
     patched = _across(seen, state, kept, pages, changed_facts, added, relinked)
     if patched is None:
         return None
@@ -353,10 +351,13 @@ def _written(report: Report, before: Tree, after: Tree) -> tuple[set[str], bool,
 
 def _added(
     seen: Seen, state: State, kept: dict[str, Any], pages: Read, changed: list[str], new: set[str]
-) -> tuple[Added, dict[str, Facts]] | None:
-    """The pages new, and the pages not among those the build changed whose names text names
-    them (their facts as they are), read too (into `pages`, and `changed` where their facts
-    changed); None where a page read again each time names one (it has no facts to patch from)."""
+) -> tuple[Added | None, dict[str, Facts] | None] | None:
+    """The pages new (came.py), and the pages not among those the build changed whose names
+    text names them (their facts as they are), read too (into `pages`, and `changed` where
+    their facts changed); (None, None) where no page is new; None where a page read again each
+    time names one (it has no facts to patch from)."""
+    if not new:
+        return None, None
     added = Added({rel: pages[rel][0] for rel in new})
     found = strings(added.pages.values())
     for rel in kept["always"]:
