@@ -442,6 +442,86 @@ def test_pages_a_build_adds_are_patched_exactly(tmp_path: Path) -> None:
         assert sum(f.rule == rule for f in full.findings) == found, what
 
 
+def _removed(name: str) -> Callable[[Project], None]:
+    def edit(p: Project) -> None:
+        (p.sources_dir / name).unlink()
+
+    return edit
+
+
+# (what is edited, the summary's way, and what the full lint finds of a rule: rule, how many);
+# each source deleted takes its page (and the topic pages only it made) out of the wiki
+GONE: list[tuple[str, Callable[[Project], None], str, tuple[str, int]]] = [
+    ("two mentions make a missing page", _two_mentions, "counted", ("missing-page", 1)),
+    (
+        "a page a broken link names",
+        _added("pq2.md", "# Product quantization\n\nIt splits vectors.\n"),
+        "patched",
+        ("broken-link", 2),
+    ),
+    # its link broken again, and its topic key no page's: the link is a mention of one page only
+    ("...deleted", _removed("pq2.md"), "patched", ("broken-link", 3)),
+    ("a page no page links to", _added("empty.md", "# Empty thing\n"), "patched", ("orphan-page", 3)),
+    ("...deleted: no orphan", _removed("empty.md"), "patched", ("orphan-page", 2)),
+    # bold words whose names text holds neither the name nor the slug of the page they name
+    (
+        "bold words apart",
+        _pages(
+            _page("third-notes.md", "Quantum foam", FOAM),
+            _page("quiet-notes.md", "See [[Overlap notes]].", f"See [[Overlap notes]]. **{FOAM}**"),
+        ),
+        "counted",
+        ("missing-page", 1),
+    ),
+    (
+        "a topic four pages mention",
+        _added("foam.md", "# Quantum foam\n\nFoam of space.\n"),
+        "patched",
+        ("missing-page", 0),
+    ),
+    # its topic key no page's again: every page that treats it as a topic says so again, those
+    # whose names text holds only its words too
+    ("...deleted: a missing page again", _removed("foam.md"), "patched", ("missing-page", 1)),
+    # a topic page (and its source's page) gone: the twin it was of a hand-made page's name
+    (
+        "a topic page new, a page's twin",
+        _added("twin.md", "# Twin notes\n\n## Overlap note\n\nOverlap notes say what chunks share.\n"),
+        "patched",
+        ("duplicate-page", 1),
+    ),
+    ("...deleted: no twin", _removed("twin.md"), "patched", ("duplicate-page", 0)),
+    # a name two pages have: where the page it resolves to goes, the other takes it
+    (
+        "a page a link names",
+        _added("ivf.md", "# IVF index\n\nIt keeps clusters together.\n"),
+        "patched",
+        ("broken-link", 2),
+    ),
+    (
+        "another of that name",
+        _added("ivf2.md", "# IVF index\n\nIts lists are probed.\n"),
+        "counted",
+        ("orphan-page", 3),
+    ),
+    ("...the first deleted", _removed("ivf.md"), "patched", ("orphan-page", 2)),
+    # a source that topic pages share: they are written without it
+    ("a source topic pages share, deleted", _removed("rag.md"), "patched", ("broken-link", 2)),
+]
+
+
+def test_pages_a_build_removes_are_patched_exactly(tmp_path: Path) -> None:
+    """A source deleted, whose pages go (lint/came.py): the names shrink by theirs (a name
+    another page has goes to it), the pages that name them or treat a topic key no page has now
+    as a topic are read again from their stored facts, and the summary and what the lint stored
+    equal a full lint's."""
+    project = _project(tmp_path / "p")
+    for what, edit, how, (rule, found) in GONE:
+        edit(project)
+        report, full = _built_and_checked(project, tmp_path, what, how, 4)
+        assert sum(f.rule == rule for f in full.findings) == found, what
+        assert ("deleted" in what) == bool(report.removed), what
+
+
 def _built_and_checked(
     project: Project, tmp_path: Path, what: str, how: str, most: int
 ) -> tuple[Report, Any]:
@@ -481,6 +561,7 @@ def _stored(project: Project) -> dict[str, Any]:
         decoded = kept.decoded()
         assert decoded is not None and kept.topics is not None
         names, have = decoded
+        assert kept.shared is not None and kept.keyed is not None
         across = json.loads(state.get_meta(Meta.LINT_ACROSS) or "{}")["across"]
         db = state.db
         return {
@@ -488,6 +569,8 @@ def _stored(project: Project) -> dict[str, Any]:
             "names": names.names,
             "have": sorted(have),
             "topics": sorted(kept.topics),
+            "shared": kept.shared,
+            "keyed": kept.keyed,
             "across": across,
             "mentions": sorted(db.execute("SELECT key, rel, line, terms FROM lint_mentions").fetchall()),
             "text": sorted(db.execute("SELECT rel, text FROM lint_text").fetchall()),

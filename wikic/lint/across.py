@@ -23,6 +23,14 @@ if TYPE_CHECKING:
 ACROSS = ("broken-link", "orphan-page", "missing-page", "duplicate-page", "index-drift", "hand-edit")
 Where = dict[str, dict[str, tuple[int, dict[str, int]]]]  # topic key -> path -> (first line, terms)
 Orphanable = Iterable[tuple[str, str, bool]]  # (slug, path, whether it can be an orphan)
+Edit = tuple[Page | None, Page | None]  # a page before and after an edit (None: new, or gone)
+
+
+def edited(old: Page | None, new: Page | None) -> Page:
+    """The page of an edit: as it is, or as it was where it went."""
+    page = new if new is not None else old
+    assert page is not None, "an edit of no page"
+    return page
 
 
 @dataclass
@@ -79,13 +87,14 @@ def compute(
     pages: Iterable[Page],
     settings: LintConfig,
     levels: Mapping[str, str],
-) -> tuple[Across, dict[str, topics.Mentions], list[str]]:
+) -> tuple[Across, dict[str, topics.Mentions], dict[str, int]]:
     """The rules across pages over every page, read once each as `pages` yields them (in the
     wiki's order, with `heads` theirs and `names` the wiki's names), index.md's apart
     (rules.index_findings); with each page's mentions (for missing-page) and the topic keys
-    of the pages' names."""
+    of the pages' names, each with how many pages have it."""
     seek, count = "missing-page" in levels, "orphan-page" in levels
-    have = set(topics.keys_of(heads)) if seek else set()
+    keyed = topics.key_counts(heads) if seek else {}
+    have = keyed.keys()
     mentions: dict[str, topics.Mentions] = {}
     where: Where = defaultdict(dict)
     inbound = dict.fromkeys(names.pages, 0) if count else {}
@@ -117,7 +126,7 @@ def compute(
     found = Across(broken, missing, [], [], inbound)
     if "duplicate-page" in levels:
         found.duplicate = list(topics.duplicates(heads, settings.duplicate_threshold))
-    return found, mentions, sorted(have)
+    return found, mentions, keyed
 
 
 @dataclass
@@ -132,29 +141,41 @@ class Patch:
     mentioned: Callable[[Iterable[str]], Where]  # the stored mentions of these topic keys
     before: tuple[Names, set[str]] | None = None
 
-    def apply(self, across: Across, edits: Sequence[tuple[Page | None, Page]]) -> dict[str, topics.Mentions]:
+    def apply(self, across: Across, edits: Sequence[Edit]) -> dict[str, topics.Mentions]:
         """`edits`: (before, after) of each page whose facts changed, or whose links the names
-        added can resolve otherwise (before None: a page new); returns the pages' new mentions."""
+        added or gone can resolve otherwise (before None: a page new; after None: a page gone);
+        returns the pages' new mentions (none, of a page gone)."""
         names, levels = self.names, self.levels
         old_names, old_have = self.before or (names, self.have)
         for old, new in edits:
+            rel = edited(old, new).rel
             if "broken-link" in levels:
-                across.broken.pop(new.rel, None)
-                if broken := list(rules.broken_links(names, [new])):
-                    across.broken[new.rel] = broken
+                across.broken.pop(rel, None)
+                if new is not None and (broken := list(rules.broken_links(names, [new]))):
+                    across.broken[rel] = broken
             if "orphan-page" in levels:
                 for slug in old_names.outlinks(old) - {old.slug} if old is not None else ():
                     across.inbound[slug] -= 1
-                for slug in names.outlinks(new) - {new.slug}:
+                for slug in names.outlinks(new) - {new.slug} if new is not None else ():
                     across.inbound[slug] += 1
+        for old, new in edits:
+            if new is None and old is not None:
+                across.inbound.pop(old.slug, None)
         if "missing-page" not in levels:
             return {}
-        now = {new.rel: topics.page_mentions(new, names, self.have) for _, new in edits}
+        now = {
+            edited(old, new).rel: topics.page_mentions(new, names, self.have) if new is not None else {}
+            for old, new in edits
+        }
         grown = self.have - old_have  # the keys of pages new: no page mentions them as missing
-        touched = grown | {
+        touched = grown | (old_have - self.have)  # and those of pages gone: where pages now do
+        touched |= {
             key
             for old, new in edits
-            for key in [*(topics.page_mentions(old, old_names, old_have) if old else ()), *now[new.rel]]
+            for key in [
+                *(topics.page_mentions(old, old_names, old_have) if old else ()),
+                *now[edited(old, new).rel],
+            ]
         }
         where = self.mentioned(sorted(touched))
         for key in touched:

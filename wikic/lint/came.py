@@ -17,12 +17,23 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from wikic.lint import topics
-from wikic.lint.names import Head, Named, Names, head_of, index_title, topic_heads
+from wikic.lint.names import (
+    Head,
+    KeptNames,
+    Keyed,
+    Named,
+    Names,
+    Shared,
+    head_of,
+    index_title,
+    shared_names,
+    topic_heads,
+)
 from wikic.wiki.page import PLAIN, Page
 from wikic.wiki.read import name_table
 
@@ -42,10 +53,13 @@ class Added:
 
     pages: dict[str, Page]
 
-    def grow(self, names: Names, have: set[str], kept: list[Head] | None) -> Grown | None:
-        """The names, the topic keys of the pages' names and the heads duplicate-page reads
-        (`kept`: as the last lint kept them) with the pages new among them; None where one
-        takes a name another page has, or is unread."""
+    def grow(self, kept: KeptNames) -> Changed | None:
+        """The kept names (decoded), the topic keys of the pages' names and the heads
+        duplicate-page reads with the pages new among them; None where one takes a name another
+        page has, or is unread, or the heads are not kept."""
+        decoded = kept.decoded()
+        assert decoded is not None
+        names, have = decoded
         heads = [head_of(page) for page in self.pages.values()]
         if any(h.slug in names.pages or h.unread for h in heads):
             return None
@@ -53,36 +67,131 @@ class Added:
         if named.keys() & names.names.keys():
             return None
         new = topic_heads(heads)
-        if new and kept is None:
+        if new and kept.topics is None:
             return None
         mine = {p.slug: Named(p.rel, p.title, index_title(p)) for p in self.pages.values()}
         grown = Names(
             {**names.pages, **mine}, {**names.names, **named}, names.files
         )  # in no order a rule reads
-        keys = set(topics.keys_of(heads))
-        added = {"pages": {s: list(n) for s, n in mine.items()}, "names": named, "have": sorted(keys)}
-        added["topics"] = [list(h) for h in new]
-        return Grown(grown, have | keys, [*(kept or []), *new], bool(new), added)
+        counts = topics.key_counts(heads)
+        change: dict[str, Any] = {
+            "pages": {s: list(n) for s, n in mine.items()},
+            "names": named,
+            "have": sorted(counts),
+            "topics": [list(h) for h in new],
+        }
+        shared, keyed = kept.shared, kept.keyed
+        if shared is not None and keyed is not None:  # the names and keys the pages new share
+            change["shared"] = shared_names(named, heads)
+            change["keyed"] = {
+                key: total for key, n in counts.items() if (total := n + keyed.get(key, key in have)) > 1
+            }
+            shared, keyed = shared | change["shared"], keyed | change["keyed"]
+        return Changed(
+            grown, have | counts.keys(), [*(kept.topics or []), *new], bool(new), change, shared, keyed
+        )
 
 
 @dataclass
-class Grown:
-    """The names with the pages new (Added.grow); `new_topics`: one of them is not a source's;
-    `added`: their names alone, as KeptNames keeps an addition."""
+class Gone:
+    """The pages gone, by path, as the last lint kept their facts (facts.page_of)."""
+
+    pages: dict[str, Page]
+
+    def shrink(self, kept: KeptNames, seek: bool) -> Changed | None:
+        """The kept names (decoded) without these pages: each name they had given to the next
+        page that has it (KeptNames.shared), if any; the topic keys no other page has taken out
+        of them (`seek`: missing-page is on, so that the lint kept them), the pages' heads out
+        of those duplicate-page reads. None where the names kept do not say who else has their
+        names (a wikic before that kept them), or the pages are not among them as they are."""
+        decoded = kept.decoded()
+        assert decoded is not None
+        names, have = decoded
+        shared, keyed = kept.shared, kept.keyed
+        heads = [head_of(page) for page in self.pages.values()]
+        slugs = {h.slug for h in heads}
+        if shared is None or keyed is None or kept.topics is None:
+            return None
+        if len(slugs) < len(heads) or any(
+            h.slug not in names.pages or names.pages[h.slug].rel != h.rel for h in heads
+        ):
+            return None
+        change: dict[str, Any] = {"gone": sorted(slugs), "names": {}, "unnamed": [], "shared": {}}
+        having: dict[str, set[str]] = {}  # each name of the pages gone -> those of them that have it
+        for h in heads:
+            for name in [h.title, *h.aliases]:
+                having.setdefault(name.casefold().strip(), set()).add(h.slug)
+        table, shared = dict(names.names), dict(shared)
+        for name, mine in sorted(having.items()):
+            holders = shared.get(name) or [table.get(name, "")]
+            if table.get(name) != holders[0] or not mine <= set(holders):
+                return None  # not as these pages' names were kept
+            rest = [slug for slug in holders if slug not in slugs]
+            if rest:
+                table[name] = change["names"][name] = rest[0]
+            else:
+                del table[name]
+                change["unnamed"].append(name)
+            if name in shared:
+                change["shared"][name] = rest
+                shared[name] = rest
+                if len(rest) < 2:
+                    del shared[name]
+        pages = {slug: named for slug, named in names.pages.items() if slug not in slugs}
+        left = set(have)
+        if seek:
+            counts = self.keys(kept)
+            if counts is None:
+                return None
+            keyed = dict(keyed)
+            for key, total in counts.items():
+                keyed[key] = total
+                if total < 2:
+                    del keyed[key]
+                if total == 0:
+                    left.discard(key)
+            change["keyed"], change["unhave"] = counts, sorted(have - left)
+        twins = bool(topic_heads(heads))
+        heads_left = [h for h in kept.topics if h.slug not in slugs]
+        return Changed(Names(pages, table, names.files), left, heads_left, twins, change, shared, keyed)
+
+    def keys(self, kept: KeptNames) -> dict[str, int] | None:
+        """The topic keys of these pages' names, each with how many pages have it once they
+        are gone (0: no page, so that pages that treat it as a topic now say it has none);
+        None where the keys kept do not say, or are not as these pages' were kept."""
+        decoded = kept.decoded()
+        if decoded is None or kept.keyed is None:
+            return None
+        have, keyed = decoded[1], kept.keyed
+        counts: dict[str, int] = {}
+        for page in self.pages.values():
+            for key in topics.head_keys(head_of(page)):
+                counts[key] = counts.get(key, keyed.get(key, key in have)) - 1
+        return None if any(n < 0 for n in counts.values()) else dict(sorted(counts.items()))
+
+
+@dataclass
+class Changed:
+    """The names with pages added (Added.grow) or gone (Gone.shrink); `twins`: a topic page
+    (not a source's) among them, so that duplicate-page runs again; `change`: what changed of
+    the names alone, as KeptNames keeps a change; `shared`, `keyed`: as KeptNames has them."""
 
     names: Names
     have: set[str]
     topics: list[Head]
-    new_topics: bool
-    added: dict[str, Any]
+    twins: bool
+    change: dict[str, Any]
+    shared: Shared | None
+    keyed: Keyed | None
 
 
-def listed_alone(text: str, pages: Mapping[str, Named], new: Iterable[str]) -> bool:
+def listed_alone(text: str, pages: Mapping[str, Named], new: Iterable[str], gone: Iterable[str] = ()) -> bool:
     """Whether index.md (`text`, as the build patched it: build/indexpatch.py, every changed
     description plain) has no finding, where it had none before: each page new listed once, by
-    its slug and its index title, its description plain; the count of `pages` right and first;
-    and a link for each page, no more (one listed once each, as before, and each new one)."""
-    if text.count("[[") != len(pages):
+    its slug and its index title, its description plain, and no page gone linked; the count of
+    `pages` right and first; and a link for each page, no more (one listed once each, as
+    before, and each new one)."""
+    if text.count("[[") != len(pages) or any(f"[[{slug}|" in text for slug in gone):
         return False
     for slug in new:
         head = f"\n- [[{slug}|"
@@ -102,8 +211,16 @@ COUNT = re.compile(r"^(\d+) pages?\.$", re.MULTILINE)  # as rules.COUNT_LINE rea
 SAID = re.compile(r"\d+ pages?\.")  # anything before it a block of which could be read so
 
 
-def names_json(names: Names, have: Iterable[str], heads: Iterable[Head]) -> str:
-    """Meta.LINT_NAMES: the names, the topic keys of every page's names, and the heads
-    duplicate-page reads (topic_heads: a build that adds a topic page finds its twins)."""
-    data = {"names": names.to_json(), "have": sorted(have), "topics": [list(h) for h in topic_heads(heads)]}
+def names_json(names: Names, keyed: Mapping[str, int], heads: Sequence[Head]) -> str:
+    """Meta.LINT_NAMES: the names, the topic keys of every page's names (`keyed`: each with how
+    many pages have it), and the heads duplicate-page reads (topic_heads: a build that adds a
+    topic page finds its twins); the names and keys more than one page has, so that a build
+    that removes a page knows who else has them (Gone.shrink)."""
+    data = {
+        "names": names.to_json(),
+        "have": sorted(keyed),
+        "topics": [list(h) for h in topic_heads(heads)],
+        "shared": shared_names(names.names, heads),
+        "keyed": {key: n for key, n in sorted(keyed.items()) if n > 1},
+    }
     return json.dumps(data, ensure_ascii=False)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from wikic.lint import rules, topics
-from wikic.lint.across import Across, Patch
-from wikic.lint.came import Added
+from wikic.lint.across import Across, Edit, Patch, edited
+from wikic.lint.came import Added, Changed, Gone
 from wikic.lint.context import Finding
 from wikic.lint.entries import ORPHANABLE, load
 from wikic.lint.facts import Facts, page_of
@@ -32,17 +32,15 @@ class Moved:
     after: list[Finding]  # and as they are
     mentions: dict[str, topics.Mentions]  # the pages' mentions now
     across: str  # Meta.LINT_ACROSS, patched
-    names: KeptNames | None = None  # the names grown (Meta.LINT_NAMES), where pages were added
+    names: KeptNames | None = None  # the names changed (Meta.LINT_NAMES), where pages came or went
     unmentioned: list[str] = field(default_factory=list)  # topic keys no page mentions as missing now
 
 
-def _edits(
-    state: State, now: dict[str, Facts], new: Mapping[str, Page]
-) -> list[tuple[Page | None, Page]] | None:
+def _edits(state: State, now: dict[str, Facts], new: Mapping[str, Page]) -> list[Edit] | None:
     """(before, after) of each page whose facts changed to `now` (before None: a page new);
     None where one has no stored facts or changed its names."""
     was = state.lint_facts(rel for rel in now if rel not in new)
-    edits: list[tuple[Page | None, Page]] = [(None, page_of(rel, now[rel])) for rel in new]
+    edits: list[Edit] = [(None, page_of(rel, now[rel])) for rel in new]
     for rel, facts in now.items():
         if rel in new:
             continue
@@ -56,13 +54,14 @@ def _edits(
 
 
 def _relinked(
-    state: State, across: Across, now: Mapping[str, Facts], relinked: Mapping[str, Facts]
-) -> list[tuple[Page | None, Page]] | None:
-    """The pages whose findings across pages names added can change though their facts did
-    not, as (page, page): those that name them (`relinked`), and those with broken links (what
-    each suggests is of every page's names); None where one has no stored facts."""
+    state: State, across: Across, now: Mapping[str, Facts], relinked: Mapping[str, Facts], gone: Iterable[str]
+) -> list[Edit] | None:
+    """The pages whose findings across pages names added or gone can change though their facts
+    did not, as (page, page): those that name them or treat a topic key gone as one
+    (`relinked`), and those with broken links (what each suggests is of every page's names);
+    None where one has no stored facts."""
     again = dict(relinked)
-    suggest = sorted(across.broken.keys() - again.keys() - now.keys())
+    suggest = sorted(across.broken.keys() - again.keys() - now.keys() - set(gone))
     found = state.lint_facts(suggest)
     if len(found) != len(suggest):
         return None
@@ -71,21 +70,19 @@ def _relinked(
 
 
 def _orphanable(
-    state: State,
-    edits: list[tuple[Page | None, Page]],
-    old_names: Names,
-    names: Names,
-    new: Mapping[str, Page],
+    state: State, edits: list[Edit], old_names: Names, names: Names, new: Mapping[str, Page]
 ) -> dict[str, bool] | None:
     """The pages whose orphan finding the edits can change (those they link to, before or
-    after, and the pages new), each with whether it can be an orphan; None where one's record
-    is not stored."""
+    after, the pages gone and the pages new), each with whether it can be an orphan; None
+    where one's record is not stored."""
     olds = {
         s for old, _ in edits if old is not None for s in old_names.outlinks(old)
     } & old_names.pages.keys()
-    slugs = {s for _, page in edits for s in names.outlinks(page)} & names.pages.keys() | olds
+    olds |= {old.slug for old, page in edits if page is None and old is not None}
+    slugs = {s for _, page in edits if page is not None for s in names.outlinks(page)}
+    slugs = slugs & names.pages.keys() | olds
     mine = {p.slug for p in new.values()}
-    paths = {slug: names.pages[slug].rel for slug in slugs - mine}
+    paths = {slug: (names.pages.get(slug) or old_names.pages[slug]).rel for slug in slugs - mine}
     records = state.lint_records_of(paths.values())
     if len(records) != len(paths):
         return None
@@ -99,20 +96,20 @@ def moved(
     thresholds: tuple[int, int],
     kept: KeptNames,
     now: dict[str, Facts],
-    added: Added | None = None,
+    change: Added | Gone | None = None,
     relinked: Mapping[str, Facts] | None = None,
 ) -> Moved | None:
     """The findings across pages before and after these pages' facts changed to `now`; None
     where the stored lint is not at hand or one changed its names (a page's names are what
     every other page's links resolve against: the rules then run over every page). With
-    `added`, the pages new (among `now`) and `relinked`, the pages whose links, bold terms or
-    Topics items name them (their facts as they were): came.py. `thresholds`: the schema's
-    lint.missing_page_threshold and lint.duplicate_threshold."""
+    `change`, the pages new (among `now`) or gone, and `relinked`, the pages whose links, bold
+    terms or Topics items name them or a topic key gone (their facts as they were): came.py.
+    `thresholds`: the schema's lint.missing_page_threshold and lint.duplicate_threshold."""
     threshold, duplicate_threshold = thresholds
     data = load(state.get_meta(Meta.LINT_ACROSS))
     if not data or kept.key() != data["names"]:
         return None
-    new = added.pages if added is not None else {}
+    new = change.pages if isinstance(change, Added) else {}
     edits = _edits(state, now, new)
     if edits is None:
         return None
@@ -120,33 +117,39 @@ def moved(
     assert decoded is not None
     names, have = old_names, _ = decoded
     across = Across.from_json(data["across"])
-    grown = None
-    if added is not None:
-        if (grown := added.grow(names, have, kept.topics)) is None:
+    changed: Changed | None = None
+    if change is not None:
+        changed = (
+            change.grow(kept) if isinstance(change, Added) else change.shrink(kept, "missing-page" in levels)
+        )
+        if changed is None:
             return None
-        names, have = grown.names, grown.have
-        more = _relinked(state, across, now, relinked or {})
+        names, have = changed.names, changed.have
+        gone = change.pages if isinstance(change, Gone) else {}
+        more = _relinked(state, across, now, relinked or {}, gone)
         if more is None:
             return None
-        edits += more
+        edits += [(page, None) for page in gone.values()] + more
     for page in new.values():
         across.inbound[page.slug] = 0
     orphanable = _orphanable(state, edits, old_names, names, new)
     if orphanable is None:
         return None
-    twins = grown is not None and grown.new_topics and "duplicate-page" in levels
+    twins = changed is not None and changed.twins and "duplicate-page" in levels
     touched = _Touched(across, edits, levels, twins, orphanable)
     before = touched(old_names)
-    patch = Patch(names, have, levels, threshold, state.lint_mentions, decoded if grown else None)
+    patch = Patch(names, have, levels, threshold, state.lint_mentions, decoded if changed else None)
     mentions = patch.apply(across, edits)
     now_names = None
-    if grown is not None:
-        if twins:  # a topic page new: the twins among every topic page's names
-            across.duplicate = list(topics.duplicates(grown.topics, duplicate_threshold))
-        now_names = kept.grown(grown.names, grown.have, grown.topics, grown.added)
+    if changed is not None:
+        if twins:  # a topic page new or gone: the twins among every topic page's names
+            across.duplicate = list(topics.duplicates(changed.topics, duplicate_threshold))
+        now_names = kept.changed(
+            changed.names, changed.have, changed.topics, changed.shared, changed.keyed, changed.change
+        )
         data["names"] = now_names.key()
     data["across"], data["stored"] = across.to_json(), secrets.token_hex(8)
-    dropped = sorted(grown.have - decoded[1]) if grown else []
+    dropped = sorted(changed.have - decoded[1]) if changed else []
     return Moved(before, touched(names), mentions, json.dumps(data, ensure_ascii=False), now_names, dropped)
 
 
@@ -158,7 +161,7 @@ class _Touched:
     be one)."""
 
     across: Across
-    edits: list[tuple[Page | None, Page]]
+    edits: list[Edit]
     levels: Mapping[str, str]
     twins: bool
     orphanable: dict[str, bool]
@@ -166,7 +169,7 @@ class _Touched:
     def __call__(self, names: Names) -> list[Finding]:
         """As they are now, with these names (those before or after the edit)."""
         across = self.across
-        found = [f for _, page in self.edits for f in across.broken.get(page.rel, [])]
+        found = [f for old, page in self.edits for f in across.broken.get(edited(old, page).rel, [])]
         found += across.missing.values()
         if self.twins:
             found += across.duplicate

@@ -108,15 +108,30 @@ class Names(Resolver):
         return cls({s: Named(*n) for s, n in data["pages"].items()}, data["names"], files)
 
 
-FOLD = 256  # additions of names kept apart at most (KeptNames.grown)
+FOLD = 256  # changes of names kept apart at most (KeptNames.changed)
+Shared = dict[str, list[str]]  # a name more than one page has -> those pages, the one it resolves to first
+Keyed = dict[str, int]  # a topic key more than one page's names have -> how many pages
+
+
+def shared_names(names: dict[str, str], heads: Iterable[Head]) -> Shared:
+    """The names more than one of these pages has (`names`: name_table's, which gives each to
+    one): each with every page that has it, in name_table's order (the first is the one it
+    gives the name to), so that where that one goes the next takes it (lint/came.py)."""
+    shared: Shared = {}
+    for head in sorted(heads, key=lambda h: (h.type == "source", h.slug)):
+        for name in dict.fromkeys(n.casefold().strip() for n in [head.title, *head.aliases]):
+            first = names[name]
+            if first != head.slug:
+                shared.setdefault(name, [first]).append(head.slug)
+    return shared
 
 
 class KeptNames:
     """The names the last stored lint kept (Meta.LINT_NAMES: 24 MB of JSON at 100,000 pages),
-    with those of the pages builds added since (Meta.LINT_NAMES_MORE: lint/came.py, a list of
-    additions, so that an addition stores its own names, not every page's again); read (`read`,
-    `read_more`) and decoded once, where first asked for: a patch of the lint summary checks
-    index.md and the pages whose links changed against them."""
+    with the changes builds made to them since by adding or removing pages (Meta.LINT_NAMES_MORE:
+    lint/came.py, a list of changes, so that a change stores its own names, not every page's
+    again); read (`read`, `read_more`) and decoded once, where first asked for: a patch of the
+    lint summary checks index.md and the pages whose links changed against them."""
 
     def __init__(
         self,
@@ -129,7 +144,11 @@ class KeptNames:
         self._more: str | None = None
         self._decoded: tuple[Names, set[str]] | None = None
         self.topics: list[Head] | None = None  # the heads duplicate-page reads (topic_heads), once decoded
-        self.folded = False  # the additions written into the names whole (grown)
+        # the names and topic keys more than one page has, once decoded (None: names a wikic
+        # before them kept, which no removal of pages can patch)
+        self.shared: Shared | None = None
+        self.keyed: Keyed | None = None
+        self.folded = False  # the changes written into the names whole (changed)
 
     @property
     def raw(self) -> str | None:
@@ -139,14 +158,14 @@ class KeptNames:
 
     @property
     def more(self) -> str:
-        """The additions' JSON ("[]": none)."""
+        """The changes' JSON ("[]": none)."""
         if self._more is None:
             self._more = self._read_more() or "[]"
         return self._more
 
     def key(self) -> str | None:
         """What the findings across pages were made with (Saved.names): names_key of the names
-        as a full lint stored them, with the additions since."""
+        as a full lint stored them, with the changes since."""
         raw = self.raw
         if raw is None:
             return None
@@ -157,35 +176,89 @@ class KeptNames:
         """The names, and the topic keys of every page's names (None: none kept)."""
         if self._decoded is None and self.raw is not None:
             data = json.loads(self.raw)
-            pages, names, have, topics = (
+            kept = _Decoding(
                 data["names"]["pages"],
                 data["names"]["names"],
-                data["have"],
+                set(data["have"]),
                 data.get("topics"),
+                data.get("shared"),
+                data.get("keyed"),
             )
-            for added in json.loads(self.more):
-                pages.update(added["pages"])
-                names.update(added["names"])
-                have += added["have"]
-                topics = None if topics is None else topics + added["topics"]
-            self._decoded = Names.from_json({"pages": pages, "names": names}, self.files), set(have)
-            self.topics = None if topics is None else [_head(h) for h in topics]
+            for change in json.loads(self.more):
+                kept.apply(change)
+            self._decoded = Names.from_json({"pages": kept.pages, "names": kept.names}, self.files), kept.have
+            self.topics = None if kept.topics is None else [_head(h) for h in kept.topics]
+            self.shared, self.keyed = kept.shared, kept.keyed
         return self._decoded
 
-    def grown(self, names: Names, have: set[str], topics: list[Head], added: dict[str, Any]) -> KeptNames:
-        """These names, which are the kept ones with the pages `added` (their names, as
-        came.addition makes them): not decoded again, and stored as one more addition; every
-        FOLD additions, all of them written into the names whole instead (`folded`: then
-        Meta.LINT_NAMES is to be stored too), so that the additions read by each lint stay few."""
+    def changed(
+        self,
+        names: Names,
+        have: set[str],
+        topics: list[Head],
+        shared: Shared | None,
+        keyed: Keyed | None,
+        change: dict[str, Any],
+    ) -> KeptNames:
+        """These names, which are the kept ones with the `change` made (pages added or removed,
+        as lint/came.py makes it): not decoded again, and stored as one more change; every FOLD
+        changes, all of them written into the names whole instead (`folded`: then
+        Meta.LINT_NAMES is to be stored too), so that the changes read by each lint stay few."""
         kept = KeptNames(self._read, self.files)
-        more = [*json.loads(self.more), added]
-        kept._decoded, kept.topics = (names, have), topics
+        more = [*json.loads(self.more), change]
+        kept._decoded, kept.topics, kept.shared, kept.keyed = (names, have), topics, shared, keyed
         if len(more) < FOLD:
             kept._raw, kept._more = self._raw, json.dumps(more, ensure_ascii=False)
         else:
-            data = {"names": names.to_json(), "have": sorted(have), "topics": [list(h) for h in topics]}
+            data: dict[str, Any] = {
+                "names": names.to_json(),
+                "have": sorted(have),
+                "topics": [list(h) for h in topics],
+            }
+            if shared is not None and keyed is not None:
+                data |= {"shared": shared, "keyed": keyed}
             kept._raw, kept._more, kept.folded = json.dumps(data, ensure_ascii=False), "[]", True
         return kept
+
+
+@dataclass
+class _Decoding:
+    """The kept names as JSON decodes them, a change at a time."""
+
+    pages: dict[str, list[str]]
+    names: dict[str, str]
+    have: set[str]
+    topics: list[list[Any]] | None
+    shared: Shared | None
+    keyed: Keyed | None
+
+    def apply(self, change: dict[str, Any]) -> None:
+        """One change (lint/came.py): pages gone, then the names, keys and heads they leave or
+        hand on; pages added, with theirs."""
+        gone = set(change.get("gone", ()))
+        for slug in gone:
+            self.pages.pop(slug, None)
+        self.pages.update(change.get("pages", {}))
+        for name in change.get("unnamed", ()):
+            self.names.pop(name, None)
+        self.names.update(change.get("names", {}))
+        self.have.difference_update(change.get("unhave", ()))
+        self.have.update(change.get("have", ()))
+        if self.topics is not None:
+            kept = [h for h in self.topics if h[0] not in gone] if gone else self.topics
+            self.topics = kept + change.get("topics", [])
+        if self.shared is not None:
+            for name, pages in change.get("shared", {}).items():
+                if len(pages) > 1:
+                    self.shared[name] = pages
+                else:
+                    self.shared.pop(name, None)
+        if self.keyed is not None:
+            for key, count in change.get("keyed", {}).items():
+                if count > 1:
+                    self.keyed[key] = count
+                else:
+                    self.keyed.pop(key, None)
 
 
 def _head(h: list[Any]) -> Head:

@@ -44,6 +44,21 @@ def keys_of(heads: Iterable[Head]) -> dict[str, str]:
     return keys
 
 
+def head_keys(head: Head) -> set[str]:
+    """The topic keys of one page's names (keys_of's, of that page alone)."""
+    return {topic_key(name) for name in [head.title, *head.aliases, head.slug.replace("-", " ")]}
+
+
+def key_counts(heads: Iterable[Head]) -> dict[str, int]:
+    """Each topic key of the pages' names (the keys of keys_of) -> how many pages have it: a
+    page that goes takes its keys out of them only where no other page has one (lint/came.py)."""
+    counts: dict[str, int] = {}
+    for head in heads:
+        for key in head_keys(head):
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 # --- missing-page -----------------------------------------------------------------
 _STOPWORDS_TEXT = """a an the and or of to in on for with by is are this that it not no"""
 STOPWORDS = frozenset(_STOPWORDS_TEXT.split())

@@ -32,11 +32,11 @@ from wikic.errors import WikicError
 from wikic.hashing import fingerprint
 from wikic.lint import rules
 from wikic.lint.blocks import bad_citations
-from wikic.lint.came import Added, listed_alone, strings
+from wikic.lint.came import Added, Gone, listed_alone, strings
 from wikic.lint.context import Context, Finding
 from wikic.lint.entries import CACHED, FACTS, ORPHANABLE, OWN, Entry, Seen, check_own, entry_of, own_rows
 from wikic.lint.entries import settings_of as own_settings
-from wikic.lint.facts import Facts, facts_of, json_finding
+from wikic.lint.facts import Facts, facts_of, json_finding, page_of
 from wikic.lint.moved import Moved, moved
 from wikic.lint.names import KeptNames
 from wikic.lint.runner import LintOptions, rule_levels
@@ -194,29 +194,42 @@ def _patched(
     made = _written(report, found, after)
     if made is None:
         return None
-    written, index_written, new = made
+    written, index_written, new, gone = made
+    if new and gone or gone & {*kept["always"], *kept["off"]}:
+        return None  # pages came and went (one renamed); a page gone read each time, or with switches
     unbuilt: list[str] = kept["unbuilt"]
     # the sources the build read again (one edited after it read it is read by the next build,
     # whose summary checks its pages: as for a page edited after the build wrote it)
     changed = set(report.reread) | _moved(project, state, unbuilt)
-    again = sorted(written | state.lint_dependents(changed) | set(kept["always"]))
+    again = sorted((written | state.lint_dependents(changed) | set(kept["always"])) - gone)
     read = _pages(seen, state, again, kept["off"], new)
     if read is None:
         return None
     pages, changed_facts = read
-    got = _added(seen, state, kept, pages, changed_facts, new)  # and those that name the pages added
+    names = KeptNames(  # read once, if at all
+        lambda: state.get_meta(Meta.LINT_NAMES),
+        set(kept["files"]),
+        lambda: state.get_meta(Meta.LINT_NAMES_MORE),
+    )
+    # and those that name the pages added or gone
+    got: tuple[Added | Gone | None, dict[str, Facts] | None] | None
+    if gone:
+        got = _gone(seen, state, kept, names, pages, changed_facts, gone)
+    else:
+        got = _added(seen, state, kept, pages, changed_facts, new)
     if got is None:
         return None
-    added, relinked = got
-    patched = _across(seen, state, kept, pages, changed_facts, added, relinked)
+    change, relinked = got
+    patched = _across(seen, state, names, pages, changed_facts, change, relinked)
     if patched is None:
         return None
     across, names = patched
     # index.md read (once the pages allow a patch) unless the build says its links are as they
-    # were, or that it only listed the pages it added where the index had no finding
+    # were, or that it only listed the pages it added (or took out those gone) where the index
+    # had no finding
     check_index = index_written and not report.index_same_links
-    if check_index and report.index_listed and added is not None and not any(kept["index"].values()):
-        check_index = not _listed(seen, names, added)
+    if check_index and report.index_listed and change is not None and not any(kept["index"].values()):
+        check_index = not _listed(seen, names, change)
     index = _index(seen, state, kept, names) if check_index else None
     if check_index and index is None:
         return None
@@ -226,45 +239,40 @@ def _patched(
     blocks = _Blocks(seen, state.lint_blocks_of(again))
     check_own(seen, entries, blocks.bad)
     hand = {rel for rel, (page, _, _, wrote) in pages.items() if wrote and page.hash != wrote}
-    counts = _apply(state, kept, entries, hand, index, across, new)
+    counts = _apply(state, kept, entries, hand, index, across, new, gone)
     if counts is None:
         return None
     kept.update(
         counts=counts, wiki=after.digest(), how="patched", checked=len(entries), reused=len(blocks.used)
     )
     kept["unbuilt"] = sorted({*unbuilt, *(d for d in deps if d not in seen.source_stats)})
-    _store(seen, state, entries, changed, blocks, json.dumps(kept, ensure_ascii=False), across)
+    _store(seen, state, entries, changed, blocks, json.dumps(kept, ensure_ascii=False), across, gone)
     return counts
 
 
 def _across(
     seen: Seen,
     state: State,
-    kept: dict[str, Any],
+    names: KeptNames,
     pages: Read,
     changed_facts: list[str],
-    added: Added | None,
+    change: Added | Gone | None,
     relinked: dict[str, Facts] | None,
 ) -> tuple[Moved | None, KeptNames] | None:
-    """The findings across pages the pages read can touch, before and after (None where none
-    changed what those rules read of it), and the names as they are now; None where that
-    cannot be patched (moved.py)."""
-    names = KeptNames(  # read once, if at all
-        lambda: state.get_meta(Meta.LINT_NAMES),
-        set(kept["files"]),
-        lambda: state.get_meta(Meta.LINT_NAMES_MORE),
-    )
-    if not changed_facts:
+    """The findings across pages the pages read (and those gone) can touch, before and after
+    (None where none changed what those rules read of it), and the names as they are now; None
+    where that cannot be patched (moved.py)."""
+    if not changed_facts and change is None:
         return None, names
     # what the rules across pages read of them changed: patched from before and after
     now = {rel: facts for rel in changed_facts if (facts := pages[rel][1]) is not None}
     if len(now) != len(changed_facts):  # a page always read again: no facts to patch from
         return None
     thresholds = (seen.schema.lint.missing_page_threshold, seen.schema.lint.duplicate_threshold)
-    across = moved(state, seen.levels, thresholds, names, now, added, relinked)
+    across = moved(state, seen.levels, thresholds, names, now, change, relinked)
     if across is None:
         return None
-    # the names grown by the pages added: index.md is checked by them
+    # the names changed by the pages added or gone: index.md is checked by them
     return across, across.names if across.names is not None else names
 
 
@@ -298,10 +306,13 @@ def _store(
     blocks: _Blocks,
     kept: str,
     across: Moved | None = None,
+    went: Iterable[str] = (),
 ) -> None:
     """The pages read, their sources and blocks, where they changed, and the counts, at once;
-    with `across`, the findings across pages as patched and the pages' mentions."""
+    with `across`, the findings across pages as patched and the pages' mentions; the rows of
+    the pages gone (`went`) dropped."""
     rows, gone = own_rows(entries)
+    gone += went
     was = state.lint_deps_of(e.page.rel for e in entries.values())
     cited = {
         e.page.rel: e.deps()
@@ -319,7 +330,7 @@ def _store(
     unmentioned: list[str] = []
     if across is not None:
         saved[Meta.LINT_ACROSS], mentions, unmentioned = across.across, across.mentions, across.unmentioned
-        if across.names is not None:  # the pages added: their names, as one more addition
+        if across.names is not None:  # the pages added or gone: their names, as one more change
             saved[Meta.LINT_NAMES_MORE] = across.names.more
             if across.names.folded and across.names.raw is not None:  # or written into the whole
                 saved[Meta.LINT_NAMES] = across.names.raw
@@ -328,25 +339,29 @@ def _store(
     )
 
 
-def _written(report: Report, before: Tree, after: Tree) -> tuple[set[str], bool, set[str]] | None:
+def _written(report: Report, before: Tree, after: Tree) -> tuple[set[str], bool, set[str], set[str]] | None:
     """The pages the build wrote (or removed), whether it rewrote index.md, and the pages it
-    added (came.py); None when a page or index.md went or index.md came, or it touched an
+    added and those it removed (came.py); None when index.md went or came, or it touched an
     attachment (the rules across pages then run again)."""
-    pages, index, new = set(), False, set()
+    pages, index, new, gone = set(), False, set(), set()
     for rel in [*report.written, *report.removed]:
         if not rel.startswith("wiki/") or rel == f"wiki/{LOG}":
             continue  # nothing lint reads
         name = rel[len("wiki/") :]
         there = after.stat(rel) is not None  # by bisection: 2 of 100,000
-        if "/" in name or not name.endswith(".md") or not there:
+        was = before.stat(rel) is not None
+        if "/" in name or not name.endswith(".md") or not (there or was) or not there and name == INDEX:
             return None
-        if before.stat(rel) is None:
+        if not there:
+            gone.add(rel)
+            continue
+        if not was:
             new.add(rel)
         if name == INDEX:
             index = True
         else:
             pages.add(rel)
-    return (pages, index, new) if INDEX_REL not in new else None
+    return (pages, index, new, gone) if INDEX_REL not in new else None
 
 
 def _added(
@@ -379,9 +394,53 @@ def _added(
     return added, relinked
 
 
-def _listed(seen: Seen, names: KeptNames, added: Added) -> bool:
-    """Whether index.md as the build left it, which only listed the pages added (and changed
-    plain descriptions), has no finding: checked on their lines alone (came.listed_alone)."""
+def _gone(
+    seen: Seen,
+    state: State,
+    kept: dict[str, Any],
+    names: KeptNames,
+    pages: Read,
+    changed: list[str],
+    gone: set[str],
+) -> tuple[Gone, dict[str, Facts]] | None:
+    """The pages gone (came.Gone, from their stored facts), and the pages whose findings across
+    pages their going can change though their facts did not, with those facts: those whose
+    names text names them, and those that treat a topic key no page has now as a topic (their
+    names text holds every word of it); None where a page gone has no stored facts, or a page
+    read again each time names one or such a key (it has no facts to patch from)."""
+    stored = state.lint_facts(sorted(gone))
+    if len(stored) != len(gone):
+        return None
+    went = Gone({rel: page_of(rel, json.loads(facts)) for rel, facts in stored.items()})
+    keys: dict[str, int] | None = {}
+    if "missing-page" in seen.levels and (keys := went.keys(names)) is None:
+        return None
+    assert keys is not None
+    found = strings(went.pages.values())
+    words = [key.split() for key, n in keys.items() if n == 0 and key]
+    for rel in kept["always"]:
+        text = pages[rel][0].text.casefold()
+        if any(s in text for s in found) or any(all(w in text for w in ws) for ws in words):
+            return None
+    named = state.lint_naming(found, words) - gone - set(changed)
+    relinked: dict[str, Facts] = {}
+    for rel in sorted(named & pages.keys()):
+        facts = pages[rel][1]
+        if facts is None:
+            return None
+        relinked[rel] = facts
+    rest = sorted(named - pages.keys())
+    more = state.lint_facts(rest)
+    if len(more) != len(rest):
+        return None
+    relinked.update((rel, json.loads(more[rel])) for rel in rest)
+    return went, relinked
+
+
+def _listed(seen: Seen, names: KeptNames, change: Added | Gone) -> bool:
+    """Whether index.md as the build left it, which only listed the pages added or took out
+    those gone (and changed plain descriptions), has no finding: checked on their lines alone
+    (came.listed_alone)."""
     decoded = names.decoded()
     if decoded is None:
         return False
@@ -389,7 +448,10 @@ def _listed(seen: Seen, names: KeptNames, added: Added) -> bool:
         text = (seen.project.root / INDEX_REL).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return False
-    return listed_alone(text, decoded[0].pages, (page.slug for page in added.pages.values()))
+    slugs = [page.slug for page in change.pages.values()]
+    if isinstance(change, Gone):
+        return listed_alone(text, decoded[0].pages, (), slugs)
+    return listed_alone(text, decoded[0].pages, slugs)
 
 
 def _index(seen: Seen, state: State, kept: dict[str, Any], names: KeptNames) -> tuple[Counts, bool] | None:
@@ -488,14 +550,17 @@ def _apply(
     index: tuple[Counts, bool] | None = None,
     across: Moved | None = None,
     new: Iterable[str] = (),
+    gone: set[str] | None = None,
 ) -> Counts | None:
-    """The kept counts, less what the pages read said before, plus what they say now (`hand`:
-    those of them that differ from what wikic wrote; `index`: index.md's counts now, and
-    whether it does, where the build rewrote it; `across`: the findings across pages the
-    pages' changed facts touched, before and after); None when the cache lacks what one said."""
+    """The kept counts, less what the pages read (and those `gone`) said before, plus what
+    they say now (`hand`: those of them that differ from what wikic wrote; `index`: index.md's
+    counts now, and whether it does, where the build rewrote it; `across`: the findings across
+    pages the pages' changed facts touched, before and after); None when the cache lacks what
+    one said."""
     off: dict[str, list[str]] = kept["off"]
     always: dict[str, Counts] = kept["always"]
     counts: Counter[str] = Counter(kept["counts"])
+    gone = gone or set()
     if across is not None:
         counts.subtract(_tally(across.before, off))
         counts.update(_tally(across.after, off))
@@ -507,12 +572,13 @@ def _apply(
             {rel for rel in kept["hand"] if rel != INDEX_REL} | ({INDEX_REL} if index[1] else set())
         )
     cached = [e.page.rel for e in entries.values() if e.facts is not None and e.page.rel not in new]
+    cached += sorted(gone)
     before = state.lint_own_of(cached)
     if len(before) != len(cached):
         return None
     for findings in before.values():
         counts.subtract(_tally((json_finding(f) for f in json.loads(findings)), off))
-    read = {e.page.rel for e in entries.values()}
+    read = {e.page.rel for e in entries.values()} | gone
     counts.subtract(_tally((_hand(rel) for rel in read & set(kept["hand"])), off))
     counts.update(_tally((_hand(rel) for rel in hand), off))
     for e in entries.values():

@@ -110,15 +110,16 @@ class LintTables(Tables):
             found.setdefault(rel, set()).add(source)
         return found
 
-    def lint_naming(self, strings: Iterable[str]) -> set[str]:
+    def lint_naming(self, strings: Iterable[str], groups: Iterable[list[str]] = ()) -> set[str]:
         """The pages whose names the rules across pages resolve (casefolded: lint_text) hold
-        any of these strings."""
-        strings = list(strings)
+        any of these strings, or every string of one of these groups."""
+        asked = [[s] for s in strings] + [g for g in groups if g]
         found: set[str] = set()
-        for i in range(0, len(strings), 50):
-            chunk = strings[i : i + 50]
-            where = " OR ".join(["instr(text, ?) > 0"] * len(chunk))
-            found.update(r[0] for r in self.db.execute(f"SELECT rel FROM lint_text WHERE {where}", chunk))
+        for i in range(0, len(asked), 50):
+            chunk = asked[i : i + 50]
+            where = " OR ".join("(" + " AND ".join(["instr(text, ?) > 0"] * len(g)) + ")" for g in chunk)
+            values = [s for g in chunk for s in g]
+            found.update(r[0] for r in self.db.execute(f"SELECT rel FROM lint_text WHERE {where}", values))
         return found
 
     def lint_dependents(self, sources: Iterable[str]) -> set[str]:
@@ -166,6 +167,7 @@ class LintTables(Tables):
             gone = list(gone)
             db.executemany("DELETE FROM lint_pages WHERE rel=?", [(rel,) for rel in gone])
             db.executemany("DELETE FROM lint_text WHERE rel=?", [(rel,) for rel in gone])
+            db.executemany("DELETE FROM lint_blocks WHERE rel=?", [(rel,) for rel in gone])
             names: list[tuple[str, str]] = []  # each row's lint_text, put in as the rows are
             # row by row: a full lint's rows come from a file, not all held at once
             db.executemany("INSERT OR REPLACE INTO lint_pages VALUES (?, ?, ?, ?, ?, ?)", _pages(rows, names))
