@@ -184,3 +184,8 @@ def test_an_index_that_only_listed_the_pages_added_is_checked_on_their_lines_alo
     }
     for what, text in bad.items():
         assert not listed_alone(text, pages, ["new"]), what
+    # pages gone: none of them linked, however the count of links stands
+    left = {slug: named for slug, named in pages.items() if slug != "b"}
+    without = good.replace("3 pages.", "2 pages.").replace("- [[b|Beta]]\n", "")
+    assert listed_alone(without, left, [], ["b"])
+    assert not listed_alone(without.replace("[[a|Alpha]]", "[[b|Beta]]"), left, [], ["b"]), "another's line gone"

@@ -603,15 +603,42 @@ def test_a_source_added_is_checked_in_index_md_on_its_line_alone(
 def test_the_names_added_are_written_into_the_whole_every_so_often(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each addition's names are kept apart (Meta.LINT_NAMES_MORE), until FOLD of them are
-    written into the names whole: what the next lint reads stays the same, and few."""
+    """Each addition's or removal's names are kept apart (Meta.LINT_NAMES_MORE), until FOLD of
+    them are written into the names whole: what the next lint reads stays the same, and few."""
     monkeypatch.setattr(names_module, "FOLD", 2)
     project = make_project(tmp_path / "p", dict(NOTES))
     _build(project)
     kept_apart = []
-    for n, title in enumerate(["Product quantization", "Inverted files", "Graph search"]):
-        _added(f"new{n}.md", f"# {title}\n\nIt is one more way to search vectors.\n")(project)
-        _built_and_checked(project, tmp_path, title, "patched", 4)
+    edits = [
+        _added("new0.md", "# Product quantization\n\nIt is one more way to search vectors.\n"),
+        _added("new1.md", "# IVF index\n\nIt is one more way to search vectors.\n"),
+        _added("new2.md", "# IVF index\n\nIts lists are probed.\n"),  # a name two pages have
+        _removed("new0.md"),
+        _removed("new1.md"),  # its name handed to the other page, in the names written whole
+    ]
+    for n, edit in enumerate(edits):
+        edit(project)
+        _built_and_checked(project, tmp_path, str(n), "counted" if n == 2 else "patched", 4)
         with State.open(project.state_path) as state:
             kept_apart.append(len(json.loads(state.get_meta(Meta.LINT_NAMES_MORE) or "[]")))
-    assert kept_apart == [1, 0, 1]
+    assert kept_apart == [1, 0, 0, 1, 0]
+
+
+def test_names_kept_without_who_else_has_them_are_counted_once_where_pages_go(tmp_path: Path) -> None:
+    """Names a wikic before this kept (without the names and topic keys more than one page has)
+    cannot say who takes a name a page gone had: the first build that removes a page counts
+    every page, and keeps them whole; the next is patched."""
+    project = make_project(tmp_path / "p", {**NOTES, "pq.md": "# Product quantization\n\nIt splits.\n"})
+    (project.sources_dir / "ivf.md").write_text("# IVF index\n\nIt keeps clusters.\n", encoding="utf-8")
+    _build(project)
+    with State.open(project.state_path) as state:
+        data = json.loads(state.get_meta(Meta.LINT_NAMES) or "{}")
+        del data["shared"], data["keyed"]
+        state.set_meta(Meta.LINT_NAMES, json.dumps(data))
+        across = json.loads(state.get_meta(Meta.LINT_ACROSS) or "{}")
+        across["names"] = names_module.names_key(json.dumps(data))
+        state.set_meta(Meta.LINT_ACROSS, json.dumps(across))
+    _removed("pq.md")(project)
+    _built_and_checked(project, tmp_path, "the first removal", "counted", 4)
+    _removed("ivf.md")(project)
+    _built_and_checked(project, tmp_path, "the next", "patched", 4)

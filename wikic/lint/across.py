@@ -168,8 +168,7 @@ class Patch:
             for old, new in edits
         }
         grown = self.have - old_have  # the keys of pages new: no page mentions them as missing
-        touched = grown | (old_have - self.have)  # and those of pages gone: where pages now do
-        touched |= {
+        touched = grown | {
             key
             for old, new in edits
             for key in [

@@ -31,6 +31,7 @@ from wikic.lint.names import (
     Shared,
     head_of,
     index_title,
+    shared_and_keyed,
     shared_names,
     topic_heads,
 )
@@ -86,7 +87,8 @@ class Added:
             change["keyed"] = {
                 key: total for key, n in counts.items() if (total := n + keyed.get(key, key in have)) > 1
             }
-            shared, keyed = shared | change["shared"], keyed | change["keyed"]
+            shared, keyed = dict(shared), dict(keyed)
+            shared_and_keyed(shared, keyed, change)
         return Changed(
             grown, have | counts.keys(), [*(kept.topics or []), *new], bool(new), change, shared, keyed
         )
@@ -121,7 +123,7 @@ class Gone:
         for h in heads:
             for name in [h.title, *h.aliases]:
                 having.setdefault(name.casefold().strip(), set()).add(h.slug)
-        table, shared = dict(names.names), dict(shared)
+        table = dict(names.names)
         for name, mine in sorted(having.items()):
             holders = shared.get(name) or [table.get(name, "")]
             if table.get(name) != holders[0] or not mine <= set(holders):
@@ -134,23 +136,16 @@ class Gone:
                 change["unnamed"].append(name)
             if name in shared:
                 change["shared"][name] = rest
-                shared[name] = rest
-                if len(rest) < 2:
-                    del shared[name]
         pages = {slug: named for slug, named in names.pages.items() if slug not in slugs}
         left = set(have)
         if seek:
             counts = self.keys(kept)
             if counts is None:
                 return None
-            keyed = dict(keyed)
-            for key, total in counts.items():
-                keyed[key] = total
-                if total < 2:
-                    del keyed[key]
-                if total == 0:
-                    left.discard(key)
+            left -= {key for key, total in counts.items() if total == 0}
             change["keyed"], change["unhave"] = counts, sorted(have - left)
+        shared, keyed = dict(shared), dict(keyed)
+        shared_and_keyed(shared, keyed, change)
         twins = bool(topic_heads(heads))
         heads_left = [h for h in kept.topics if h.slug not in slugs]
         return Changed(Names(pages, table, names.files), left, heads_left, twins, change, shared, keyed)

@@ -247,18 +247,23 @@ class _Decoding:
         if self.topics is not None:
             kept = [h for h in self.topics if h[0] not in gone] if gone else self.topics
             self.topics = kept + change.get("topics", [])
-        if self.shared is not None:
-            for name, pages in change.get("shared", {}).items():
-                if len(pages) > 1:
-                    self.shared[name] = pages
-                else:
-                    self.shared.pop(name, None)
-        if self.keyed is not None:
-            for key, count in change.get("keyed", {}).items():
-                if count > 1:
-                    self.keyed[key] = count
-                else:
-                    self.keyed.pop(key, None)
+        if self.shared is not None and self.keyed is not None:
+            shared_and_keyed(self.shared, self.keyed, change)
+
+
+def shared_and_keyed(shared: Shared, keyed: Keyed, change: dict[str, Any]) -> None:
+    """The names and topic keys more than one page has, with a change made (in place): those
+    it says one page or none has now are no longer among them."""
+    for name, pages in change.get("shared", {}).items():
+        if len(pages) > 1:
+            shared[name] = pages
+        else:
+            shared.pop(name, None)
+    for key, count in change.get("keyed", {}).items():
+        if count > 1:
+            keyed[key] = count
+        else:
+            keyed.pop(key, None)
 
 
 def _head(h: list[Any]) -> Head:
