@@ -463,12 +463,13 @@ GONE: list[tuple[str, Callable[[Project], None], str, tuple[str, int]]] = [
     ("...deleted", _removed("pq2.md"), "patched", ("broken-link", 3)),
     ("a page no page links to", _added("empty.md", "# Empty thing\n"), "patched", ("orphan-page", 3)),
     ("...deleted: no orphan", _removed("empty.md"), "patched", ("orphan-page", 2)),
-    # bold words whose names text holds neither the name nor the slug of the page they name
+    # bold words whose names text holds neither the name nor the slug of the page they name,
+    # one of them plural
     (
         "bold words apart",
         _pages(
             _page("third-notes.md", "Quantum foam", FOAM),
-            _page("quiet-notes.md", "See [[Overlap notes]].", f"See [[Overlap notes]]. **{FOAM}**"),
+            _page("quiet-notes.md", "See [[Overlap notes]].", f"See [[Overlap notes]]. **{FOAM}s**"),
         ),
         "counted",
         ("missing-page", 1),

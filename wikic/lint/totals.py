@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import time
 from collections import Counter
@@ -422,7 +423,15 @@ def _gone(
         text = pages[rel][0].text.casefold()
         if any(s in text for s in found) or any(all(w in text for w in ws) for ws in words):
             return None
-    named = state.lint_naming(found, words) - gone - set(changed)
+    # the pages whose names text holds a name or slug gone, or every word of a key gone, each
+    # a whole word ("504" of "note 504" is not one in "note 1504"; a key's word may have lost an s)
+    bounded = [[re.compile(rf"(?<!\w){re.escape(w)}s?(?!\w)") for w in ws] for ws in words]
+    named = {
+        rel
+        for rel, text in state.lint_texts([[s] for s in found] + words)
+        if any(s in text for s in found) or any(all(w.search(text) for w in ws) for ws in bounded)
+    }
+    named -= gone | set(changed)
     relinked: dict[str, Facts] = {}
     for rel in sorted(named & pages.keys()):
         facts = pages[rel][1]

@@ -110,17 +110,24 @@ class LintTables(Tables):
             found.setdefault(rel, set()).add(source)
         return found
 
-    def lint_naming(self, strings: Iterable[str], groups: Iterable[list[str]] = ()) -> set[str]:
+    def lint_naming(self, strings: Iterable[str]) -> set[str]:
         """The pages whose names the rules across pages resolve (casefolded: lint_text) hold
-        any of these strings, or every string of one of these groups."""
-        asked = [[s] for s in strings] + [g for g in groups if g]
-        found: set[str] = set()
+        any of these strings."""
+        return {rel for rel, _ in self.lint_texts([[s] for s in strings])}
+
+    def lint_texts(self, groups: Iterable[list[str]]) -> Iterator[tuple[str, str]]:
+        """(path, lint_text) of the pages whose lint_text holds every string of one of these
+        groups, each page once."""
+        asked = [g for g in groups if g]
+        seen: set[str] = set()
         for i in range(0, len(asked), 50):
             chunk = asked[i : i + 50]
             where = " OR ".join("(" + " AND ".join(["instr(text, ?) > 0"] * len(g)) + ")" for g in chunk)
             values = [s for g in chunk for s in g]
-            found.update(r[0] for r in self.db.execute(f"SELECT rel FROM lint_text WHERE {where}", values))
-        return found
+            for rel, text in self.db.execute(f"SELECT rel, text FROM lint_text WHERE {where}", values):
+                if rel not in seen:
+                    seen.add(rel)
+                    yield rel, text
 
     def lint_dependents(self, sources: Iterable[str]) -> set[str]:
         """The cached pages that cite or list any of these sources."""
