@@ -9,7 +9,9 @@ import json
 import re
 import uuid
 from pathlib import Path
+from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from projects import make_project, run_build
 
@@ -18,7 +20,8 @@ from wikic.backends.scripted import ScriptedBackend
 from wikic.cli.main import cli
 from wikic.config import ModelConfig
 from wikic.project import Project
-from wikic.state import State
+from wikic.state import Meta, State
+from wikic.state.connection import Connection
 
 
 def canary() -> str:
@@ -116,6 +119,42 @@ def test_a_plain_delete_and_build_forgets_too(tmp_path: Path) -> None:
     assert holding(project, word) == []
     wal = project.state_dir / "state.db-wal"
     assert not wal.exists() or b"incident" not in wal.read_bytes()
+
+
+def test_a_database_not_zeroed_throughout_is_rewritten_once_then_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every connection zeroes what it deletes (secure_delete), so forgetting a source empties
+    the WAL and rewrites nothing else; a database older than that (no Meta.ZEROED) may hold
+    deleted bytes from before: the first forgetting rewrites it whole (VACUUM) and marks it."""
+    rewrites: list[str] = []
+    execute = Connection.execute
+
+    def spied(self: Connection, sql: str, parameters: Any = ()) -> Any:
+        if sql.strip().upper() == "VACUUM":
+            rewrites.append(sql)
+        return execute(self, sql, parameters)
+
+    monkeypatch.setattr(Connection, "execute", spied)
+    word = canary()
+    project = built_with_secret(tmp_path, word, text=body_note(word))
+    (project.sources_dir / "other.md").write_text("# Other\n\nSomething else entirely.\n", encoding="utf-8")
+    assert run_build(project)[0].ok
+    with State.open(project.state_path) as state:
+        assert state.db.execute("PRAGMA secure_delete").fetchone()[0] == 1
+        assert state.get_meta(Meta.ZEROED) == "1"  # made so
+        state.delete_meta(Meta.ZEROED)  # as a database made before it was
+    (project.sources_dir / "incident.md").unlink()
+    assert run_build(project)[0].ok
+    with State.open(project.state_path) as state:
+        assert state.get_meta(Meta.ZEROED) == "1"
+    assert holding(project, word) == [] and len(rewrites) == 1
+    (project.sources_dir / "other.md").unlink()
+    assert run_build(project)[0].ok
+    assert len(rewrites) == 1  # its bytes zeroed as they went, nothing rewritten
+    wal = project.state_dir / "state.db-wal"
+    assert not wal.exists() or wal.stat().st_size == 0 or b"Something else" not in wal.read_bytes()
+    assert all(b"Something else" not in p.read_bytes() for p in project.state_dir.rglob("*") if p.is_file())
 
 
 def test_a_deleted_source_s_title_leaves_log_md(tmp_path: Path) -> None:

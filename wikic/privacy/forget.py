@@ -112,7 +112,8 @@ def purge(project: Project, state: State, forgotten: list[str]) -> dict[str, Any
     with state.transaction():
         loose = state.drop_cache(MODEL_STAGES, other=True)  # keyed by the old wiki: never asked again
         unreferenced = state.drop_cache(MODEL_STAGES, unreferenced=True)
-    return {"prefix_files": prefixes, "cached_answers": loose + unreferenced, "compacted": state.compact()}
+    compacted = state.compact(shrink=False)  # every byte deleted is zeroed: no rewrite of the rest
+    return {"prefix_files": prefixes, "cached_answers": loose + unreferenced, "compacted": compacted}
 
 
 def _forget_extracted(project: Project, forgotten: Iterable[str]) -> None:

@@ -28,12 +28,14 @@ def open_db(path: Path) -> Connection:
         found = read_format(db, path)  # before anything is written: a newer format is never touched
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA secure_delete=ON")  # deleted bytes zeroed at once (ForgetTables.compact)
         check = ("ok",) if trusted else db.execute("PRAGMA quick_check").fetchone()
         if check is None or check[0] != "ok":
             raise Damaged(f"quick_check: {check[0] if check else 'no answer'}")
         db.executescript(SCHEMA)
-        if found is None:
+        if found is None:  # a new database: every byte deleted from it is zeroed
             db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (Meta.FORMAT.value, str(FORMAT)))
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (Meta.ZEROED.value, "1"))
     except sqlite3.DatabaseError as exc:
         db.close()
         raise damaged_or_state_error(path, exc) from exc
@@ -49,6 +51,7 @@ def peek_db(path: Path) -> Connection | None:
     if not path.is_file():
         return None
     db = sqlite3.connect(path, timeout=30, isolation_level=None, factory=Connection)
+    db.execute("PRAGMA secure_delete=ON")  # what it deletes is zeroed too
     try:
         found = read_format(db, path)
     except (sqlite3.Error, Damaged, StateError):
