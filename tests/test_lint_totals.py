@@ -8,6 +8,7 @@ last lint saw it, and counted again from the cache whenever the kept counts cann
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -643,3 +644,12 @@ def test_names_kept_without_who_else_has_them_are_counted_once_where_pages_go(tm
     _built_and_checked(project, tmp_path, "the first removal", "counted", 4)
     _removed("ivf.md")(project)
     _built_and_checked(project, tmp_path, "the next", "patched", 4)
+
+
+def test_a_key_gone_is_looked_for_by_its_words_as_whole_words() -> None:
+    """The pages that may treat a topic key gone as a topic hold each of its words whole (or
+    with an s): a topic page listing "note 1504" is no such page for "note 504"."""
+    word = re.compile(r"504s?(?!\w)")
+    assert not totals._whole(word, "note 1504: lazy vacuuming\nnote 5040\nnote_504")
+    assert totals._whole(word, "note 1504\nnote 504: lazy vacuuming")
+    assert totals._whole(word, "504s") and totals._whole(word, "(504)") and not totals._whole(word, "5045")

@@ -425,11 +425,11 @@ def _gone(
             return None
     # the pages whose names text holds a name or slug gone, or every word of a key gone, each
     # a whole word ("504" of "note 504" is not one in "note 1504"; a key's word may have lost an s)
-    bounded = [[re.compile(rf"(?<!\w){re.escape(w)}s?(?!\w)") for w in ws] for ws in words]
+    bounded = [[re.compile(rf"{re.escape(w)}s?(?!\w)") for w in ws] for ws in words]
     named = {
         rel
         for rel, text in state.lint_texts([[s] for s in found] + words)
-        if any(s in text for s in found) or any(all(w.search(text) for w in ws) for ws in bounded)
+        if any(s in text for s in found) or any(all(_whole(w, text) for w in ws) for ws in bounded)
     }
     named -= gone | set(changed)
     relinked: dict[str, Facts] = {}
@@ -444,6 +444,17 @@ def _gone(
         return None
     relinked.update((rel, json.loads(more[rel])) for rel in rest)
     return went, relinked
+
+
+def _whole(word: re.Pattern[str], text: str) -> bool:
+    r"""Whether `word` (a word, maybe with an s, not followed by a word character) is in the
+    text as a whole word: (?<!\w) checked here, since a pattern that opens with it is searched
+    for a character at a time (5 ms for a topic page's names text at 100,000 pages, not 0.1)."""
+    for m in word.finditer(text):
+        at = m.start()
+        if at == 0 or not (text[at - 1].isalnum() or text[at - 1] == "_"):
+            return True
+    return False
 
 
 def _listed(seen: Seen, names: KeptNames, change: Added | Gone) -> bool:
