@@ -20,6 +20,7 @@ process, as a user runs it:
   sources in path order, so s00000 is one of them wherever it counts);
 - a source added: a new source written and built, --edits times; median wall time, and
   whether each build assembled the quick way and patched its lint summary;
+- a source deleted: those sources deleted again, one build each; the same figures;
 - peak memory: the largest ru_maxrss of the child processes;
 - ninja: the same graph as a build.ninja (N sources -> N digests -> one output
   per page with the page's sources as inputs -> index.md), built once, then its
@@ -199,6 +200,7 @@ class SizeResult:
     noop: dict[str, Any] = field(default_factory=dict)
     edit: dict[str, Any] = field(default_factory=dict)
     add: dict[str, Any] = field(default_factory=dict)
+    removed: dict[str, Any] = field(default_factory=dict)
     ninja: dict[str, Any] = field(default_factory=dict)
     floor: dict[str, Any] = field(default_factory=dict)
     peak_mb: float = 0.0
@@ -318,7 +320,9 @@ def measure(n: int, latency: float, args: argparse.Namespace, base: Path) -> Siz
     )
     res.add, add_peak = added(root, n, args.edits, log)
     say(f"[{n}] a source added {res.add['wall']:.2f}s, {res.add['ways']}")
-    res.peak_mb = max(peak, add_peak)
+    res.removed, removed_peak = added(root, n, args.edits, log, delete=True)
+    say(f"[{n}] a source deleted {res.removed['wall']:.2f}s, {res.removed['ways']}")
+    res.peak_mb = max(peak, add_peak, removed_peak)
 
     if args.profile and n == max(args.sizes):
         res.profile = profile(root, base, args.edits + 1, args.top)
@@ -330,14 +334,18 @@ def measure(n: int, latency: float, args: argparse.Namespace, base: Path) -> Siz
     return res
 
 
-def added(root: Path, n: int, times: int, log: Path) -> tuple[dict[str, Any], float]:
-    """A new source added, `times` times (one at a time, each built): median wall and CPU, and
-    how each build made its outputs and its lint summary (the quick way and the patched count
-    are the ones that cost what the source changed: build/comego.py, lint/came.py)."""
+def added(root: Path, n: int, times: int, log: Path, delete: bool = False) -> tuple[dict[str, Any], float]:
+    """A new source added, `times` times (one at a time, each built), or (`delete`) those
+    deleted again: median wall and CPU, and how each build made its outputs and its lint
+    summary (the quick way and the patched count are the ones that cost what the source
+    changed: build/comego.py, lint/came.py)."""
     walls, cpus, ways, peak = [], [], [], 0.0
     for k in range(times):
-        i = n + k  # gen.py's sources are 0 .. n-1
-        (root / "sources" / source_name(i)).write_text(source_text(i), encoding="utf-8")
+        path = root / "sources" / source_name(n + k)  # gen.py's sources are 0 .. n-1
+        if delete:
+            path.unlink()
+        else:
+            path.write_text(source_text(n + k), encoding="utf-8")
         r, rep = wikic_build(root, log, ("--explain",))
         quick = any(e["action"].startswith("assemble the edit") for e in rep.get("explain", []))
         with sqlite3.connect(root / ".wikic" / "state.db") as db:
@@ -403,6 +411,7 @@ def table(results: list[SizeResult]) -> str:
         "edit (cpu)",
         "edit calls (minimal)",
         "source added (cpu)",
+        "source deleted (cpu)",
         "peak MB",
     ]
     rows = []
@@ -423,6 +432,7 @@ def table(results: list[SizeResult]) -> str:
                 f"{ms(r.edit['wall'])} ({ms(r.edit['cpu'])})",
                 f"{r.edit['calls'][0]} ({r.edit['expected_calls']}: {'yes' if r.edit['minimal'] else 'NO'})",
                 f"{ms(r.add['wall'])} ({ms(r.add['cpu'])})" if r.add else "n/a",
+                f"{ms(r.removed['wall'])} ({ms(r.removed['cpu'])})" if r.removed else "n/a",
                 f"{r.peak_mb:.0f}",
             ]
         )
@@ -466,6 +476,13 @@ def targets(results: list[SizeResult]) -> list[str]:
             f"  a source added within {edit_target:g} s: {added:.2f} s -> "
             + ("met" if added <= edit_target else "NOT met")
             + f" ({', '.join(big.add['ways'])}: assembly/lint summary)"
+        )
+    if big.removed:
+        gone = big.removed["wall"]
+        out.append(
+            f"  a source deleted within {edit_target:g} s: {gone:.2f} s -> "
+            + ("met" if gone <= edit_target else "NOT met")
+            + f" ({', '.join(big.removed['ways'])}: assembly/lint summary)"
         )
     runs = big.edit.get("runs") or []
     if len(runs) > 1:  # the median hides it: the first revision also changes index.md and its pages' links
