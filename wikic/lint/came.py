@@ -1,17 +1,22 @@
-"""The lint summary's patch (totals.py) where the build added pages (a source new: its page):
-the wiki's names grow by theirs alone, and the findings across pages they can change are
-those of the pages the build wrote, of the pages whose links, bold terms or Topics items name
-them (lint_text: what the rules across pages resolve of each page, casefolded; a link resolves
-by its target's casefolded text or file stem, which hold a name or a slug as a substring), and
-of the pages with broken links (what one suggests is of every page's names), each read before
-with the names as they were and now with the names grown (moved.py). What keys a page new
-takes for the topics (missing-page) are no page's missing ones now. The names added are stored
-as an addition beside those a full lint stored (names.KeptNames), not every page's again.
+"""The lint summary's patch (totals.py) where the build added pages (a source new: its page)
+or removed them (a source deleted): the wiki's names grow or shrink by theirs alone, and the
+findings across pages they can change are those of the pages the build wrote, of the pages
+whose links, bold terms or Topics items name them (lint_text: what the rules across pages
+resolve of each page, casefolded; a link resolves by its target's casefolded text or file
+stem, which hold a name or a slug as a substring), and of the pages with broken links (what
+one suggests is of every page's names), each read before with the names as they were and now
+with the names changed (moved.py). What keys a page new takes for the topics (missing-page)
+are no page's missing ones now; a key no page has once pages went is treated as a topic by the
+pages whose names text holds each of its words, which are read again too. The change of names
+is stored beside those a full lint stored (names.KeptNames), not every page's again.
 
-It holds where the pages new have names no page has (a name goes to one page: one new takes
-no name from another), and no page went; else the cached lint counts every page (cache.py).
-A topic page new (not a source's) may be another's twin: duplicate-page runs again over the
-heads of the pages it reads, which the last lint kept (names_json)."""
+Pages added hold where their names are no page's (a name goes to one page: one new takes no
+name from another). Pages gone hand each name they had to the next page that has it, which the
+names kept say (`shared`: the names more than one page has; `keyed`: the topic keys, with how
+many pages have each). Pages that came and went at once, and names kept by a wikic before those
+two: the cached lint counts every page (cache.py). A topic page new or gone (not a source's)
+may be or have been another's twin: duplicate-page runs again over the heads of the topic
+pages, which the last lint kept (names_json)."""
 
 from __future__ import annotations
 

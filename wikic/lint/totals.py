@@ -11,9 +11,10 @@ index.md rewritten by the build (a description or a title changed) is read and c
 against the names the last lint kept (they are the wiki's: the patch keeps every page's names),
 its findings taken for those it had (kept apart: "index"); not read at all where the build
 only changed plain descriptions in it (Report.index_same_links: its links are as they were).
-Anything else (the first build, a build killed before its lint, a hand edit, a page that came
-or went, other rules, settings or wikic, a lint that stored its cache meanwhile, --force) is
-the cached lint (cache.py), whose counts are kept anew. Same counts as runner.lint, by test
+Pages the build added or removed are patched too where their names allow it (came.py).
+Anything else (the first build, a build killed before its lint, a hand edit, pages that came
+and went at once, other rules, settings or wikic, a lint that stored its cache meanwhile,
+--force) is the cached lint (cache.py), whose counts are kept anew. Same counts as runner.lint, by test
 (tests/test_lint_totals.py).
 """
 
@@ -196,7 +197,7 @@ def _patched(
     if made is None:
         return None
     written, index_written, new, gone = made
-    if new and gone or gone & {*kept["always"], *kept["off"]}:
+    if (new and gone) or gone & {*kept["always"], *kept["off"]}:
         return None  # pages came and went (one renamed); a page gone read each time, or with switches
     unbuilt: list[str] = kept["unbuilt"]
     # the sources the build read again (one edited after it read it is read by the next build,
