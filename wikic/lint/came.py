@@ -23,10 +23,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from wikic.lint import topics
+from wikic.lint.facts import Facts
 from wikic.lint.names import (
     Head,
     KeptNames,
@@ -168,6 +169,19 @@ class Gone:
             for key in topics.head_keys(head_of(page)):
                 counts[key] = counts.get(key, keyed.get(key, key in have)) - 1
         return None if any(n < 0 for n in counts.values()) else dict(sorted(counts.items()))
+
+
+@dataclass
+class Change:
+    """What a build changed of the pages' names: the pages `gone` (as the last lint kept their
+    facts) and `added` (as they are), a page whose names changed (`renamed`) among both; and
+    the pages whose findings across pages that can change though their facts did not
+    (`relinked`: their facts)."""
+
+    gone: Gone | None = None
+    added: Added | None = None
+    renamed: set[str] = field(default_factory=set)
+    relinked: dict[str, Facts] = field(default_factory=dict)
 
 
 @dataclass

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from wikic.lint import rules, topics
 from wikic.lint.across import Across, Edit, Patch, edited
-from wikic.lint.came import Added, Changed, Gone
+from wikic.lint.came import Added, Change, Gone
 from wikic.lint.context import Finding
 from wikic.lint.entries import ORPHANABLE, load
 from wikic.lint.facts import Facts, page_of
@@ -36,18 +36,20 @@ class Moved:
     unmentioned: list[str] = field(default_factory=list)  # topic keys no page mentions as missing now
 
 
-def _edits(state: State, now: dict[str, Facts], new: Mapping[str, Page]) -> list[Edit] | None:
-    """(before, after) of each page whose facts changed to `now` (before None: a page new);
-    None where one has no stored facts or changed its names."""
-    was = state.lint_facts(rel for rel in now if rel not in new)
+def _edits(
+    was: Mapping[str, Facts], now: dict[str, Facts], new: Mapping[str, Page], renamed: Container[str]
+) -> list[Edit] | None:
+    """(before, after) of each page whose facts changed from `was` (as stored) to `now` (before
+    None: a page new); None where one has no stored facts or changed its names (but those
+    `renamed`)."""
     edits: list[Edit] = [(None, page_of(rel, now[rel])) for rel in new]
     for rel, facts in now.items():
         if rel in new:
             continue
         if rel not in was:
             return None
-        old = json.loads(was[rel])
-        if names_read(old) != names_read(facts):
+        old = was[rel]
+        if rel not in renamed and names_read(old) != names_read(facts):
             return None
         edits.append((page_of(rel, old), page_of(rel, facts)))
     return edits
@@ -96,61 +98,82 @@ def moved(
     thresholds: tuple[int, int],
     kept: KeptNames,
     now: dict[str, Facts],
-    change: Added | Gone | None = None,
-    relinked: Mapping[str, Facts] | None = None,
+    was: Mapping[str, Facts],
+    change: Change | None = None,
 ) -> Moved | None:
-    """The findings across pages before and after these pages' facts changed to `now`; None
-    where the stored lint is not at hand or one changed its names (a page's names are what
-    every other page's links resolve against: the rules then run over every page). With
-    `change`, the pages new (among `now`) or gone, and `relinked`, the pages whose links, bold
-    terms or Topics items name them or a topic key gone (their facts as they were): came.py.
+    """The findings across pages before and after these pages' facts changed from `was` (as
+    stored) to `now`; None where the stored lint is not at hand or one changed its names (a
+    page's names are what every other page's links resolve against: the rules then run over
+    every page), but those `change` takes as renamed. With `change` (came.py), the pages gone
+    and added (those among `now`; a page renamed is among both, as it was and as it is), and
+    the pages whose links, bold terms or Topics items name them or a topic key gone.
     `thresholds`: the schema's lint.missing_page_threshold and lint.duplicate_threshold."""
+    change = change or Change()
+    gone, added, renamed, relinked = change.gone, change.added, change.renamed, change.relinked
     threshold, duplicate_threshold = thresholds
     data = load(state.get_meta(Meta.LINT_ACROSS))
     if not data or kept.key() != data["names"]:
         return None
-    new = change.pages if isinstance(change, Added) else {}
-    edits = _edits(state, now, new)
+    new = {rel: page for rel, page in (added.pages if added else {}).items() if rel not in renamed}
+    went = {rel: page for rel, page in (gone.pages if gone else {}).items() if rel not in renamed}
+    edits = _edits(was, now, new, renamed)
     if edits is None:
         return None
     decoded = kept.decoded()
     assert decoded is not None
-    names, have = old_names, _ = decoded
+    old_names, old_have = decoded
     across = Across.from_json(data["across"])
-    changed: Changed | None = None
-    if change is not None:
-        changed = (
-            change.grow(kept) if isinstance(change, Added) else change.shrink(kept, "missing-page" in levels)
-        )
-        if changed is None:
+    now_names, twins = kept, False
+    if gone is not None or added is not None:
+        got = _changed(kept, gone, added, "missing-page" in levels)
+        if got is None:
             return None
-        names, have = changed.names, changed.have
-        gone = change.pages if isinstance(change, Gone) else {}
-        more = _relinked(state, across, now, relinked or {}, gone)
+        now_names, twins = got
+        more = _relinked(state, across, now, relinked, went)
         if more is None:
             return None
-        edits += [(page, None) for page in gone.values()] + more
+        edits += [(page, None) for page in went.values()] + more
+    changed = now_names.decoded()
+    assert changed is not None
+    names, have = changed
     for page in new.values():
         across.inbound[page.slug] = 0
     orphanable = _orphanable(state, edits, old_names, names, new)
     if orphanable is None:
         return None
-    twins = changed is not None and changed.twins and "duplicate-page" in levels
+    twins = twins and "duplicate-page" in levels
     touched = _Touched(across, edits, levels, twins, orphanable)
     before = touched(old_names)
-    patch = Patch(names, have, levels, threshold, state.lint_mentions, decoded if changed else None)
+    patch = Patch(
+        names, have, levels, threshold, state.lint_mentions, decoded if now_names is not kept else None
+    )
     mentions = patch.apply(across, edits)
-    now_names = None
-    if changed is not None:
-        if twins:  # a topic page new or gone: the twins among every topic page's names
-            across.duplicate = list(topics.duplicates(changed.topics, duplicate_threshold))
-        now_names = kept.changed(
-            changed.names, changed.have, changed.topics, changed.shared, changed.keyed, changed.change
-        )
-        data["names"] = now_names.key()
+    if twins:  # a topic page new or gone: the twins among every topic page's names
+        assert now_names.topics is not None
+        across.duplicate = list(topics.duplicates(now_names.topics, duplicate_threshold))
+    data["names"] = now_names.key()
     data["across"], data["stored"] = across.to_json(), secrets.token_hex(8)
-    dropped = sorted(changed.have - decoded[1]) if changed else []
-    return Moved(before, touched(names), mentions, json.dumps(data, ensure_ascii=False), now_names, dropped)
+    dropped = sorted(have - old_have)  # the keys the pages new take
+    out = now_names if now_names is not kept else None
+    return Moved(before, touched(names), mentions, json.dumps(data, ensure_ascii=False), out, dropped)
+
+
+def _changed(
+    kept: KeptNames, gone: Gone | None, added: Added | None, seek: bool
+) -> tuple[KeptNames, bool] | None:
+    """The names with the pages gone taken out, then those added put in (a page renamed goes
+    as it was and comes as it is), and whether a topic page is among them (its twins change);
+    None where that cannot be patched (came.py)."""
+    twins = False
+    for step in (gone, added):
+        if step is None:
+            continue
+        made = step.shrink(kept, seek) if isinstance(step, Gone) else step.grow(kept)
+        if made is None:
+            return None
+        kept = kept.changed(made.names, made.have, made.topics, made.shared, made.keyed, made.change)
+        twins = twins or made.twins
+    return kept, twins
 
 
 @dataclass

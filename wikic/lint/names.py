@@ -207,6 +207,7 @@ class KeptNames:
         kept = KeptNames(self._read, self.files)
         more = [*json.loads(self.more), change]
         kept._decoded, kept.topics, kept.shared, kept.keyed = (names, have), topics, shared, keyed
+        kept.folded = self.folded  # written into the whole by a change before this one
         if len(more) < FOLD:
             kept._raw, kept._more = self._raw, json.dumps(more, ensure_ascii=False)
         else:

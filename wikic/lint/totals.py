@@ -34,13 +34,14 @@ from wikic.errors import WikicError
 from wikic.hashing import fingerprint
 from wikic.lint import rules
 from wikic.lint.blocks import bad_citations
-from wikic.lint.came import Added, Gone, listed_alone, strings
+from wikic.lint.came import Added, Change, Gone, listed_alone, strings
 from wikic.lint.context import Context, Finding
 from wikic.lint.entries import CACHED, FACTS, ORPHANABLE, OWN, Entry, Seen, check_own, entry_of, own_rows
 from wikic.lint.entries import settings_of as own_settings
 from wikic.lint.facts import Facts, facts_of, json_finding, page_of
 from wikic.lint.moved import Moved, moved
 from wikic.lint.names import KeptNames
+from wikic.lint.patch import names_read
 from wikic.lint.runner import LintOptions, rule_levels
 from wikic.project import Project
 from wikic.settings import load_schema
@@ -197,8 +198,8 @@ def _patched(
     if made is None:
         return None
     written, index_written, new, gone = made
-    if (new and gone) or gone & {*kept["always"], *kept["off"]}:
-        return None  # pages came and went (one renamed); a page gone read each time, or with switches
+    if gone & {*kept["always"], *kept["off"]}:
+        return None  # a page gone read each time, or with switches
     unbuilt: list[str] = kept["unbuilt"]
     # the sources the build read again (one edited after it read it is read by the next build,
     # whose summary checks its pages: as for a page edited after the build wrote it)
@@ -213,16 +214,14 @@ def _patched(
         set(kept["files"]),
         lambda: state.get_meta(Meta.LINT_NAMES_MORE),
     )
-    # and those that name the pages added or gone
-    got: tuple[Added | Gone | None, dict[str, Facts] | None] | None
-    if gone:
-        got = _gone(seen, state, kept, names, pages, changed_facts, gone)
-    else:
-        got = _added(seen, state, kept, pages, changed_facts, new)
-    if got is None:
+    was = {
+        rel: json.loads(f) for rel, f in state.lint_facts(r for r in changed_facts if r not in new).items()
+    }
+    # pages that came, went or changed their names, and those that name them
+    change = _change(seen, state, kept, names, pages, changed_facts, was, new, gone)
+    if change is None:
         return None
-    change, relinked = got
-    patched = _across(seen, state, names, pages, changed_facts, change, relinked)
+    patched = _across(seen, state, names, pages, changed_facts, was, change)
     if patched is None:
         return None
     across, names = patched
@@ -230,7 +229,7 @@ def _patched(
     # were, or that it only listed the pages it added (or took out those gone) where the index
     # had no finding
     check_index = index_written and not report.index_same_links
-    if check_index and report.index_listed and change is not None and not any(kept["index"].values()):
+    if check_index and report.index_listed and (new or gone) and not any(kept["index"].values()):
         check_index = not _listed(seen, names, change)
     index = _index(seen, state, kept, names) if check_index else None
     if check_index and index is None:
@@ -258,20 +257,21 @@ def _across(
     names: KeptNames,
     pages: Read,
     changed_facts: list[str],
-    change: Added | Gone | None,
-    relinked: dict[str, Facts] | None,
+    was: dict[str, Facts],
+    change: Change,
 ) -> tuple[Moved | None, KeptNames] | None:
     """The findings across pages the pages read (and those gone) can touch, before and after
     (None where none changed what those rules read of it), and the names as they are now; None
-    where that cannot be patched (moved.py)."""
-    if not changed_facts and change is None:
+    where that cannot be patched (moved.py). `was`: the stored facts of the pages read whose
+    facts changed."""
+    if not changed_facts and change.gone is None:
         return None, names
     # what the rules across pages read of them changed: patched from before and after
     now = {rel: facts for rel in changed_facts if (facts := pages[rel][1]) is not None}
     if len(now) != len(changed_facts):  # a page always read again: no facts to patch from
         return None
     thresholds = (seen.schema.lint.missing_page_threshold, seen.schema.lint.duplicate_threshold)
-    across = moved(state, seen.levels, thresholds, names, now, change, relinked)
+    across = moved(state, seen.levels, thresholds, names, now, was, change)
     if across is None:
         return None
     # the names changed by the pages added or gone: index.md is checked by them
@@ -366,59 +366,42 @@ def _written(report: Report, before: Tree, after: Tree) -> tuple[set[str], bool,
     return (pages, index, new, gone) if INDEX_REL not in new else None
 
 
-def _added(
-    seen: Seen, state: State, kept: dict[str, Any], pages: Read, changed: list[str], new: set[str]
-) -> tuple[Added | None, dict[str, Facts] | None] | None:
-    """The pages new (came.py), and the pages not among those the build changed whose names
-    text names them (their facts as they are), read too (into `pages`, and `changed` where
-    their facts changed); (None, None) where no page is new; None where a page read again each
-    time names one (it has no facts to patch from)."""
-    if not new:
-        return None, None
-    added = Added({rel: pages[rel][0] for rel in new})
-    found = strings(added.pages.values())
-    for rel in kept["always"]:
-        text = pages[rel][0].text.casefold()
-        if any(s in text for s in found):
-            return None
-    named = state.lint_naming(found) - new
-    more = _pages(seen, state, sorted(named - pages.keys()), kept["off"])
-    if more is None:
-        return None
-    pages.update(more[0])
-    changed += more[1]
-    relinked: dict[str, Facts] = {}
-    for rel in sorted(named - set(changed)):
-        facts = pages[rel][1]
-        if facts is None:
-            return None
-        relinked[rel] = facts
-    return added, relinked
-
-
-def _gone(
+def _change(
     seen: Seen,
     state: State,
     kept: dict[str, Any],
     names: KeptNames,
     pages: Read,
     changed: list[str],
+    was: dict[str, Facts],
+    new: set[str],
     gone: set[str],
-) -> tuple[Gone, dict[str, Facts]] | None:
-    """The pages gone (came.Gone, from their stored facts), and the pages whose findings across
-    pages their going can change though their facts did not, with those facts: those whose
-    names text names them, and those that treat a topic key no page has now as a topic (their
-    names text holds every word of it); None where a page gone has no stored facts, or a page
-    read again each time names one or such a key (it has no facts to patch from)."""
-    stored = state.lint_facts(sorted(gone))
+) -> Change | None:
+    """The pages new, those gone (from their stored facts) and those read whose names changed
+    (`was`: the stored facts of those whose facts changed), as came.py takes them; and the
+    pages whose findings across pages that can change though their facts did not, with those
+    facts: those whose names text names one, and those that may treat a topic key no page has
+    now as a topic (their names text holds each of its words). None where a page gone has no
+    stored facts, or a page read again each time names one or such a key (it has no facts to
+    patch from)."""
+    renamed = {rel for rel, old in was.items() if names_read(old) != names_read(pages[rel][1] or old)}
+    stored = {rel: json.loads(f) for rel, f in state.lint_facts(sorted(gone)).items()}
     if len(stored) != len(gone):
         return None
-    went = Gone({rel: page_of(rel, json.loads(facts)) for rel, facts in stored.items()})
+    went = added = None
+    if gone or renamed:
+        went = Gone(
+            {rel: page_of(rel, f) for rel, f in stored.items()} | {r: page_of(r, was[r]) for r in renamed}
+        )
+    if new or renamed:
+        added = Added({rel: pages[rel][0] for rel in sorted(new | renamed)})
+    if went is None and added is None:
+        return Change()
     keys: dict[str, int] | None = {}
-    if "missing-page" in seen.levels and (keys := went.keys(names)) is None:
+    if went is not None and "missing-page" in seen.levels and (keys := went.keys(names)) is None:
         return None
     assert keys is not None
-    found = strings(went.pages.values())
+    found = strings([*(went.pages.values() if went else ()), *(added.pages.values() if added else ())])
     words = [key.split() for key, n in keys.items() if n == 0 and key]
     for rel in kept["always"]:
         text = pages[rel][0].text.casefold()
@@ -432,7 +415,7 @@ def _gone(
         for rel, text in state.lint_texts([[s] for s in found] + words)
         if any(s in text for s in found) or any(all(_whole(w, text) for w in ws) for ws in bounded)
     }
-    named -= gone | set(changed)
+    named -= gone | new | set(changed)
     relinked: dict[str, Facts] = {}
     for rel in sorted(named & pages.keys()):
         facts = pages[rel][1]
@@ -444,7 +427,7 @@ def _gone(
     if len(more) != len(rest):
         return None
     relinked.update((rel, json.loads(more[rel])) for rel in rest)
-    return went, relinked
+    return Change(went, added, renamed, relinked)
 
 
 def _whole(word: re.Pattern[str], text: str) -> bool:
@@ -458,21 +441,20 @@ def _whole(word: re.Pattern[str], text: str) -> bool:
     return False
 
 
-def _listed(seen: Seen, names: KeptNames, change: Added | Gone) -> bool:
+def _listed(seen: Seen, names: KeptNames, change: Change) -> bool:
     """Whether index.md as the build left it, which only listed the pages added or took out
     those gone (and changed plain descriptions), has no finding: checked on their lines alone
     (came.listed_alone)."""
     decoded = names.decoded()
-    if decoded is None:
+    if decoded is None or change.renamed:
         return False
     try:
         text = (seen.project.root / INDEX_REL).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return False
-    slugs = [page.slug for page in change.pages.values()]
-    if isinstance(change, Gone):
-        return listed_alone(text, decoded[0].pages, (), slugs)
-    return listed_alone(text, decoded[0].pages, slugs)
+    new = [page.slug for page in change.added.pages.values()] if change.added else []
+    gone = [page.slug for page in change.gone.pages.values()] if change.gone else []
+    return listed_alone(text, decoded[0].pages, new, gone)
 
 
 def _index(seen: Seen, state: State, kept: dict[str, Any], names: KeptNames) -> tuple[Counts, bool] | None:
