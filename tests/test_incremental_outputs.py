@@ -239,14 +239,15 @@ QUICK: dict[str, Callable[[Project], None]] = {
     "a page whose text names one moved": lambda p: _added(
         p, "link.md", "# Linking notes\n\nThe graph indexes page and tools we use page say more.\n"
     ),
+    # a source retitled: its page keeps its slug, its names go as they were and come as they
+    # are; a name a topic page has stays the topic page's, and comes back to it
+    "a source retitled": lambda p: _rewrite(p, "tools.md", "# Tools we use", "# Tools we like"),
+    "then titled as a topic": lambda p: _rewrite(p, "tools.md", "# Tools we like", "# Chunking"),
+    "and its title back": lambda p: _rewrite(p, "tools.md", "# Chunking", "# Tools we use"),
     # a source deleted: its page goes, the page it shared is rendered without it, and it is
     # forgotten everywhere as the full way forgets it (tests/test_privacy_forget.py)
     "a deleted page": _deleted_page,
 }
-
-
-def _retitled_source(p: Project) -> None:  # its page keeps its slug, under another title
-    _rewrite(p, "tools.md", "# Tools we use", "# Tools we like")
 
 
 def _source_a_hand_page_names(p: Project) -> None:  # the hand-made page's link resolves now
@@ -257,15 +258,12 @@ def _source_a_hand_page_names(p: Project) -> None:  # the hand-made page's link 
     )
 
 
-EDITS["a source retitled"] = _retitled_source
 EDITS["a new source that a hand-made page names"] = _source_a_hand_page_names
 # Edits that change the wiki's names or its settings, or wiki/ itself: the full assembly.
 FULL = [
-    "a source retitled",
     "a new source that a hand-made page names",
     "a hand-made page added",
     "a project's own write template",
-    "deleted sources restored",
 ]
 
 
@@ -315,13 +313,24 @@ def test_the_quick_way_changes_the_backlinks_of_a_page_the_edit_leaves_as_it_was
 def test_an_edit_that_changes_names_or_settings_is_assembled_in_full(tmp_path: Path, kind: str) -> None:
     project = make_project(tmp_path / "inc", SOURCES)
     _build(project)
-    if kind == "deleted sources restored":
-        _deleted_shared_source(project)
-        _deleted_page(project)
-        _build(project)
     EDITS[kind](project)
     report = build(project, BuildOptions(explain=True))
     assert report.ok and not _quick(report)
+    assert _without_log(wiki_files(project)) == _without_log(_forced_copy(project, tmp_path / "full"))
+
+
+def test_deleted_sources_restored_come_back_the_quick_way(tmp_path: Path) -> None:
+    """Their pages come back under the slugs they had, and the topic page one of them named
+    gets the title it gave it back (its names go as they were and come as they are: a page
+    renamed, as it was when the source went), equal to a forced rebuild."""
+    project = make_project(tmp_path / "inc", SOURCES)
+    _build(project)
+    _deleted_shared_source(project)
+    _deleted_page(project)
+    _build(project)
+    EDITS["deleted sources restored"](project)
+    report = build(project, BuildOptions(explain=True))
+    assert report.ok and _quick(report)
     assert _without_log(wiki_files(project)) == _without_log(_forced_copy(project, tmp_path / "full"))
 
 

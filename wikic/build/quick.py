@@ -1,10 +1,11 @@
 """The output side of an edit whose changed pages are known (replan.Keep.same: the others):
 those pages assembled, and the pages whose backlinks they change, from the state's rows of
 them alone; index.md patched where their lines changed (indexpatch.py). Where pages came or
-went (a source added, a topic page new or gone), the pages whose text names them too
+went (a source added, a topic page new or gone) or changed their names (a source retitled:
+its names go as they were and come as they are), the pages whose text names them too
 (comego.py). None wherever that is not known to make what a full assembly makes (a page
-renamed or moved, a source gone, a hand-made page naming a page new, a row missing, a line
-not found): the build then assembles in full (assemble.py).
+moved, a hand-made page linking otherwise by the names changed, a row missing, a line not
+found): the build then assembles in full (assemble.py).
 
 It goes by what the last build left: the names it went by and every page's links
 (state.assembled_links), with wiki/ as that build left it (Meta.WIKI_LEFT), so that no page
@@ -70,7 +71,7 @@ def quick_assemble(
     pages, names = job.pages, edit.names
     mine = {pages[pid].slug: pid for pid in edit.changed}  # their entries are as kept, or new (decide())
     change = None
-    if edit.added or edit.gone:
+    if edit.added or edit.gone or edit.renamed:
         got = _came(edit, state, root, mine)
         if got is None:
             return None
@@ -105,7 +106,8 @@ def quick_assemble(
     if made is None:
         return None
     out, rendered = made
-    patched = _index_patched(job, index, names, change, previous, rendered, gone)
+    was = {**gone, **{slug: previous[slug] for slug in edit.renamed}}  # their lines as listed
+    patched = _index_patched(job, index, names, change, previous, rendered, was)
     if patched is False:
         return None
     unchanged = {f"{slug}.md" for slug in need} - set(out)
@@ -153,9 +155,9 @@ def _came(edit: Quick, state: State, root: Path, mine: dict[str, str]) -> tuple[
     hand-made page) may link otherwise now, or where so many pages name them that the full
     assembly is as cheap."""
     names = edit.names
-    change = came(
-        names.fingerprint, names.heads, names.names, names.entries, edit.added, edit.gone, state.kept_entries
-    )
+    added = {**edit.added, **{slug: now for slug, (_, now) in edit.renamed.items()}}
+    gone = {**edit.gone, **{slug: then for slug, (then, _) in edit.renamed.items()}}
+    change = came(names.fingerprint, names.heads, names.names, names.entries, added, gone, state.kept_entries)
     if _foreign_relinked(root, state.assembled_foreign(), set(change.strings())):
         return None
     for slug in touched(state, change) - set(mine) - set(change.gone):
@@ -261,6 +263,7 @@ class Quick:
     starts: dict[str, tuple[int, ...]]  # a PDF's first line of each page, by source
     added: dict[str, Entry] = field(default_factory=dict)
     gone: dict[str, Entry] = field(default_factory=dict)
+    renamed: dict[str, tuple[Entry, Entry]] = field(default_factory=dict)  # slug -> its entry then and now
     pages: int = 0  # in the plan
     named: int = 0  # the pages whose text names a page new or gone (quick_assemble finds them)
     forgotten: list[str] = field(default_factory=list)  # the sources deleted (the plan dropped them)
@@ -302,16 +305,20 @@ def decide(build: _Build, pages: Mapping[str, PagePlan], sources: list[Read]) ->
     if any(pages[pid].type != "source" and not pages[pid].claims for pid in changed):
         return None  # a topic page without notes is not assembled (pipeline._outputs): the full way
     added: dict[str, Entry] = {}
+    renamed: dict[str, tuple[Entry, Entry]] = {}
     for pid in changed:
         page, kept = pages[pid], names.entries.get(pages[pid].slug)
         if kept is None and pid not in keep.before:  # a page new, under a slug no page has
             added[page.slug] = (page.title, page.type, page.aliases, pid)
-        elif kept is None or kept[3] != pid or kept[:3] != (page.title, page.type, page.aliases):
-            return None  # a page moved or renamed
+        elif kept is None or kept[3] != pid:
+            return None  # a page moved
+        elif kept[:3] != (page.title, page.type, page.aliases):  # its names go, its new ones come
+            renamed[page.slug] = (kept, (page.title, page.type, page.aliases, pid))
     gone = state.kept_entries_of_pages(keep.gone) if keep.gone else {}
     if len(gone) != len(keep.gone) or gone.keys() & added.keys():
         return None
-    return Quick(names, changed, starts, added, gone, len(pages), forgotten=sorted(keep.dropped or []))
+    forgotten = sorted(keep.dropped or [])
+    return Quick(names, changed, starts, added, gone, renamed, len(pages), forgotten=forgotten)
 
 
 def _as_kept(
@@ -382,9 +389,9 @@ def outputs(
     if got is None:
         return False
     done, new_index, same_links = got
-    listing = bool(edit.added or edit.gone)
+    listing = bool(edit.added or edit.gone or edit.renamed)
     build.report.index_same_links = new_index is not None and same_links and not listing
-    build.report.index_listed = new_index is not None and same_links and listing
+    build.report.index_listed = new_index is not None and same_links and listing and not edit.renamed
     written = dict(done.outputs) | ({"index.md": new_index} if new_index is not None else {})
     gone = [f"wiki/{slug}.md" for slug in edit.gone]
     records = state.files_of([*(f"wiki/{name}" for name in written), *gone])
