@@ -626,6 +626,11 @@ def test_a_source_added_is_checked_in_index_md_on_its_line_alone(
     report = _build(project)
     assert "wiki/product-quantization.md" in report.written and "wiki/index.md" in report.written
     assert (_kept(project)["how"], report.lint, read) == ("patched", lint(project).counts(), [])
+    # a source retitled: its line taken out and put where it sorts now, checked alone too
+    _source("tools.md", "# Tools we use", "# Our tools")(project)
+    report = _build(project)
+    assert "wiki/index.md" in report.written and report.index_listed
+    assert (_kept(project)["how"], report.lint, read) == ("patched", lint(project).counts(), [])
     # a description of another kind in the index: read whole, as before
     _source("rag.md", "RAG retrieves", "RAG `retrieves`")(project)
     report = _build(project)

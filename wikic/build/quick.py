@@ -391,7 +391,7 @@ def outputs(
     done, new_index, same_links = got
     listing = bool(edit.added or edit.gone or edit.renamed)
     build.report.index_same_links = new_index is not None and same_links and not listing
-    build.report.index_listed = new_index is not None and same_links and listing and not edit.renamed
+    build.report.index_listed = new_index is not None and same_links and listing
     written = dict(done.outputs) | ({"index.md": new_index} if new_index is not None else {})
     gone = [f"wiki/{slug}.md" for slug in edit.gone]
     records = state.files_of([*(f"wiki/{name}" for name in written), *gone])

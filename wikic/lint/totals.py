@@ -226,10 +226,15 @@ def _patched(
         return None
     across, names = patched
     # index.md read (once the pages allow a patch) unless the build says its links are as they
-    # were, or that it only listed the pages it added (or took out those gone) where the index
-    # had no finding
+    # were, or that it only listed the pages it added or renamed (or took out those gone) where
+    # the index had no finding
     check_index = index_written and not report.index_same_links
-    if check_index and report.index_listed and (new or gone) and not any(kept["index"].values()):
+    if (
+        check_index
+        and report.index_listed
+        and (change.added or change.gone)
+        and not any(kept["index"].values())
+    ):
         check_index = not _listed(seen, names, change)
     index = _index(seen, state, kept, names) if check_index else None
     if check_index and index is None:
@@ -442,19 +447,22 @@ def _whole(word: re.Pattern[str], text: str) -> bool:
 
 
 def _listed(seen: Seen, names: KeptNames, change: Change) -> bool:
-    """Whether index.md as the build left it, which only listed the pages added or took out
-    those gone (and changed plain descriptions), has no finding: checked on their lines alone
-    (came.listed_alone)."""
+    """Whether index.md as the build left it, which only listed the pages added or renamed or
+    took out those gone (and changed plain descriptions), has no finding: checked on their
+    lines alone (came.listed_alone)."""
     decoded = names.decoded()
-    if decoded is None or change.renamed:
+    if decoded is None:
         return False
     try:
         text = (seen.project.root / INDEX_REL).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return False
+    # a page renamed is listed anew (its line taken out and put where it sorts now), not gone
     new = [page.slug for page in change.added.pages.values()] if change.added else []
-    gone = [page.slug for page in change.gone.pages.values()] if change.gone else []
-    return listed_alone(text, decoded[0].pages, new, gone)
+    went = change.gone.pages.items() if change.gone else ()
+    return listed_alone(
+        text, decoded[0].pages, new, [page.slug for rel, page in went if rel not in change.renamed]
+    )
 
 
 def _index(seen: Seen, state: State, kept: dict[str, Any], names: KeptNames) -> tuple[Counts, bool] | None:
