@@ -62,34 +62,37 @@ class Added:
 
     def grow(self, kept: KeptNames) -> Changed | None:
         """The kept names (decoded), the topic keys of the pages' names and the heads
-        duplicate-page reads with the pages new among them; None where one takes a name another
-        page has, or is unread, or the heads are not kept."""
+        duplicate-page reads with the pages new among them; a name some page has already goes
+        to the first of its pages by (type is "source", slug), as name_table gives it. None
+        where one is unread, or the names kept do not say the rest (a wikic before them)."""
         decoded = kept.decoded()
         assert decoded is not None
         names, have = decoded
         heads = [head_of(page) for page in self.pages.values()]
         if any(h.slug in names.pages or h.unread for h in heads):
             return None
-        named = name_table((h.slug, h.type, h.title, h.aliases) for h in heads)
-        if named.keys() & names.names.keys():
-            return None
         new = topic_heads(heads)
         if new and kept.topics is None:
             return None
+        named = name_table((h.slug, h.type, h.title, h.aliases) for h in heads)
+        held = _held(kept, heads, named.keys() & names.names.keys(), new)
+        if held is None:
+            return None
         mine = {p.slug: Named(p.rel, p.title, index_title(p)) for p in self.pages.values()}
+        table = {**named, **{name: holders[0] for name, holders in held.items()}}
         grown = Names(
-            {**names.pages, **mine}, {**names.names, **named}, names.files
+            {**names.pages, **mine}, {**names.names, **table}, names.files
         )  # in no order a rule reads
         counts = topics.key_counts(heads)
         change: dict[str, Any] = {
             "pages": {s: list(n) for s, n in mine.items()},
-            "names": named,
+            "names": table,
             "have": sorted(counts),
             "topics": [list(h) for h in new],
         }
         shared, keyed = kept.shared, kept.keyed
         if shared is not None and keyed is not None:  # the names and keys the pages new share
-            change["shared"] = shared_names(named, heads)
+            change["shared"] = shared_names(named, heads) | held
             change["keyed"] = {
                 key: total for key, n in counts.items() if (total := n + keyed.get(key, key in have)) > 1
             }
@@ -98,6 +101,31 @@ class Added:
         return Changed(
             grown, have | counts.keys(), [*(kept.topics or []), *new], bool(new), change, shared, keyed
         )
+
+
+def _held(kept: KeptNames, heads: list[Head], taken: Iterable[str], new: list[Head]) -> Shared | None:
+    """Each name `taken` (one the pages `heads` new have that some page has already) with every
+    page that has it now, in name_table's order (the pages no source's first, then by slug): the
+    kept names say those that had it (KeptNames.shared) and which pages are no source's (the topic
+    pages' heads, the unread pages); None where they do not (a wikic before them kept them)."""
+    taken = sorted(taken)
+    if not taken:
+        return {}
+    decoded = kept.decoded()
+    if decoded is None or kept.shared is None or kept.topics is None or kept.unread is None:
+        return None
+    names, shared = decoded[0].names, kept.shared
+    others = {h.slug for h in [*kept.topics, *new]} | set(kept.unread)
+    claims: dict[str, list[str]] = {}
+    for h in heads:
+        for name in dict.fromkeys(n.casefold().strip() for n in [h.title, *h.aliases]):
+            claims.setdefault(name, []).append(h.slug)
+    return {
+        name: sorted(
+            [*(shared.get(name) or [names[name]]), *claims[name]], key=lambda s: (s not in others, s)
+        )
+        for name in taken
+    }
 
 
 @dataclass
@@ -236,5 +264,6 @@ def names_json(names: Names, keyed: Mapping[str, int], heads: Sequence[Head]) ->
         "topics": [list(h) for h in topic_heads(heads)],
         "shared": shared_names(names.names, heads),
         "keyed": {key: n for key, n in sorted(keyed.items()) if n > 1},
+        "unread": sorted(h.slug for h in heads if h.unread and h.type != "source"),
     }
     return json.dumps(data, ensure_ascii=False)

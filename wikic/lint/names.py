@@ -148,6 +148,7 @@ class KeptNames:
         # before them kept, which no removal of pages can patch)
         self.shared: Shared | None = None
         self.keyed: Keyed | None = None
+        self.unread: list[str] | None = None  # the pages no source's that could not be read
         self.folded = False  # the changes written into the names whole (changed)
 
     @property
@@ -183,12 +184,13 @@ class KeptNames:
                 data.get("topics"),
                 data.get("shared"),
                 data.get("keyed"),
+                data.get("unread"),
             )
             for change in json.loads(self.more):
                 kept.apply(change)
             self._decoded = Names.from_json({"pages": kept.pages, "names": kept.names}, self.files), kept.have
             self.topics = None if kept.topics is None else [_head(h) for h in kept.topics]
-            self.shared, self.keyed = kept.shared, kept.keyed
+            self.shared, self.keyed, self.unread = kept.shared, kept.keyed, kept.unread
         return self._decoded
 
     def changed(
@@ -207,6 +209,8 @@ class KeptNames:
         kept = KeptNames(self._read, self.files)
         more = [*json.loads(self.more), change]
         kept._decoded, kept.topics, kept.shared, kept.keyed = (names, have), topics, shared, keyed
+        gone = set(change.get("gone", ()))
+        kept.unread = None if self.unread is None else [s for s in self.unread if s not in gone]
         kept.folded = self.folded  # written into the whole by a change before this one
         if len(more) < FOLD:
             kept._raw, kept._more = self._raw, json.dumps(more, ensure_ascii=False)
@@ -216,8 +220,8 @@ class KeptNames:
                 "have": sorted(have),
                 "topics": [list(h) for h in topics],
             }
-            if shared is not None and keyed is not None:
-                data |= {"shared": shared, "keyed": keyed}
+            if shared is not None and keyed is not None and kept.unread is not None:
+                data |= {"shared": shared, "keyed": keyed, "unread": kept.unread}
             kept._raw, kept._more, kept.folded = json.dumps(data, ensure_ascii=False), "[]", True
         return kept
 
@@ -232,6 +236,7 @@ class _Decoding:
     topics: list[list[Any]] | None
     shared: Shared | None
     keyed: Keyed | None
+    unread: list[str] | None
 
     def apply(self, change: dict[str, Any]) -> None:
         """One change (lint/came.py): pages gone, then the names, keys and heads they leave or
@@ -248,6 +253,8 @@ class _Decoding:
         if self.topics is not None:
             kept = [h for h in self.topics if h[0] not in gone] if gone else self.topics
             self.topics = kept + change.get("topics", [])
+        if self.unread is not None and gone:
+            self.unread = [slug for slug in self.unread if slug not in gone]
         if self.shared is not None and self.keyed is not None:
             shared_and_keyed(self.shared, self.keyed, change)
 
