@@ -10,11 +10,13 @@ are no page's missing ones now; a key no page has once pages went is treated as 
 pages whose names text holds each of its words, which are read again too. The change of names
 is stored beside those a full lint stored (names.KeptNames), not every page's again.
 
-Pages added hold where their names are no page's (a name goes to one page: one new takes no
-name from another). Pages gone hand each name they had to the next page that has it, which the
-names kept say (`shared`: the names more than one page has; `keyed`: the topic keys, with how
-many pages have each). Pages that came and went at once, and names kept by a wikic before those
-two: the cached lint counts every page (cache.py). A topic page new or gone (not a source's)
+A name goes to the first of the pages that have it by (type is "source", slug), as
+name_table gives it: a page new takes a name some page has where it comes first, and pages
+gone hand each name they had to the next page that has it, which the names kept say
+(`shared`: the names more than one page has; `keyed`: the topic keys, with how many pages
+have each; `unread`: the pages no source's that could not be read, which with the topic
+pages' heads say which pages are no source's). Names kept by a wikic before those: the
+cached lint counts every page (cache.py), once. A topic page new or gone (not a source's)
 may be or have been another's twin: duplicate-page runs again over the heads of the topic
 pages, which the last lint kept (names_json)."""
 
