@@ -740,3 +740,20 @@ def test_a_key_gone_is_looked_for_by_its_words_as_whole_words() -> None:
     assert not totals._whole(word, "note 1504: lazy vacuuming\nnote 5040\nnote_504")
     assert totals._whole(word, "note 1504\nnote 504: lazy vacuuming")
     assert totals._whole(word, "504s") and totals._whole(word, "(504)") and not totals._whole(word, "5045")
+
+
+def test_pages_that_come_go_or_are_renamed_with_rules_across_pages_off(tmp_path: Path) -> None:
+    """With missing-page, orphan-page and duplicate-page off (no topic keys, inbound counts or
+    twins kept), pages added, removed and renamed are still patched, as a full lint counts."""
+    project = make_project(tmp_path / "p", dict(NOTES))
+    schema = project.root / "schema.yaml"
+    off = "lint:\n  rules:\n    missing-page: off\n    orphan-page: off\n    duplicate-page: off\n"
+    schema.write_text(schema.read_text(encoding="utf-8") + off, encoding="utf-8")
+    _build(project)
+    for what, edit in [
+        ("a source added", _added("pq.md", "# Product quantization\n\nIt splits vectors.\n")),
+        ("a source retitled", _source("tools.md", "# Tools we use", "# Our tools")),
+        ("a source deleted", _removed("pq.md")),
+    ]:
+        edit(project)
+        _built_and_checked(project, tmp_path, what, "patched", 4)

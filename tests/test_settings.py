@@ -138,3 +138,14 @@ def test_nothing_is_kept_without_a_wikic_folder(tmp_path: Path) -> None:
     shown, parsed = loaded(project.schema_path)
     assert parsed and shown == validated(project.schema_path.read_text())
     assert not project.state_dir.exists()
+
+
+def test_a_bare_off_in_schema_yaml_means_off() -> None:
+    """YAML 1.1 reads a bare `off` as false: `orphan-page: off`, as `wikic lint --help` writes
+    it, and `batch: off` are the settings' "off", not a problem."""
+    text = "title: T\nmodel:\n  batch: off\nlint:\n  rules:\n    orphan-page: off\n    uncited-claim: error\n"
+    schema = parse_schema(text)
+    assert schema.lint.rules == {"orphan-page": "off", "uncited-claim": "error"}
+    assert schema.model.batch == "off"
+    with pytest.raises(ConfigError, match="orphan-page"):
+        parse_schema("title: T\nlint:\n  rules:\n    orphan-page: on\n")  # true: no level

@@ -9,9 +9,9 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from wikic.errors import ConfigError
 from wikic.settingsview import NotPlain, dumped, params_of, type_names_of
@@ -38,7 +38,12 @@ def _no_plugins() -> Iterator[None]:
             os.environ.pop(_PLUGINS, None)
 
 
-Level = Literal["error", "warning", "off"]
+def _yaml_off(value: Any) -> Any:
+    """A bare `off` in schema.yaml: YAML 1.1 (PyYAML) reads it as false, the setting means "off"."""
+    return "off" if value is False else value
+
+
+Level = Annotated[Literal["error", "warning", "off"], BeforeValidator(_yaml_off)]
 
 
 class Strict(BaseModel):
@@ -91,7 +96,8 @@ class ModelConfig(Strict):
     repeat_penalty: float = Field(default=1.1, ge=0.5, le=2.0)  # llama backend: discourages loops
     latency: float = Field(default=0.0, ge=0.0)  # scripted backend only: seconds per call
     # issue 17: the provider's Batch API (openai backend) and prices; none of it changes an answer
-    batch: Literal["off", "auto"] = "off"  # auto: a stage with at least batch_min pending actions
+    # auto: a stage with at least batch_min pending actions
+    batch: Annotated[Literal["off", "auto"], BeforeValidator(_yaml_off)] = "off"
     batch_min: int = Field(default=100, ge=1)
     batch_poll: float = Field(default=60.0, gt=0)  # seconds between looks at a batch with --wait
     price: Price | None = None  # for --dry-run's estimate and the report's cost

@@ -62,11 +62,12 @@ class Added:
 
     pages: dict[str, Page]
 
-    def grow(self, kept: KeptNames) -> Changed | None:
-        """The kept names (decoded), the topic keys of the pages' names and the heads
-        duplicate-page reads with the pages new among them; a name some page has already goes
-        to the first of its pages by (type is "source", slug), as name_table gives it. None
-        where one is unread, or the names kept do not say the rest (a wikic before them)."""
+    def grow(self, kept: KeptNames, seek: bool = True) -> Changed | None:
+        """The kept names (decoded), the topic keys of the pages' names (`seek`: missing-page is
+        on, so that the lint keeps them) and the heads duplicate-page reads with the pages new
+        among them; a name some page has already goes to the first of its pages by (type is
+        "source", slug), as name_table gives it. None where one is unread, or the names kept do
+        not say the rest (a wikic before them)."""
         decoded = kept.decoded()
         assert decoded is not None
         names, have = decoded
@@ -85,7 +86,7 @@ class Added:
         grown = Names(
             {**names.pages, **mine}, {**names.names, **table}, names.files
         )  # in no order a rule reads
-        counts = topics.key_counts(heads)
+        counts = topics.key_counts(heads) if seek else {}
         change: dict[str, Any] = {
             "pages": {s: list(n) for s, n in mine.items()},
             "names": table,

@@ -136,7 +136,7 @@ def moved(
     changed = now_names.decoded()
     assert changed is not None
     names, have = changed
-    for page in new.values():
+    for page in new.values() if "orphan-page" in levels else ():
         across.inbound[page.slug] = 0
     orphanable = _orphanable(state, edits, old_names, names, new)
     if orphanable is None:
@@ -168,7 +168,7 @@ def _changed(
     for step in (gone, added):
         if step is None:
             continue
-        made = step.shrink(kept, seek) if isinstance(step, Gone) else step.grow(kept)
+        made = step.shrink(kept, seek) if isinstance(step, Gone) else step.grow(kept, seek)
         if made is None:
             return None
         kept = kept.changed(made.names, made.have, made.topics, made.shared, made.keyed, made.change)
