@@ -106,8 +106,7 @@ def quick_assemble(
     if made is None:
         return None
     out, rendered = made
-    was = {**gone, **{slug: previous[slug] for slug in edit.renamed}}  # their lines as listed
-    patched = _index_patched(job, index, names, change, previous, rendered, was)
+    patched = _index_patched(job, index, names, change, previous, rendered, gone)
     if patched is False:
         return None
     unchanged = {f"{slug}.md" for slug in need} - set(out)
@@ -140,7 +139,11 @@ def _index_patched(
     listing = None
     if change is not None:
         new = {slug: (e[1], rendered[slug].description) for slug, e in change.added.items()}
-        old = [(slug, e[0], e[1], gone[slug].description) for slug, e in change.gone.items()]
+        # a page renamed is not gone: its line as listed is what the last assembly rendered
+        old = [
+            (slug, e[0], e[1], (gone.get(slug) or previous[slug]).description)
+            for slug, e in change.gone.items()
+        ]
         listing = listed((job.title, job.scope), new, old, titles)
     return patched_index(index, titles, previous, rendered, listing)
 

@@ -108,34 +108,18 @@ def moved(
     and added (those among `now`; a page renamed is among both, as it was and as it is), and
     the pages whose links, bold terms or Topics items name them or a topic key gone.
     `thresholds`: the schema's lint.missing_page_threshold and lint.duplicate_threshold."""
-    change = change or Change()
-    gone, added, renamed, relinked = change.gone, change.added, change.renamed, change.relinked
     threshold, duplicate_threshold = thresholds
     data = load(state.get_meta(Meta.LINT_ACROSS))
     if not data or kept.key() != data["names"]:
         return None
-    new = {rel: page for rel, page in (added.pages if added else {}).items() if rel not in renamed}
-    went = {rel: page for rel, page in (gone.pages if gone else {}).items() if rel not in renamed}
-    edits = _edits(was, now, new, renamed)
-    if edits is None:
-        return None
-    decoded = kept.decoded()
-    assert decoded is not None
-    old_names, old_have = decoded
     across = Across.from_json(data["across"])
-    now_names, twins = kept, False
-    if gone is not None or added is not None:
-        got = _changed(kept, gone, added, "missing-page" in levels)
-        if got is None:
-            return None
-        now_names, twins = got
-        more = _relinked(state, across, now, relinked, went)
-        if more is None:
-            return None
-        edits += [(page, None) for page in went.values()] + more
-    changed = now_names.decoded()
-    assert changed is not None
-    names, have = changed
+    got = _all_edits(state, levels, kept, across, now, was, change or Change())
+    if got is None:
+        return None
+    edits, new, now_names, twins = got
+    decoded, changed = kept.decoded(), now_names.decoded()
+    assert decoded is not None and changed is not None
+    (old_names, old_have), (names, have) = decoded, changed
     for page in new.values() if "orphan-page" in levels else ():
         across.inbound[page.slug] = 0
     orphanable = _orphanable(state, edits, old_names, names, new)
@@ -151,11 +135,41 @@ def moved(
     if twins:  # a topic page new or gone: the twins among every topic page's names
         assert now_names.topics is not None
         across.duplicate = list(topics.duplicates(now_names.topics, duplicate_threshold))
-    data["names"] = now_names.key()
+    if now_names is not kept:
+        data["names"] = now_names.key()
     data["across"], data["stored"] = across.to_json(), secrets.token_hex(8)
     dropped = sorted(have - old_have)  # the keys the pages new take
     out = now_names if now_names is not kept else None
     return Moved(before, touched(names), mentions, json.dumps(data, ensure_ascii=False), out, dropped)
+
+
+def _all_edits(
+    state: State,
+    levels: Mapping[str, str],
+    kept: KeptNames,
+    across: Across,
+    now: dict[str, Facts],
+    was: Mapping[str, Facts],
+    change: Change,
+) -> tuple[list[Edit], dict[str, Page], KeptNames, bool] | None:
+    """moved()'s edits (the pages whose facts changed, those gone, those `change` relinks),
+    the pages new (a page renamed is none), the names with the change made, and whether a
+    topic page came or went; None where that cannot be patched."""
+    gone, added, renamed = change.gone, change.added, change.renamed
+    new = {rel: page for rel, page in (added.pages if added else {}).items() if rel not in renamed}
+    went = {rel: page for rel, page in (gone.pages if gone else {}).items() if rel not in renamed}
+    edits = _edits(was, now, new, renamed)
+    if edits is None:
+        return None
+    if gone is None and added is None:
+        return edits, new, kept, False
+    got = _changed(kept, gone, added, "missing-page" in levels)
+    if got is None:
+        return None
+    more = _relinked(state, across, now, change.relinked, went)
+    if more is None:
+        return None
+    return [*edits, *((page, None) for page in went.values()), *more], new, *got
 
 
 def _changed(

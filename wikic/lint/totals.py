@@ -209,14 +209,8 @@ def _patched(
     if read is None:
         return None
     pages, changed_facts = read
-    names = KeptNames(  # read once, if at all
-        lambda: state.get_meta(Meta.LINT_NAMES),
-        set(kept["files"]),
-        lambda: state.get_meta(Meta.LINT_NAMES_MORE),
-    )
-    was = {
-        rel: json.loads(f) for rel, f in state.lint_facts(r for r in changed_facts if r not in new).items()
-    }
+    names = _names(state, kept)
+    was = {rel: json.loads(f) for rel, f in state.lint_facts(sorted(set(changed_facts) - new)).items()}
     # pages that came, went or changed their names, and those that name them
     change = _change(seen, state, kept, names, pages, changed_facts, was, new, gone)
     if change is None:
@@ -225,19 +219,8 @@ def _patched(
     if patched is None:
         return None
     across, names = patched
-    # index.md read (once the pages allow a patch) unless the build says its links are as they
-    # were, or that it only listed the pages it added or renamed (or took out those gone) where
-    # the index had no finding
-    check_index = index_written and not report.index_same_links
-    if (
-        check_index
-        and report.index_listed
-        and (change.added or change.gone)
-        and not any(kept["index"].values())
-    ):
-        check_index = not _listed(seen, names, change)
-    index = _index(seen, state, kept, names) if check_index else None
-    if check_index and index is None:
+    holds, index = _index_now(seen, state, kept, report, index_written, names, change)
+    if not holds:
         return None
     deps = {d for _, facts, _, _ in pages.values() if facts is not None for d in facts["deps"]} | changed
     seen.source_stats = state.built_sources_of(sorted(deps))  # before any key is made
@@ -254,6 +237,37 @@ def _patched(
     kept["unbuilt"] = sorted({*unbuilt, *(d for d in deps if d not in seen.source_stats)})
     _store(seen, state, entries, changed, blocks, json.dumps(kept, ensure_ascii=False), across, gone)
     return counts
+
+
+def _names(state: State, kept: dict[str, Any]) -> KeptNames:
+    """The names the last lint kept, read once, if at all."""
+    return KeptNames(
+        lambda: state.get_meta(Meta.LINT_NAMES),
+        set(kept["files"]),
+        lambda: state.get_meta(Meta.LINT_NAMES_MORE),
+    )
+
+
+def _index_now(
+    seen: Seen,
+    state: State,
+    kept: dict[str, Any],
+    report: Report,
+    written: bool,
+    names: KeptNames,
+    change: Change,
+) -> tuple[bool, tuple[Counts, bool] | None]:
+    """Whether the patch holds for index.md (`written`: the build rewrote it), and its counts
+    where it was read again: unless the build says its links are as they were, or that it only
+    listed the pages it added or renamed (or took out those gone) where the index had no
+    finding (checked on their lines alone)."""
+    check = written and not report.index_same_links
+    if check and report.index_listed and (change.added or change.gone) and not any(kept["index"].values()):
+        check = not _listed(seen, names, change)
+    if not check:
+        return True, None
+    index = _index(seen, state, kept, names)
+    return index is not None, index
 
 
 def _across(
@@ -420,19 +434,25 @@ def _change(
         for rel, text in state.lint_texts([[s] for s in found] + words)
         if any(s in text for s in found) or any(all(_whole(w, text) for w in ws) for ws in bounded)
     }
-    named -= gone | new | set(changed)
-    relinked: dict[str, Facts] = {}
-    for rel in sorted(named & pages.keys()):
+    relinked = _facts_of(state, pages, named - gone - new - set(changed))
+    return None if relinked is None else Change(went, added, renamed, relinked)
+
+
+def _facts_of(state: State, pages: Read, rels: set[str]) -> dict[str, Facts] | None:
+    """These pages' facts: as read, or else as stored; None where one has none (a page read
+    again each time)."""
+    found: dict[str, Facts] = {}
+    for rel in sorted(rels & pages.keys()):
         facts = pages[rel][1]
         if facts is None:
             return None
-        relinked[rel] = facts
-    rest = sorted(named - pages.keys())
-    more = state.lint_facts(rest)
-    if len(more) != len(rest):
+        found[rel] = facts
+    rest = sorted(rels - pages.keys())
+    stored = state.lint_facts(rest)
+    if len(stored) != len(rest):
         return None
-    relinked.update((rel, json.loads(more[rel])) for rel in rest)
-    return Change(went, added, renamed, relinked)
+    found.update((rel, json.loads(stored[rel])) for rel in rest)
+    return found
 
 
 def _whole(word: re.Pattern[str], text: str) -> bool:
