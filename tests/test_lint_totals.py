@@ -2,8 +2,7 @@
 (lint/totals.py): after each kind of edit it equals a full lint's counts; it is patched (a few
 pages read, and index.md where the build rewrote it) only after an edit that kept wiki/ as the
 last lint saw it, and counted again from the cache whenever the kept counts cannot be trusted
-(a hand edit, pages that came and went at once, other settings, a build killed before its lint,
---force)."""
+(a hand edit, other settings, a build killed before its lint, --force)."""
 
 from __future__ import annotations
 

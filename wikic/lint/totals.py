@@ -11,10 +11,10 @@ index.md rewritten by the build (a description or a title changed) is read and c
 against the names the last lint kept (they are the wiki's: the patch keeps every page's names),
 its findings taken for those it had (kept apart: "index"); not read at all where the build
 only changed plain descriptions in it (Report.index_same_links: its links are as they were).
-Pages the build added or removed are patched too where their names allow it (came.py).
-Anything else (the first build, a build killed before its lint, a hand edit, pages that came
-and went at once, other rules, settings or wikic, a lint that stored its cache meanwhile,
---force) is the cached lint (cache.py), whose counts are kept anew. Same counts as runner.lint, by test
+Pages the build added, removed or renamed (their names changed) are patched too (came.py).
+Anything else (the first build, a build killed before its lint, a hand edit, other rules,
+settings or wikic, a lint that stored its cache meanwhile, --force) is the cached lint
+(cache.py), whose counts are kept anew. Same counts as runner.lint, by test
 (tests/test_lint_totals.py).
 """
 
@@ -371,7 +371,7 @@ def _written(report: Report, before: Tree, after: Tree) -> tuple[set[str], bool,
         name = rel[len("wiki/") :]
         there = after.stat(rel) is not None  # by bisection: 2 of 100,000
         was = before.stat(rel) is not None
-        if "/" in name or not name.endswith(".md") or not (there or was) or not there and name == INDEX:
+        if "/" in name or not name.endswith(".md") or not (there or was) or (not there and name == INDEX):
             return None
         if not there:
             gone.add(rel)
