@@ -470,20 +470,13 @@ def targets(results: list[SizeResult]) -> list[str]:
         f"  one-source edit within {edit_target:g} s: {edit:.2f} s -> "
         + ("met" if edit <= edit_target else "NOT met")
     )
-    if big.add:
-        added = big.add["wall"]
-        out.append(
-            f"  a source added within {edit_target:g} s: {added:.2f} s -> "
-            + ("met" if added <= edit_target else "NOT met")
-            + f" ({', '.join(big.add['ways'])}: assembly/lint summary)"
-        )
-    if big.removed:
-        gone = big.removed["wall"]
-        out.append(
-            f"  a source deleted within {edit_target:g} s: {gone:.2f} s -> "
-            + ("met" if gone <= edit_target else "NOT met")
-            + f" ({', '.join(big.removed['ways'])}: assembly/lint summary)"
-        )
+    for what, one in (("added", big.add), ("deleted", big.removed)):
+        if one:
+            out.append(
+                f"  a source {what} within {edit_target:g} s: {one['wall']:.2f} s -> "
+                + ("met" if one["wall"] <= edit_target else "NOT met")
+                + f" ({', '.join(one['ways'])}: assembly/lint summary)"
+            )
     runs = big.edit.get("runs") or []
     if len(runs) > 1:  # the median hides it: the first revision also changes index.md and its pages' links
         later = ", ".join(f"{w:.2f}" for w in runs[1:])

@@ -54,6 +54,8 @@ Chunks overlap by a few sentences so that no fact is cut. [tools.md:9](../source
 See [[Overlap notes]].
 """,
 }
+# an edit in a row of them: what it is, the edit, the summary's way, what a full lint finds of a rule
+Step = tuple[str, Callable[[Project], None], str, tuple[str, int]]
 OVERLAP = "Chunks overlap by a few sentences so that no fact is cut in two."
 REWORDED = "Pieces share their edges, whence nothing important is lost."
 
@@ -308,7 +310,7 @@ def test_pages_whose_links_or_mentions_changed_are_patched_exactly(tmp_path: Pat
     assert seen == [orphans[:1], orphans, orphans, orphans, orphans[:1]]
 
 
-RENAMED: list[tuple[str, Callable[[Project], None], str, tuple[str, int]]] = [
+RENAMED: list[Step] = [
     # a hand-made page that links to a source's page by its title
     (
         "a link by a title",
@@ -395,8 +397,24 @@ def _pages(*edits: Callable[[Project], None]) -> Callable[[Project], None]:
 
 
 FOAM = "Quantum\u2014foam"  # its topic key is "quantum foam"; its names text holds neither name nor slug
+
+
+def _foam_apart(plural: str = "") -> list[Step]:
+    """Two pages mention Quantum foam in bold words apart (`plural`: the second's with an s),
+    then a page of it comes: no page treats it as a missing one."""
+    apart = _pages(
+        _page("third-notes.md", "Quantum foam", FOAM),
+        _page("quiet-notes.md", "See [[Overlap notes]].", f"See [[Overlap notes]]. **{FOAM}{plural}**"),
+    )
+    page = _added("foam.md", "# Quantum foam\n\nFoam of space, at small lengths.\n")
+    return [
+        ("bold words apart", apart, "counted", ("missing-page", 1)),
+        ("a topic four pages mention", page, "patched", ("missing-page", 0)),
+    ]
+
+
 # (what is edited, the summary's way, and what the full lint finds of a rule: rule, how many)
-ADDED: list[tuple[str, Callable[[Project], None], str, tuple[str, int]]] = [
+ADDED: list[Step] = [
     ("two mentions make a missing page", _two_mentions, "counted", ("missing-page", 1)),
     # a source page new, that a broken link of a hand-made page names: resolved, and an orphan new
     (
@@ -407,21 +425,7 @@ ADDED: list[tuple[str, Callable[[Project], None], str, tuple[str, int]]] = [
     ),
     # ...that four pages mention in bold, two of them (with no broken links) in words whose names
     # text holds neither its name nor its slug: their mentions go by its topic key
-    (
-        "bold words apart",
-        _pages(
-            _page("third-notes.md", "Quantum foam", FOAM),
-            _page("quiet-notes.md", "See [[Overlap notes]].", f"See [[Overlap notes]]. **{FOAM}**"),
-        ),
-        "counted",
-        ("missing-page", 1),
-    ),
-    (
-        "a topic four pages mention",
-        _added("foam.md", "# Quantum foam\n\nFoam of space, at small lengths.\n"),
-        "patched",
-        ("missing-page", 0),
-    ),
+    *_foam_apart(),
     # bold words that are a file name, in pages with no broken links: a page's by its stem once it comes
     (
         "a bold file name",
@@ -528,7 +532,7 @@ def _removed(name: str) -> Callable[[Project], None]:
 
 # (what is edited, the summary's way, and what the full lint finds of a rule: rule, how many);
 # each source deleted takes its page (and the topic pages only it made) out of the wiki
-GONE: list[tuple[str, Callable[[Project], None], str, tuple[str, int]]] = [
+GONE: list[Step] = [
     ("two mentions make a missing page", _two_mentions, "counted", ("missing-page", 1)),
     (
         "a page a broken link names",
@@ -542,21 +546,7 @@ GONE: list[tuple[str, Callable[[Project], None], str, tuple[str, int]]] = [
     ("...deleted: no orphan", _removed("empty.md"), "patched", ("orphan-page", 2)),
     # bold words whose names text holds neither the name nor the slug of the page they name,
     # one of them plural
-    (
-        "bold words apart",
-        _pages(
-            _page("third-notes.md", "Quantum foam", FOAM),
-            _page("quiet-notes.md", "See [[Overlap notes]].", f"See [[Overlap notes]]. **{FOAM}s**"),
-        ),
-        "counted",
-        ("missing-page", 1),
-    ),
-    (
-        "a topic four pages mention",
-        _added("foam.md", "# Quantum foam\n\nFoam of space.\n"),
-        "patched",
-        ("missing-page", 0),
-    ),
+    *_foam_apart("s"),
     # its topic key no page's again: every page that treats it as a topic says so again, those
     # whose names text holds only its words too
     ("...deleted: a missing page again", _removed("foam.md"), "patched", ("missing-page", 1)),
