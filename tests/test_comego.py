@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from wikic.build.assemble import PageEntry, render_index
-from wikic.build.comego import Came, Entry, came, patched_entries, touched
+from wikic.build.comego import Came, Entry, came, names_of, patched_entries, touched
 from wikic.build.indexpatch import listed, patched_index
 from wikic.build.linker import Linker
 from wikic.lint.came import listed_alone
@@ -32,6 +32,11 @@ def _entries(rng: random.Random, n: int) -> dict[str, Entry]:
     return found
 
 
+def _having(entries: dict[str, Entry]) -> Callable[[set[str]], dict[str, Entry]]:
+    """State.kept_entries_having over these entries."""
+    return lambda names: {slug: e for slug, e in entries.items() if names_of(e) & names}
+
+
 def _linker(entries: dict[str, Entry]) -> Linker:
     return Linker([PageEntry(slug, e[0], e[1], e[2]) for slug, e in entries.items()])
 
@@ -49,7 +54,7 @@ def test_the_names_and_their_fingerprint_after_pages_come_and_go_are_the_linkers
         added, gone = _change(rng, before)
         after = {s: e for s, e in {**before, **added}.items() if s not in gone}
         old, new = _linker(before), _linker(after)
-        got = came(old.fingerprint(), set(old.heads), old.names, before, added, gone, before.copy)
+        got = came(old.fingerprint(), set(old.heads), old.names, before, added, gone, _having(before))
         assert got.fingerprint == new.fingerprint()
         for name, slug in got.now.items():
             assert new.names.get(name) == slug, name
@@ -133,7 +138,7 @@ def _state(tmp_path: Path, texts: dict[str, str], links: dict[str, list[str]]) -
 
 def _came(added: dict[str, Entry], gone: dict[str, Entry], before: dict[str, Entry]) -> Came:
     old = _linker(before)
-    return came(old.fingerprint(), set(old.heads), old.names, before, added, gone, lambda: dict(before))
+    return came(old.fingerprint(), set(old.heads), old.names, before, added, gone, _having(before))
 
 
 def test_the_pages_a_change_touches_are_those_whose_text_names_it_or_links_to_what_it_moved(
@@ -190,3 +195,19 @@ def test_an_index_that_only_listed_the_pages_added_is_checked_on_their_lines_alo
     assert listed_alone(without, left, [], ["b"])
     another_gone = without.replace("[[a|Alpha]]", "[[b|Beta]]")
     assert not listed_alone(another_gone, left, [], ["b"]), "another's line gone"
+
+
+def test_the_entries_having_names_are_those_whose_names_hold_them(tmp_path: Path) -> None:
+    """State.kept_entries_having: the entries whose title or an alias, casefolded and
+    stripped, is one of the names asked for, as comego.names_of reads them; every other one
+    left undecoded."""
+    rng = random.Random(7)
+    entries = _entries(rng, 200)
+    entries["pad"] = (" Raft ", "concept", [], "id:pad")
+    entries["fold"] = ("Straße", "source", ["ZOË"], "id:fold")
+    with State.open(tmp_path / "state.db") as state:
+        state.set_assembled({}, [], "", Links(True, {}, [], names=b"", entries=entries))
+        for asked in [{"raft"}, {"strasse", "zoë"}, {"b tree", "log"}, {"nothing"}, set(WORDS)]:
+            names = {n.casefold().strip() for n in asked}
+            expected = {slug: e for slug, e in entries.items() if names_of(e) & names}
+            assert state.kept_entries_having(names) == expected, asked

@@ -67,12 +67,12 @@ def came(
     entries: Mapping[str, Entry],
     added: dict[str, Entry],
     gone: dict[str, Entry],
-    every: Callable[[], dict[str, Entry]],
+    having: Callable[[set[str]], dict[str, Entry]],
 ) -> Came:
     """What the pages `added` and `gone` do to the names (`names`, `entries`: as the last
-    assembly kept them; `every`: all of its entries, read where a name's page goes and another
-    may have it). A name goes to the first of its pages by (type is "source", slug), as the
-    linker's table has it."""
+    assembly kept them; `having`: its entries that have any of these names, read where a
+    name's page goes and another may have it). A name goes to the first of its pages by (type
+    is "source", slug), as the linker's table has it."""
     keys = {k for entry in [*added.values(), *gone.values()] for k in names_of(entry)}
     load = getattr(names, "load", None)
     if load is not None:
@@ -80,7 +80,7 @@ def came(
     was = {k: names.get(k) for k in keys}
     holders: dict[str, list[tuple[bool, str]]] = {k: [] for k in keys}
     if any(slug in gone for slug in was.values()):  # who else has the names of a page gone
-        for slug, entry in every().items():
+        for slug, entry in having(keys).items():
             if slug not in gone:
                 for k in names_of(entry) & keys:
                     holders[k].append((entry[1] == "source", slug))

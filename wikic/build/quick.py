@@ -160,7 +160,9 @@ def _came(edit: Quick, state: State, root: Path, mine: dict[str, str]) -> tuple[
     names = edit.names
     added = {**edit.added, **{slug: now for slug, (_, now) in edit.renamed.items()}}
     gone = {**edit.gone, **{slug: then for slug, (then, _) in edit.renamed.items()}}
-    change = came(names.fingerprint, names.heads, names.names, names.entries, added, gone, state.kept_entries)
+    change = came(
+        names.fingerprint, names.heads, names.names, names.entries, added, gone, state.kept_entries_having
+    )
     if _foreign_relinked(root, state.assembled_foreign(), set(change.strings())):
         return None
     for slug in touched(state, change) - set(mine) - set(change.gone):

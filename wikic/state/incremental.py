@@ -335,6 +335,20 @@ class IncrementalTables(Tables):
         )
         return {r[0]: (r[1], r[2], json.loads(r[3]), r[4]) for r in rows}
 
+    def kept_entries_having(self, names: set[str]) -> dict[str, Entry]:
+        """slug -> entry, as the last assembly kept them, of the pages whose title or an alias
+        is one of these names (casefolded, stripped: build/comego.names_of). Every row is read,
+        but only those decoded (at 100,000 pages: 0.3-0.6 s to decode them all)."""
+        found: dict[str, Entry] = {}
+        for slug, title, kind, aliases, pid in self.db.execute(
+            "SELECT slug, title, type, aliases, page_id FROM assembled_entries"
+        ):
+            if title.casefold().strip() in names or (
+                aliases != "[]" and any(a.casefold().strip() in names for a in json.loads(aliases))
+            ):
+                found[slug] = (title, kind, json.loads(aliases), pid)
+        return found
+
     def kept_entries_of_pages(self, ids: Iterable[str]) -> dict[str, Entry]:
         """slug -> entry, as the last assembly kept them, of the planned pages of these ids."""
         sql = "SELECT slug, title, type, aliases, page_id FROM assembled_entries WHERE page_id IN ({})"
