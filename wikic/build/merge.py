@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import marshal
 import secrets
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from wikic.build.candidates import MIN_SOURCES, SECTIONS, Candidate, _inside, source_names, unpack
@@ -227,7 +227,10 @@ class Merge:
             for key in missing:
                 where[key] = {}
                 self.dirty.add((kind, key))
-            for path, source in parts.items():
+            having = getattr(parts, "having", None)
+            holding = having(missing) if having is not None else None
+            for path in parts if holding is None else sorted(holding, key=rank.__getitem__):
+                source = parts[path]
                 for key, numbers in lines_of(unjoin(source[kind]), source[LINES[kind]], missing).items():
                     self._mutable(kind, key)[path] = numbers
         for k, key in self.dirty:
@@ -418,6 +421,13 @@ class Packed(Mapping[str, Mapping[str, str]]):
 
     def __getitem__(self, path: str) -> dict[str, str]:
         return unpack(self.packed[path])
+
+    def having(self, keys: Iterable[str]) -> set[str] | None:
+        """The sources whose packed names may hold one of these keys, where the packed names
+        can be searched (replan._Packed); None: every source may."""
+        having = getattr(self.packed, "having", None)
+        found = None if having is None else having(keys)
+        return None if found is None else set(found)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.packed)

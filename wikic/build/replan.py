@@ -19,7 +19,7 @@ wikic, a name now in another cluster, a quarter of the sources) the plan is made
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -413,6 +413,18 @@ class _Packed(Mapping[str, str]):
 
     def __contains__(self, path: object) -> bool:
         return path in self.named
+
+    def having(self, keys: Iterable[str]) -> set[str] | None:
+        """The named sources whose packed names may hold one of these keys (their facts hold
+        it as text), where the rows can be searched so (None: they cannot): a key newly picked
+        is looked for in every source, and 100,000 rows read one window at a time took 1.3 s."""
+        holding = getattr(self.made.rows, "holding", None)
+        if holding is None:
+            return None
+        keys = list(keys)
+        found = holding(keys)  # as last planned: a source planned anew is asked of as it is now
+        found |= {path for path, f in self.facts.items() if any(key in f.structure for key in keys)}
+        return {path for path in found if path in self.named}
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.named)

@@ -87,6 +87,16 @@ class PlannedRows(Mapping[str, Planned]):
     def __len__(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM planned").fetchone()[0])
 
+    def holding(self, strings: Iterable[str]) -> set[str]:
+        """The paths of the rows whose facts (their JSON and packed names) hold any of these
+        strings: found by SQLite in one pass, not read row by row."""
+        asked, found = sorted(set(strings)), set[str]()
+        for i in range(0, len(asked), 50):
+            chunk = asked[i : i + 50]
+            where = " OR ".join(["instr(facts, ?) > 0"] * len(chunk))
+            found.update(r[0] for r in self.db.execute(f"SELECT path FROM planned WHERE {where}", chunk))
+        return found
+
     def load(self, paths: list[str]) -> None:
         """These rows read at once, as the next asked for: a patched plan asks for a few
         hundred, far apart."""
