@@ -26,8 +26,9 @@ def forget(
     pages they shared (their notes go), and everything else that held their
     text goes: cached model answers, saved ask answers that cite only their
     pages (an answer edited by hand is kept, and reported), every saved prefix
-    state, their page names and paths in log.md; state.db is compacted so no
-    deleted byte stays in it or its WAL. Deleting a source and running
+    state, their page names and paths in log.md; what is deleted from state.db
+    is zeroed and its WAL emptied, so no deleted byte stays in it or its WAL.
+    Deleting a source and running
     `wikic build` does the same.
 
     Exit status: 0 forgotten, 1 the rebuild of shared pages failed (run
