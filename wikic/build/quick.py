@@ -404,8 +404,9 @@ def outputs(
     state.set_assembled(done.rendered, list(edit.gone), done.by, done.links)
     others = len(done.outputs) + len(done.unchanged) - planned - edit.named
     why = f"{planned} pages the edit planned again"
-    if edit.added or edit.gone:
-        why += f" ({len(edit.added)} new, and {len(edit.gone)} gone), {edit.named} whose text names one"
+    if edit.added or edit.gone or edit.renamed:
+        kinds = f"{len(edit.added)} new, {len(edit.gone)} gone and {len(edit.renamed)} renamed"
+        why += f" ({kinds}), {edit.named} whose text names one"
     why += f", {others} whose backlinks it changed"
     build._explain(QUICK, why + "; the others as the last build left them")
     before = int(state.get_meta(Meta.PAGES) or len(pages))  # the same pages as then, but those new or gone

@@ -223,6 +223,17 @@ def move_aside(path: Path) -> Path:
     return target
 
 
+def holding(db: sqlite3.Connection, select: str, column: str, groups: Iterable[list[str]]) -> Iterator[Any]:
+    """The rows of `select` ("SELECT ... FROM table") whose `column` holds every string of one
+    of these groups (instr: SQLite searches the text, nothing is read into Python first), 50
+    groups a query; a row found by two queries comes twice."""
+    asked = [g for g in groups if g]
+    for i in range(0, len(asked), 50):
+        chunk = asked[i : i + 50]
+        where = " OR ".join("(" + " AND ".join([f"instr({column}, ?) > 0"] * len(g)) + ")" for g in chunk)
+        yield from db.execute(f"{select} WHERE {where}", [s for g in chunk for s in g])
+
+
 class Transaction:
     """`with state.transaction():` one write transaction, rolled back on an exception."""
 

@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from wikic.state.connection import Tables
+from wikic.state.connection import Tables, holding
 from wikic.state.schema import Meta
 
 
@@ -90,12 +90,7 @@ class PlannedRows(Mapping[str, Planned]):
     def holding(self, strings: Iterable[str]) -> set[str]:
         """The paths of the rows whose facts (their JSON and packed names) hold any of these
         strings: found by SQLite in one pass, not read row by row."""
-        asked, found = sorted(set(strings)), set[str]()
-        for i in range(0, len(asked), 50):
-            chunk = asked[i : i + 50]
-            where = " OR ".join(["instr(facts, ?) > 0"] * len(chunk))
-            found.update(r[0] for r in self.db.execute(f"SELECT path FROM planned WHERE {where}", chunk))
-        return found
+        return {r[0] for r in holding(self.db, "SELECT path FROM planned", "facts", ([s] for s in strings))}
 
     def load(self, paths: list[str]) -> None:
         """These rows read at once, as the next asked for: a patched plan asks for a few
@@ -367,15 +362,9 @@ class IncrementalTables(Tables):
     def assembled_naming(self, strings: Iterable[str]) -> set[str]:
         """The slugs of the pages whose text the linker read (as the last assembly kept it,
         casefolded) holds any of these strings."""
-        strings = list(strings)
-        found: set[str] = set()
-        for i in range(0, len(strings), 50):
-            chunk = strings[i : i + 50]
-            where = " OR ".join(["instr(text, ?) > 0"] * len(chunk))
-            found.update(
-                r[0] for r in self.db.execute(f"SELECT slug FROM assembled_text WHERE {where}", chunk)
-            )
-        return found
+        return {
+            r[0] for r in holding(self.db, "SELECT slug FROM assembled_text", "text", ([s] for s in strings))
+        }
 
     def assembled_texts_with(self, mark: str) -> Iterator[tuple[str, str]]:
         """(slug, text the linker read) of the pages whose text holds `mark`."""

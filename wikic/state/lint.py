@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from wikic.state.connection import Tables
+from wikic.state.connection import Tables, holding
 from wikic.state.incremental import LintRow
 from wikic.state.schema import Meta
 
@@ -118,16 +118,11 @@ class LintTables(Tables):
     def lint_texts(self, groups: Iterable[list[str]]) -> Iterator[tuple[str, str]]:
         """(path, lint_text) of the pages whose lint_text holds every string of one of these
         groups, each page once."""
-        asked = [g for g in groups if g]
         seen: set[str] = set()
-        for i in range(0, len(asked), 50):
-            chunk = asked[i : i + 50]
-            where = " OR ".join("(" + " AND ".join(["instr(text, ?) > 0"] * len(g)) + ")" for g in chunk)
-            values = [s for g in chunk for s in g]
-            for rel, text in self.db.execute(f"SELECT rel, text FROM lint_text WHERE {where}", values):
-                if rel not in seen:
-                    seen.add(rel)
-                    yield rel, text
+        for rel, text in holding(self.db, "SELECT rel, text FROM lint_text", "text", groups):
+            if rel not in seen:
+                seen.add(rel)
+                yield rel, text
 
     def lint_dependents(self, sources: Iterable[str]) -> set[str]:
         """The cached pages that cite or list any of these sources."""
