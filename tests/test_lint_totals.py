@@ -623,9 +623,7 @@ def _stored(project: Project) -> dict[str, Any]:
     """What a lint stores for the next to patch from: the names (with the additions since),
     the findings across pages, the mentions and each page's names text, in no particular order."""
     with State.open(project.state_path) as state:
-        kept = KeptNames(
-            lambda: state.get_meta(Meta.LINT_NAMES), set(), lambda: state.get_meta(Meta.LINT_NAMES_MORE)
-        )
+        kept = KeptNames.stored(state, set())
         decoded = kept.decoded()
         assert decoded is not None and kept.topics is not None
         names, have = decoded

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from wikic.hashing import FINGERPRINT, digest
+from wikic.state import Meta, State
 from wikic.wiki.page import Page, link_label
 from wikic.wiki.read import Resolver, Wiki, name_table
 
@@ -150,6 +151,13 @@ class KeptNames:
         self.keyed: Keyed | None = None
         self.unread: list[str] | None = None  # the pages no source's that could not be read
         self.folded = False  # the changes written into the names whole (changed)
+
+    @classmethod
+    def stored(cls, state: State, files: set[str]) -> KeptNames:
+        """The names state.db keeps (with the changes since), read once, if at all."""
+        return cls(
+            lambda: state.get_meta(Meta.LINT_NAMES), files, lambda: state.get_meta(Meta.LINT_NAMES_MORE)
+        )
 
     @property
     def raw(self) -> str | None:

@@ -118,11 +118,7 @@ def _index(seen: Seen, saved: Saved) -> tuple[Page | None, bool]:
 
 def _patch(seen: Seen, state: State, saved: Saved) -> Patch | None:
     """What patching the findings across pages reads: the names the last full lint saw."""
-    kept = KeptNames(
-        lambda: state.get_meta(Meta.LINT_NAMES),
-        seen.attachments,
-        lambda: state.get_meta(Meta.LINT_NAMES_MORE),
-    )
+    kept = KeptNames.stored(state, seen.attachments)
     if kept.key() != saved.names or (decoded := kept.decoded()) is None:
         return None
     threshold = seen.schema.lint.missing_page_threshold

@@ -209,7 +209,7 @@ def _patched(
     if read is None:
         return None
     pages, changed_facts = read
-    names = _names(state, kept)
+    names = KeptNames.stored(state, set(kept["files"]))
     was = {rel: json.loads(f) for rel, f in state.lint_facts(sorted(set(changed_facts) - new)).items()}
     # pages that came, went or changed their names, and those that name them
     change = _change(seen, state, kept, names, pages, changed_facts, was, new, gone)
@@ -237,15 +237,6 @@ def _patched(
     kept["unbuilt"] = sorted({*unbuilt, *(d for d in deps if d not in seen.source_stats)})
     _store(seen, state, entries, changed, blocks, json.dumps(kept, ensure_ascii=False), across, gone)
     return counts
-
-
-def _names(state: State, kept: dict[str, Any]) -> KeptNames:
-    """The names the last lint kept, read once, if at all."""
-    return KeptNames(
-        lambda: state.get_meta(Meta.LINT_NAMES),
-        set(kept["files"]),
-        lambda: state.get_meta(Meta.LINT_NAMES_MORE),
-    )
 
 
 def _index_now(
