@@ -195,6 +195,13 @@ def _lead_rewritten(p: Project) -> None:  # a page's first sentence: its line in
     _rewrite(p, "rag.md", "RAG retrieves chunks", "RAG fetches chunks")
 
 
+def _moved(p: Project, name: str, to: str, retitled: tuple[str, str] | None = None) -> None:
+    (p.sources_dir / to).parent.mkdir(parents=True, exist_ok=True)
+    (p.sources_dir / name).rename(p.sources_dir / to)
+    if retitled is not None:
+        _rewrite(p, to, *retitled)
+
+
 def _added(p: Project, name: str, text: str) -> None:
     (p.sources_dir / name).write_text(text, encoding="utf-8")
 
@@ -244,6 +251,13 @@ QUICK: dict[str, Callable[[Project], None]] = {
     "a source retitled": lambda p: _rewrite(p, "tools.md", "# Tools we use", "# Tools we like"),
     "then titled as a topic": lambda p: _rewrite(p, "tools.md", "# Tools we like", "# Chunking"),
     "and its title back": lambda p: _rewrite(p, "tools.md", "# Chunking", "# Tools we use"),
+    # a source moved: its page, another page to the plan, takes the slug of the page gone
+    "a source moved": lambda p: _moved(p, "tools.md", "kept/tools.md"),
+    "moved back": lambda p: _moved(p, "kept/tools.md", "tools.md"),
+    "moved and retitled": lambda p: _moved(p, "tools.md", "tools-now.md", ("# Tools we use", "# Tools now")),
+    "moved back, its title back": lambda p: _moved(
+        p, "tools-now.md", "tools.md", ("# Tools now", "# Tools we use")
+    ),
     # a source deleted: its page goes, the page it shared is rendered without it, and it is
     # forgotten everywhere as the full way forgets it (tests/test_privacy_forget.py)
     "a deleted page": _deleted_page,

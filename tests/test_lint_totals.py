@@ -89,6 +89,14 @@ def _rewrite(where: Callable[[Project], Path], find: str, put: str) -> Callable[
     return edit
 
 
+def _moved(name: str, to: str) -> Callable[[Project], None]:
+    def edit(p: Project) -> None:
+        (p.sources_dir / to).parent.mkdir(parents=True, exist_ok=True)
+        (p.sources_dir / name).rename(p.sources_dir / to)
+
+    return edit
+
+
 def _new_source(p: Project) -> None:  # a page named by words other pages link to already
     (p.sources_dir / "pq.md").write_text(
         "# Product quantization\n\n## Product quantization\n\n"
@@ -334,6 +342,10 @@ RENAMED: list[Step] = [
         ("broken-link", 4),
     ),
     ("its own again", _source("tools.md", "# Chunking", "# Tools we use"), "patched", ("broken-link", 3)),
+    # the source moved: its page (another to the plan) keeps the slug; the hand-made pages'
+    # citations of it break, and are whole again where it comes back
+    ("the source moved", _moved("tools.md", "kept/tools.md"), "patched", ("bad-citation", 3)),
+    ("moved back", _moved("kept/tools.md", "tools.md"), "patched", ("bad-citation", 2)),
 ]
 
 

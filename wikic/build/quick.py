@@ -315,13 +315,15 @@ def decide(build: _Build, pages: Mapping[str, PagePlan], sources: list[Read]) ->
         page, kept = pages[pid], names.entries.get(pages[pid].slug)
         if kept is None and pid not in keep.before:  # a page new, under a slug no page has
             added[page.slug] = (page.title, page.type, page.aliases, pid)
-        elif kept is None or kept[3] != pid:
+        elif kept is None or (kept[3] != pid and kept[3] not in keep.gone):
             return None  # a page moved
-        elif kept[:3] != (page.title, page.type, page.aliases):  # its names go, its new ones come
+        elif kept != (page.title, page.type, page.aliases, pid):  # its names go, its new ones come
+            # (a source moved: its page, a page of another id, takes the slug of the page gone)
             renamed[page.slug] = (kept, (page.title, page.type, page.aliases, pid))
     gone = state.kept_entries_of_pages(keep.gone) if keep.gone else {}
     if len(gone) != len(keep.gone) or gone.keys() & added.keys():
         return None
+    gone = {slug: entry for slug, entry in gone.items() if slug not in renamed}
     forgotten = sorted(keep.dropped or [])
     return Quick(names, changed, starts, added, gone, renamed, len(pages), forgotten=forgotten)
 
