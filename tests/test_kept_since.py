@@ -5,12 +5,13 @@ leave a mark under which nothing kept is patched from."""
 
 from __future__ import annotations
 
+import marshal
 import sqlite3
 from pathlib import Path
 
 from tests.projects import NOTES, forced_equal, make_project, replace_in_source
 from tests.test_incremental import PROSE, _Rows
-from wikic.build.keptplan import Cols, Kept
+from wikic.build.keptplan import Cols, Columns, Entry, Kept
 from wikic.build.keptsources import taken
 from wikic.build.plan import SourceInfo, memo_for
 from wikic.build.run import BuildOptions, build
@@ -145,6 +146,39 @@ def test_the_base_keeps_every_source_entry_as_it_was_names_with_the_separator_to
     assert dict(again.kinds) == kinds
     assert again.givers({odd}) == {"sources/b.md"} and again.givers({"make"}) == {"sources/a.md"}
     assert again.givers({"Glaze"}) == set()
+
+
+def test_a_new_base_made_from_one_read_back_keeps_each_row_as_every_entry_makes_it() -> None:
+    """A base written anew from one read back (a source deleted: no byte of it may stay) takes
+    the rows nothing changed from the base's columns undecoded, and the changed rows from what
+    changed: the same columns as every entry makes them, in the same order (the keys')."""
+    odd = "Glaze\x1fKiln"
+    paths = [f"sources/{c}.md" for c in "abcde"]
+    keys = {p: f"k{p[8]}" for p in paths}
+    meta = {p: (p[8].upper(), 3, False, p[8]) for p in paths}
+    names = {p: ["Ninja", p[8]] for p in paths} | {"sources/c.md": [odd]}
+    gives = {p: ["ninja"] for p in paths} | {"sources/d.md": [""]}
+    kinds = {p: ["tool", "concept"] for p in paths}
+    kept = Kept(dict(keys), dict(meta), dict(names), dict(gives), dict(kinds), [], [], {}, {}, 0, "t0")
+    again = _loaded(kept.dumps("s"))
+    changes: dict[str, Entry | None] = {
+        "sources/b.md": None,  # deleted
+        "sources/d.md": ("kd2", ("D2", 4, True, "d2"), ["Make", odd], ["make"], ["tool", "tool"]),
+        "sources/e.md": ("ke", ("E", 3, False, "e"), ["Ninja", "e"], ["ninja"], ["concept"]),  # kinds alone
+        "sources/f.md": ("kf", ("F", 1, False, "f"), [""], [], ["tool"]),  # new
+    }
+    again.update(changes)
+    plain = Kept(dict(keys), dict(meta), dict(names), dict(gives), dict(kinds), [], [], {}, {}, 0, "t0")
+    plain.update(changes)
+    assert again.columns is not None
+    fields = [again.meta, again.names, again.gives, again.kinds]
+    laid = again.columns.patched(again.keys, fields)  # type: ignore[arg-type]
+    made = Columns.of(plain.keys, plain.meta, plain.names, plain.gives, plain.kinds)
+    assert laid.paths == made.paths == ["sources/a.md", "sources/c.md", "sources/d.md", "sources/e.md", "sources/f.md"]
+    assert laid.cols == made.cols and laid.givers == made.givers
+    assert [marshal.loads(col) for col in laid.packed()] == [marshal.loads(col) for col in made.packed()]
+    back = _loaded(again.dumps("s"))
+    assert [back.entry(p) for p in made.paths] == [plain.entry(p) for p in made.paths]
 
 
 def test_a_settled_source_changed_since_the_base_is_taken_as_changed_not_as_the_base_has_it() -> None:
