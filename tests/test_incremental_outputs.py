@@ -274,11 +274,7 @@ def _source_a_hand_page_names(p: Project) -> None:  # the hand-made page's link 
 
 EDITS["a new source that a hand-made page names"] = _source_a_hand_page_names
 # Edits that change the wiki's names or its settings, or wiki/ itself: the full assembly.
-FULL = [
-    "a new source that a hand-made page names",
-    "a hand-made page added",
-    "a project's own write template",
-]
+FULL = ["a project's own write template"]
 
 
 def _quick(report: Report) -> list[str]:
@@ -346,6 +342,60 @@ def test_deleted_sources_restored_come_back_the_quick_way(tmp_path: Path) -> Non
     report = build(project, BuildOptions(explain=True))
     assert report.ok and _quick(report)
     assert _without_log(wiki_files(project)) == _without_log(_forced_copy(project, tmp_path / "full"))
+
+
+def _hand_page(p: Project, find: str, put: str) -> None:
+    path = p.wiki_dir / "my-notes.md"
+    text = path.read_text(encoding="utf-8")
+    assert find in text
+    path.write_text(text.replace(find, put), encoding="utf-8")
+
+
+# pages in wiki/ the build does not make (build/handmade.py), changed by hand between builds
+HAND_EDITS: dict[str, Callable[[Project], None]] = {
+    "a hand-made page added": _hand_page_added,  # backlinks appear on the pages it links to
+    "linking elsewhere": _hand_page_relinked,
+    "its first line, so its line in index.md": lambda p: _hand_page(p, "See [[HNSW]]", "Read [[HNSW]]"),
+    # its names: the source pages whose text names it link to it, the pages it links to list
+    # it by its title now, and its line in index.md moves
+    "retitled as a phrase the sources write": lambda p: _hand_page(p, "title: My notes", "title: Chunks"),
+    "an alias": lambda p: _hand_page(p, "type: concept\n", "type: concept\naliases: [Reading list]\n"),
+    "and a source edited with it": lambda p: (
+        _hand_page(p, "Read [[HNSW]]", "Read [[HNSW]] first"),
+        _edit_text(p),
+    ),
+    "another added, linking to the first": lambda p: (p.wiki_dir / "more.md").write_text(
+        "---\ntitle: More notes\ntype: concept\n---\n\nAfter [[Chunks]], [[RAG]] and [[Sparse retrieval]].\n",
+        encoding="utf-8",
+    ),
+    # the pages whose [[links]] the names resolve otherwise now are read again for their links
+    "a new source that a hand-made page names": lambda p: _added(
+        p, "sparse.md", "# Sparse retrieval\n\nSparse retrieval ranks documents by words.\n"
+    ),
+    "the first removed": _hand_page_removed,
+    "the other removed": lambda p: (p.wiki_dir / "more.md").unlink(),
+}
+
+
+def test_pages_not_the_builds_changed_by_hand_are_assembled_the_quick_way(tmp_path: Path) -> None:
+    """A hand-made page added, edited (its links, its first line, its names) or removed: the
+    build assembles the pages it changes (their backlinks, the links their text makes to its
+    names, index.md's lines), not every page, and wiki/ equals a forced rebuild's."""
+    project = make_project(tmp_path / "inc", SOURCES)
+    _build(project)
+    for kind, edit in HAND_EDITS.items():
+        before = wiki_files(project)
+        edit(project)
+        report = build(project, BuildOptions(explain=True))
+        assert report.ok and _quick(report), kind
+        got = wiki_files(project)
+        assert _without_log(got) == _without_log(_forced_copy(project, tmp_path / "full")), kind
+        changed = {name for name in got if got[name] != before.get(name)} - {"log.md"}
+        written = {rel.removeprefix("wiki/") for rel in report.written} - {"log.md"}
+        assert written == changed - {"my-notes.md", "more.md"}, kind
+        if "names" in kind:
+            assert "- [[more|More notes]]" in got["sparse-retrieval.md"].decode(), kind  # its backlink
+        assert _build(project).nothing_to_do, kind
 
 
 @pytest.mark.parametrize("hand", ["a page edited", "index.md edited", "a page deleted"])

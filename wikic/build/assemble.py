@@ -227,6 +227,7 @@ class Assembled:
     rendered: dict[str, Rendered]
     by: str = ""  # what its keys went by (Assembly.assembled_by, for the next)
     links: Links | None = None  # what its pages link to, and its names (quick.py)
+    described: dict[str, str] | None = None  # the pages not the build's: slug -> description (handmade.py)
 
 
 def assemble(job: Assembly) -> Assembled:
@@ -272,7 +273,8 @@ def _assemble(job: Assembly) -> Assembled:
         out.put(f"{page.slug}.md", partial(_spilled_text, page, bodies.bodies, pid, extra))
     out.put("index.md", seal(render_index(job.title, job.scope, list(entries.values()), job.type_order)))
     by = went_by(bodies.names, job.token, job.writes)
-    return Assembled(out, unchanged, rendered, by, _links(job, entries, linker, bodies.names))
+    described = {slug: entries[slug].description for slug in job.foreign}
+    return Assembled(out, unchanged, rendered, by, _links(job, entries, linker, bodies.names), described)
 
 
 def page_key(body_key: str, extra: list[tuple[str, str]]) -> str:

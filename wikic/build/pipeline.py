@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from wikic import snapshot
 from wikic.backends import Backend, make_backend, model_id
-from wikic.build import quick
+from wikic.build import handmade, quick
 from wikic.build.actions import KEEP_MADE, Action, Runner, resolve
 from wikic.build.assemble import Assembled, Assembly, assemble
 from wikic.build.batches import Batches
@@ -121,6 +121,9 @@ class _Build:
     """One full (incremental) pass; holds what the stages share."""
 
     edit: quick.Quick | None = None  # the pages an edit changed, where known (quick.py)
+    # the pages in wiki/ not the build's, slug -> description, where they changed (None: as the
+    # last build left them, or not known): Meta.FOREIGN_LEFT (handmade.py)
+    described: dict[str, str] | None = None
     written: dict[str, Action]  # the write actions settled (_write)
     prose_keys: dict[str, str]
 
@@ -200,7 +203,7 @@ class _Build:
             forget.drop_answers(root, gone - {p.slug for p in available.values()}, report)
         job = self._assembly(sources, available, prose, kept, keep, files)
         done = assemble(job)
-        outputs = done.outputs
+        outputs, self.described = done.outputs, done.described
         for rel in missing(root, self.state, outputs) if self.opts.explain else []:
             self._explain(f"assemble {rel}", "output missing")
         unchanged = {f"wiki/{name}" for name in done.unchanged}
@@ -435,11 +438,14 @@ class _Build:
             report.wiki = found or snapshot.wiki(self.project)
             state.set_meta(Meta.CLEAN, snapshot.clean_mark(self.project, mark, report.wiki))
             state.set_meta(Meta.WIKI_LEFT, report.wiki.digest())  # an edit's outputs go by it (quick.py)
+            if self.described is not None:  # ...and the pages not the build's by their lines
+                state.set_meta(Meta.FOREIGN_LEFT, handmade.left(report.wiki, self.described))
             state.set_meta(Meta.PAGES, str(report.pages))
             state.set_meta(Meta.ACTIONS, str(report.ran + report.cached + report.up_to_date))
         else:
             state.set_meta(Meta.CLEAN, "")
             state.delete_meta(Meta.WIKI_LEFT)
+            state.delete_meta(Meta.FOREIGN_LEFT)
         self.intake.settled.record(self.failed_sources, self.local_only.covers)
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wikic.build import compose, write
+from wikic.build import compose, handmade, write
 from wikic.build.actions import resolve
 from wikic.build.assemble import (
     VERSION,
@@ -26,6 +26,7 @@ from wikic.build.assemble import (
     Assembly,
     PageEntry,
     _Bodies,
+    foreign_entry,
     page_key,
     page_text,
     went_by,
@@ -41,7 +42,6 @@ from wikic.build.replan import Keep
 from wikic.hashing import quick_fingerprint
 from wikic.privacy import forget
 from wikic.state import Links, Meta, Rendered, State
-from wikic.wiki.page import split_page
 from wikic.wiki.read import resolve_target
 
 if TYPE_CHECKING:
@@ -70,9 +70,12 @@ def quick_assemble(
     (the module's docstring)."""
     pages, names = job.pages, edit.names
     mine = {pages[pid].slug: pid for pid in edit.changed}  # their entries are as kept, or new (decide())
+    hand = handmade.read(root, edit.hands, names.entries) if edit.hands is not None else handmade.Now()
+    if hand is None:
+        return None
     change = None
-    if edit.added or edit.gone or edit.renamed:
-        got = _came(edit, state, root, mine)
+    if edit.added or edit.gone or edit.renamed or hand.added or hand.gone:
+        got = _came(edit, state, root, mine, hand)
         if got is None:
             return None
         change, names = got
@@ -91,7 +94,10 @@ def quick_assemble(
     for pid in mine.values():
         bodies.keys[pid] = bodies._key(pid, pages[pid], names.fingerprint)
         bodies.settle(pid)
-    moved, need = _moved(mine, entries, previous, names)
+    moved, need = _moved(mine, entries, previous, names, set(edit.renamed))
+    linking = _hand_links(edit, hand, names, state, moved, need)
+    if linking is None:
+        return None
     gone = state.assembled_of(edit.gone)
     for row in gone.values():  # the pages a page gone linked to lose its backlink
         need |= {t for t in row.links if names.entries.get(t, ("", "", [], ""))[3]}
@@ -99,20 +105,24 @@ def quick_assemble(
     if len(more) != len(need) - len(mine) or len(gone) != len(edit.gone):
         return None
     previous.update(more)
-    back = _backlinks(state, need, mine, entries, set(edit.gone))
+    linking.update({slug: entries[slug].links for slug in mine})
+    back = _backlinks(state, need, linking, set(edit.gone) | hand.deleted)
     if isinstance(names.entries, (Rows, Patched)):  # the entries asked for below, read at once
         names.entries.load({*need, *_listed(need, back, mine, entries, previous)})
     made = _rendered(bodies, need, mine, names, back)
     if made is None:
         return None
     out, rendered = made
-    patched = _index_patched(job, index, names, change, previous, rendered, gone)
+    then, now = hand.rows(edit.hands) if edit.hands is not None else ({}, {})
+    deleted = {slug: row for slug, row in then.items() if slug in hand.deleted}
+    patched = _index_patched(job, index, names, change, previous | then, rendered | now, gone | deleted)
     if patched is False:
         return None
     unchanged = {f"{slug}.md" for slug in need} - set(out)
     by = went_by(names.fingerprint, job.token, job.writes)
     texts = bodies.texts.items()
-    links = Links(False, moved, list(edit.gone), texts=texts)
+    links = Links(False, moved, [*edit.gone, *sorted(hand.deleted)], texts=texts)
+    edit.listing, edit.described = change is not None, hand.described if edit.hands is not None else None
     if change is not None:
         links.names, links.entries, links.linked_names = names.dumps(), change.added, change.changed()
     done = Assembled(out, unchanged, rendered, by, links)
@@ -152,25 +162,34 @@ def _titles(names: Names) -> Callable[[str], str]:
     return lambda slug: names.entries[slug][0]
 
 
-def _came(edit: Quick, state: State, root: Path, mine: dict[str, str]) -> tuple[Came, Names] | None:
-    """What the pages new and gone did to the names, and the names now; the pages whose text
-    names them put in `mine`. None where a page the build does not make (an answer, a
-    hand-made page) may link otherwise now, or where so many pages name them that the full
-    assembly is as cheap."""
+def _came(
+    edit: Quick, state: State, root: Path, mine: dict[str, str], hand: handmade.Now
+) -> tuple[Came, Names] | None:
+    """What the pages new and gone (and the pages not the build's that changed: `hand`) did to
+    the names, and the names now; the pages whose text names them put in `mine`. None where
+    another page the build does not make (an answer, a hand-made page) may link otherwise
+    now, or where so many pages name them that the full assembly is as cheap."""
     names = edit.names
-    added = {**edit.added, **{slug: now for slug, (_, now) in edit.renamed.items()}}
-    gone = {**edit.gone, **{slug: then for slug, (then, _) in edit.renamed.items()}}
+    added = {**edit.added, **{slug: now for slug, (_, now) in edit.renamed.items()}, **hand.added}
+    gone = {**edit.gone, **{slug: then for slug, (then, _) in edit.renamed.items()}, **hand.gone}
     change = came(
         names.fingerprint, names.heads, names.names, names.entries, added, gone, state.kept_entries_having
     )
-    if _foreign_relinked(root, state.assembled_foreign(), set(change.strings())):
+    foreign = [slug for slug in state.assembled_foreign() if slug not in hand.entries]
+    relinked = _foreign_relinked(root, foreign, set(change.strings()))
+    if relinked is None:
         return None
-    for slug in touched(state, change) - set(mine) - set(change.gone):
+    for slug in touched(state, change) - set(mine) - set(change.gone) - set(hand.entries):
         pid = names.entries.get(slug, ("", "", [], ""))[3]
-        if not pid:
-            return None  # a page the build does not make links to a page gone
-        mine[slug] = pid
-        edit.named += 1
+        if pid:
+            mine[slug] = pid
+            edit.named += 1
+        elif slug not in relinked:  # a page the build does not make that links to a page gone
+            entry = _foreign(root, slug)
+            if entry is None:
+                return None
+            relinked[slug] = entry
+    hand.relinked = relinked
     if len(mine) > max(FEW, edit.pages // SHARE):
         return None
     now = Names(
@@ -183,18 +202,56 @@ def _came(edit: Quick, state: State, root: Path, mine: dict[str, str]) -> tuple[
 
 
 def _moved(
-    mine: dict[str, str], entries: dict[str, PageEntry], previous: dict[str, Rendered], names: Names
+    mine: dict[str, str],
+    entries: dict[str, PageEntry],
+    previous: dict[str, Rendered],
+    names: Names,
+    renamed: set[str],
 ) -> tuple[dict[str, list[str]], set[str]]:
     """The changed pages' links where they changed (slug -> targets), and the pages to look at:
-    those, and the pages (of the build's) they link to now or linked to before, not both."""
+    those, and the pages (of the build's) they link to now or linked to before, not both (both,
+    for a page `renamed`: its title is in their backlinks)."""
     moved: dict[str, list[str]] = {}
     need = set(mine)
     for slug in mine:
         links, before = entries[slug].links, set(previous[slug].links)
         if links != before:
             moved[slug] = sorted(links - {slug})
-            need |= {t for t in links ^ before if t != slug and names.entries.get(t, ("", "", [], ""))[3]}
+        need |= _theirs(links | before if slug in renamed else links ^ before, slug, names)
     return moved, need
+
+
+def _theirs(slugs: set[str], but: str, names: Names) -> set[str]:
+    """Those of the build's pages, but one."""
+    return {t for t in slugs if t != but and names.entries.get(t, ("", "", [], ""))[3]}
+
+
+def _hand_links(
+    edit: Quick,
+    hand: handmade.Now,
+    names: Names,
+    state: State,
+    moved: dict[str, list[str]],
+    need: set[str],
+) -> dict[str, set[str]] | None:
+    """The links of the pages not the build's that changed and are there (slug -> slugs),
+    resolved with the names now; theirs that changed put in `moved`, and the build's pages
+    they link to now or did before, not both (both where their names changed), in `need`.
+    None where they cannot be resolved as the full assembly resolves them."""
+    if not hand.entries and not hand.relinked:
+        return {}
+    known = edit.hands.known if edit.hands is not None else state.assembled_slugs()
+    slugs = (known | edit.added.keys() | hand.entries.keys()) - edit.gone.keys() - hand.deleted
+    now = handmade.links(hand, names.names, slugs)
+    if now is None:
+        return None
+    before = state.links_of([*hand.entries, *hand.relinked])
+    for slug in before:
+        links = now.get(slug, set())
+        if slug not in hand.deleted and links - {slug} != before[slug]:
+            moved[slug] = sorted(links - {slug})
+        need |= _theirs(links | before[slug] if slug in hand.gone else links ^ before[slug], slug, names)
+    return now
 
 
 def _rendered(
@@ -244,15 +301,16 @@ def _entry(page: PagePlan) -> PageEntry:
 
 
 def _backlinks(
-    state: State, need: set[str], mine: dict[str, str], entries: dict[str, PageEntry], gone: set[str]
+    state: State, need: set[str], linking: dict[str, set[str]], gone: set[str]
 ) -> dict[str, set[str]]:
     """target slug -> the pages linking to it, for the pages in `need`: as the last assembly
-    left them, with the changed pages' links as they are now, and the pages `gone` gone."""
+    left them, with the changed pages' links as they are now (`linking`), and the pages `gone`
+    gone."""
     back = state.linked_from(need)
     for links in back.values():
-        links -= set(mine) | gone
-    for slug in mine:
-        for target in entries[slug].links:
+        links -= set(linking) | gone
+    for slug, targets in linking.items():
+        for target in targets:
             if target in need and target != slug:
                 back.setdefault(target, set()).add(slug)
     return back
@@ -272,6 +330,9 @@ class Quick:
     pages: int = 0  # in the plan
     named: int = 0  # the pages whose text names a page new or gone (quick_assemble finds them)
     forgotten: list[str] = field(default_factory=list)  # the sources deleted (the plan dropped them)
+    hands: handmade.Hands | None = None  # the pages not the build's that changed (handmade.py)
+    listing: bool = False  # pages were listed in index.md or taken out of it (quick_assemble)
+    described: dict[str, str] | None = None  # the pages not the build's after it, where they changed
 
 
 def writes_key(template: str, model: str) -> str:
@@ -291,8 +352,16 @@ def decide(build: _Build, pages: Mapping[str, PagePlan], sources: list[Read]) ->
     by = (state.get_meta(Meta.ASSEMBLED) or "").split(" ")
     if len(by) != 4 or by[0] != str(VERSION) or by[2] != keep.basis or by[3] != build._writes():
         return None
-    if state.kept("page_text") is None or state.get_meta(Meta.WIKI_LEFT) != build.found.digest():
+    if state.kept("page_text") is None:
         return None
+    left, hands = state.get_meta(Meta.WIKI_LEFT), None
+    if left != build.found.digest():  # wiki/ not as the last build left it: by pages not its own?
+        hands = handmade.changed(state, build.found, left) if left else None
+        if hands is None:
+            return None
+        report = build.report
+        report.hand = {f"wiki/{slug}.md": h.kind for slug, h in hands.pages.items()}
+        report.hand_left = left or ""
     entries = Rows(state.kept_entries, state.kept_entries)
     names = Names.loads(state.kept("names"), entries, Rows(state.kept_names, state.kept_names))
     if names is None or names.fingerprint != by[1]:
@@ -325,7 +394,7 @@ def decide(build: _Build, pages: Mapping[str, PagePlan], sources: list[Read]) ->
         return None
     gone = {slug: entry for slug, entry in gone.items() if slug not in renamed}
     forgotten = sorted(keep.dropped or [])
-    return Quick(names, changed, starts, added, gone, renamed, len(pages), forgotten=forgotten)
+    return Quick(names, changed, starts, added, gone, renamed, len(pages), forgotten=forgotten, hands=hands)
 
 
 def _as_kept(
@@ -396,7 +465,7 @@ def outputs(
     if got is None:
         return False
     done, new_index, same_links = got
-    listing = bool(edit.added or edit.gone or edit.renamed)
+    listing = edit.listing
     build.report.index_same_links = new_index is not None and same_links and not listing
     build.report.index_listed = new_index is not None and same_links and listing
     written = dict(done.outputs) | ({"index.md": new_index} if new_index is not None else {})
@@ -410,6 +479,9 @@ def outputs(
         kinds = f"{len(edit.added)} new, {len(edit.gone)} gone and {len(edit.renamed)} renamed"
         why += f" ({kinds}), {edit.named} whose text names one"
     why += f", {others} whose backlinks it changed"
+    if edit.hands is not None:
+        why += f", for {len(edit.hands.pages)} pages not the build's changed"
+        build.described = edit.described
     build._explain(QUICK, why + "; the others as the last build left them")
     before = int(state.get_meta(Meta.PAGES) or len(pages))  # the same pages as then, but those new or gone
     build.report.pages = before + len(edit.added) - len(edit.gone)
@@ -422,19 +494,27 @@ def outputs(
     return True
 
 
-def _foreign_relinked(root: Path, slugs: list[str], changed: set[str]) -> bool:
-    """Whether a page the build does not make (an answer, a hand-made page) has a [[link]]
-    that the names `changed` (casefolded: names and slugs) resolve otherwise now: by its
-    file stem, or by its text (wiki.read.resolve_target). Its other words link nothing."""
+def _foreign_relinked(root: Path, slugs: list[str], changed: set[str]) -> dict[str, PageEntry] | None:
+    """The pages not the build's (an answer, a hand-made page) with a [[link]] that the names
+    `changed` (casefolded: names and slugs) resolve otherwise now: by its file stem, or by its
+    text (wiki.read.resolve_target); their entries, read again (None where one cannot be read).
+    Their other words link nothing."""
     keys = {key: key for key in changed}  # resolve_target's tables, of these alone
+    found: dict[str, PageEntry] = {}
     for slug in slugs:
-        try:
-            page = split_page((root / "wiki" / f"{slug}.md").read_text(encoding="utf-8"), f"wiki/{slug}.md")
-        except (OSError, UnicodeDecodeError):
-            return True
-        if any(resolve_target(target, keys, keys) is not None for target in page.link_targets()):
-            return True
-    return False
+        entry = _foreign(root, slug)
+        if entry is None:
+            return None
+        if any(resolve_target(target, keys, keys) is not None for target in entry.links):
+            found[slug] = entry
+    return found
+
+
+def _foreign(root: Path, slug: str) -> PageEntry | None:
+    try:
+        return foreign_entry(slug, (root / "wiki" / f"{slug}.md").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _answers_go(root: Path, state: State, edit: Quick) -> bool:

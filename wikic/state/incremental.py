@@ -283,6 +283,14 @@ class IncrementalTables(Tables):
             found.setdefault(target, set()).add(slug)
         return found
 
+    def links_of(self, slugs: Iterable[str]) -> dict[str, set[str]]:
+        """slug -> the slugs its page links to, as the last assembly left them."""
+        found: dict[str, set[str]] = {slug: set() for slug in slugs}
+        sql = "SELECT slug, target FROM assembled_links WHERE slug IN ({})"
+        for slug, target in _by_keys(self.db, sql, found):
+            found[slug].add(target)
+        return found
+
     def set_assembled(
         self, changed: dict[str, Rendered], gone: Iterable[str], by: str, links: Links | None = None
     ) -> None:
@@ -369,6 +377,10 @@ class IncrementalTables(Tables):
     def assembled_texts_with(self, mark: str) -> Iterator[tuple[str, str]]:
         """(slug, text the linker read) of the pages whose text holds `mark`."""
         yield from self.db.execute("SELECT slug, text FROM assembled_text WHERE instr(text, ?) > 0", (mark,))
+
+    def assembled_slugs(self) -> set[str]:
+        """The slugs of every page the last assembly listed, its own and the others."""
+        return {r[0] for r in self.db.execute("SELECT slug FROM assembled_entries")}
 
     def assembled_foreign(self) -> list[str]:
         """The slugs of the pages the last assembly found but did not make (answers, hand-made)."""

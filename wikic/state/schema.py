@@ -24,6 +24,7 @@ class Meta(StrEnum):
     ASK_SAVED = "ask_saved_mark"  # the build's "clean" mark as it is with a just-saved answer
     ASSEMBLED = "assembled"  # what the last assembly's keys went by (build/assemble.py)
     WIKI_LEFT = "wiki_left"  # wiki/'s digest as the last clean build left it (build/quick.py)
+    FOREIGN_LEFT = "foreign_left"  # its pages not the build's, as it left them (build/handmade.py)
     ZEROED = "zeroed"  # "1": every byte deleted since the database was made or last compacted was zeroed
 
 
