@@ -3,13 +3,16 @@ those pages assembled, and the pages whose backlinks they change, from the state
 them alone; index.md patched where their lines changed (indexpatch.py). Where pages came or
 went (a source added, a topic page new or gone) or changed their names (a source retitled:
 its names go as they were and come as they are), the pages whose text names them too
-(comego.py). None wherever that is not known to make what a full assembly makes (a page
-moved, a hand-made page linking otherwise by the names changed, a row missing, a line not
-found): the build then assembles in full (assemble.py).
+(comego.py); the pages not the build's whose [[links]] those names resolve otherwise now are
+read again for their links. None wherever that is not known to make what a full assembly
+makes (a page moved to another slug, a row missing, a line not found): the build then
+assembles in full (assemble.py).
 
 It goes by what the last build left: the names it went by and every page's links
 (state.assembled_links), with wiki/ as that build left it (Meta.WIKI_LEFT), so that no page
-is edited by hand, no answer or hand-made page changed, and every page it wrote is intact."""
+it wrote is edited by hand and every one is intact; but for the pages not the build's (hand-
+made pages, saved answers) added, edited or removed since (handmade.py), which are taken as
+pages new, changed or gone: their names, links and index.md lines."""
 
 from __future__ import annotations
 

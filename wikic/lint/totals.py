@@ -11,10 +11,12 @@ index.md rewritten by the build (a description or a title changed) is read and c
 against the names the last lint kept (they are the wiki's: the patch keeps every page's names),
 its findings taken for those it had (kept apart: "index"); not read at all where the build
 only changed plain descriptions in it (Report.index_same_links: its links are as they were).
-Pages the build added, removed or renamed (their names changed) are patched too (came.py).
-Anything else (the first build, a build killed before its lint, a hand edit, other rules,
-settings or wikic, a lint that stored its cache meanwhile, --force) is the cached lint
-(cache.py), whose counts are kept anew. Same counts as runner.lint, by test
+Pages the build added, removed or renamed (their names changed) are patched too (came.py),
+and so are the pages not the build's (hand-made pages, saved answers) that changed by hand
+since, where the build tells which (Report.hand: build/handmade.py). Anything else (the first
+build, a build killed before its lint, a hand edit of a built page, other rules, settings or
+wikic, a lint that stored its cache meanwhile, --force) is the cached lint (cache.py), whose
+counts are kept anew. Same counts as runner.lint, by test
 (tests/test_lint_totals.py).
 """
 
@@ -192,9 +194,14 @@ def _patched(
     found = report.found
     if found is None or after is None or not (found.complete and after.complete):
         return None
-    if not report.ok or found.digest() != kept["wiki"]:  # a source the build could not read
+    if not report.ok:  # a source the build could not read
         return None
-    made = _written(report, found, after)
+    by_hand: dict[str, str] = {}  # the pages not the build's changed since (build/handmade.py)
+    if found.digest() != kept["wiki"]:
+        if report.hand is None or report.hand_left != kept["wiki"]:
+            return None
+        by_hand = report.hand
+    made = _written(report, found, after, by_hand)
     if made is None:
         return None
     written, index_written, new, gone = made
@@ -351,11 +358,23 @@ def _store(
     )
 
 
-def _written(report: Report, before: Tree, after: Tree) -> tuple[set[str], bool, set[str], set[str]] | None:
-    """The pages the build wrote (or removed), whether it rewrote index.md, and the pages it
-    added and those it removed (came.py); None when index.md went or came, or it touched an
-    attachment (the rules across pages then run again)."""
-    pages, index, new, gone = set(), False, set(), set()
+def _written(
+    report: Report, before: Tree, after: Tree, by_hand: Mapping[str, str]
+) -> tuple[set[str], bool, set[str], set[str]] | None:
+    """The pages the build wrote (or removed) and those `by_hand` (rel -> "new", "changed" or
+    "gone"), whether it rewrote index.md, and the pages added and those removed (came.py);
+    None when index.md went or came, or it touched an attachment (the rules across pages then
+    run again)."""
+    pages: set[str] = set()
+    new: set[str] = set()
+    gone: set[str] = set()
+    index = False
+    for rel, kind in by_hand.items():
+        if (after.stat(rel) is None) != (kind == "gone"):  # changed again meanwhile
+            return None
+        (gone if kind == "gone" else pages).add(rel)
+        if kind == "new":
+            new.add(rel)
     for rel in [*report.written, *report.removed]:
         if not rel.startswith("wiki/") or rel == f"wiki/{LOG}":
             continue  # nothing lint reads
