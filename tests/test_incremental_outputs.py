@@ -398,10 +398,29 @@ def test_pages_not_the_builds_changed_by_hand_are_assembled_the_quick_way(tmp_pa
         assert _build(project).nothing_to_do, kind
 
 
-@pytest.mark.parametrize("hand", ["a page edited", "index.md edited", "a page deleted"])
-def test_a_wiki_not_as_the_last_build_left_it_is_assembled_in_full(tmp_path: Path, hand: str) -> None:
+def test_a_page_made_by_hand_under_the_slug_of_a_page_the_build_adds_is_the_full_ways(tmp_path: Path) -> None:
+    """The hand-made page is kept and the build says so (a conflict), as the full assembly does."""
     project = make_project(tmp_path / "inc", SOURCES)
     _build(project)
+    mine = "---\ntitle: Sparse retrieval\ntype: concept\n---\n\nMine.\n"
+    (project.wiki_dir / "sparse-retrieval.md").write_text(mine, encoding="utf-8")
+    _added(project, "sparse.md", "# Sparse retrieval\n\nSparse retrieval ranks documents by words.\n")
+    report = build(project, BuildOptions(explain=True))
+    assert report.ok and not _quick(report) and report.conflicts == ["wiki/sparse-retrieval.md"]
+    assert (project.wiki_dir / "sparse-retrieval.md").read_text(encoding="utf-8") == mine
+
+
+@pytest.mark.parametrize("hand", ["a page edited", "index.md edited", "a page deleted"])
+@pytest.mark.parametrize("made", [False, True])
+def test_a_wiki_not_as_the_last_build_left_it_is_assembled_in_full(
+    tmp_path: Path, hand: str, made: bool
+) -> None:
+    """A page the build wrote edited or deleted by hand, or index.md edited (`made`: with a
+    hand-made page added beside, which alone the quick way takes: build/handmade.py)."""
+    project = make_project(tmp_path / "inc", SOURCES)
+    _build(project)
+    if made:
+        _hand_page_added(project)
     name = {"a page edited": "faiss.md", "index.md edited": "index.md", "a page deleted": "hnsw.md"}[hand]
     path = project.wiki_dir / name
     if hand == "a page deleted":

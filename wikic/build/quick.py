@@ -396,6 +396,8 @@ def decide(build: _Build, pages: Mapping[str, PagePlan], sources: list[Read]) ->
     if len(gone) != len(keep.gone) or gone.keys() & added.keys():
         return None
     gone = {slug: entry for slug, entry in gone.items() if slug not in renamed}
+    if hands is not None and hands.pages.keys() & added.keys():
+        return None  # a page made by hand under the slug of a page the build adds: the full way says so
     forgotten = sorted(keep.dropped or [])
     return Quick(names, changed, starts, added, gone, renamed, len(pages), forgotten=forgotten, hands=hands)
 
