@@ -21,6 +21,8 @@ process, as a user runs it:
 - a source added: a new source written and built, --edits times; median wall time, and
   whether each build assembled the quick way and patched its lint summary;
 - a source deleted: those sources deleted again, one build each; the same figures;
+- a source moved: sources/s00001.md moved to a folder and back, in turn; the same figures;
+- a hand-made page: wiki/my-reading-list.md added, then its links edited; the same figures;
 - peak memory: the largest ru_maxrss of the child processes;
 - ninja: the same graph as a build.ninja (N sources -> N digests -> one output
   per page with the page's sources as inputs -> index.md), built once, then its
@@ -48,6 +50,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -201,6 +204,8 @@ class SizeResult:
     edit: dict[str, Any] = field(default_factory=dict)
     add: dict[str, Any] = field(default_factory=dict)
     removed: dict[str, Any] = field(default_factory=dict)
+    moved: dict[str, Any] = field(default_factory=dict)
+    hand: dict[str, Any] = field(default_factory=dict)
     ninja: dict[str, Any] = field(default_factory=dict)
     floor: dict[str, Any] = field(default_factory=dict)
     peak_mb: float = 0.0
@@ -322,7 +327,11 @@ def measure(n: int, latency: float, args: argparse.Namespace, base: Path) -> Siz
     say(f"[{n}] a source added {res.add['wall']:.2f}s, {res.add['ways']}")
     res.removed, removed_peak = added(root, n, args.edits, log, delete=True)
     say(f"[{n}] a source deleted {res.removed['wall']:.2f}s, {res.removed['ways']}")
-    res.peak_mb = max(peak, add_peak, removed_peak)
+    res.moved, moved_peak = moved(root, args.edits, log)
+    say(f"[{n}] a source moved {res.moved['wall']:.2f}s, {res.moved['ways']}")
+    res.hand, hand_peak = by_hand(root, args.edits, log, [p.title for p in pages if p.type == "source"][:3])
+    say(f"[{n}] a hand-made page {res.hand['wall']:.2f}s, {res.hand['ways']}")
+    res.peak_mb = max(peak, add_peak, removed_peak, moved_peak, hand_peak)
 
     if args.profile and n == max(args.sizes):
         res.profile = profile(root, base, args.edits + 1, args.top)
@@ -336,16 +345,50 @@ def measure(n: int, latency: float, args: argparse.Namespace, base: Path) -> Siz
 
 def added(root: Path, n: int, times: int, log: Path, delete: bool = False) -> tuple[dict[str, Any], float]:
     """A new source added, `times` times (one at a time, each built), or (`delete`) those
-    deleted again: median wall and CPU, and how each build made its outputs and its lint
-    summary (the quick way and the patched count are the ones that cost what the source
-    changed: build/comego.py, lint/came.py)."""
-    walls, cpus, ways, peak = [], [], [], 0.0
-    for k in range(times):
-        path = root / "sources" / source_name(n + k)  # gen.py's sources are 0 .. n-1
+    deleted again (gen.py's sources are 0 .. n-1)."""
+
+    def change(k: int) -> None:
+        path = root / "sources" / source_name(n + k)
         if delete:
             path.unlink()
         else:
             path.write_text(source_text(n + k), encoding="utf-8")
+
+    return changed(root, times, log, change)
+
+
+def moved(root: Path, times: int, log: Path) -> tuple[dict[str, Any], float]:
+    """A source's file moved to a folder of its own, and back, in turn: its page keeps its
+    title and slug (build/quick.py takes it as the page gone as it was and come as it is)."""
+    name = source_name(1)
+    there, here = root / "sources" / "moved" / name, root / "sources" / name
+    there.parent.mkdir(exist_ok=True)
+    return changed(root, times, log, lambda k: (here, there)[k % 2].rename((there, here)[k % 2]))
+
+
+def by_hand(root: Path, times: int, log: Path, titles: list[str]) -> tuple[dict[str, Any], float]:
+    """A hand-made page added to wiki/ linking to a page, then its link moved to another page
+    and back, in turn (build/handmade.py)."""
+    page = root / "wiki" / "my-reading-list.md"
+
+    def change(k: int) -> None:
+        links = f"[[{titles[0]}]] and [[{titles[1 + k % 2]}]]"
+        page.write_text(
+            f"---\ntitle: My reading list\ntype: concept\n---\n\nRead {links}.\n", encoding="utf-8"
+        )
+
+    return changed(root, times, log, change)
+
+
+def changed(
+    root: Path, times: int, log: Path, change: Callable[[int], object]
+) -> tuple[dict[str, Any], float]:
+    """`change(k)` made and built, for k in 0 .. times-1: median wall and CPU, and how each
+    build made its outputs and its lint summary (the quick way and the patched count are the
+    ones that cost what the change changed: build/quick.py, lint/totals.py)."""
+    walls, cpus, ways, peak = [], [], [], 0.0
+    for k in range(times):
+        change(k)
         r, rep = wikic_build(root, log, ("--explain",))
         quick = any(e["action"].startswith("assemble the edit") for e in rep.get("explain", []))
         with sqlite3.connect(root / ".wikic" / "state.db") as db:
@@ -412,6 +455,8 @@ def table(results: list[SizeResult]) -> str:
         "edit calls (minimal)",
         "source added (cpu)",
         "source deleted (cpu)",
+        "source moved (cpu)",
+        "hand-made page (cpu)",
         "peak MB",
     ]
     rows = []
@@ -433,6 +478,8 @@ def table(results: list[SizeResult]) -> str:
                 f"{r.edit['calls'][0]} ({r.edit['expected_calls']}: {'yes' if r.edit['minimal'] else 'NO'})",
                 f"{ms(r.add['wall'])} ({ms(r.add['cpu'])})" if r.add else "n/a",
                 f"{ms(r.removed['wall'])} ({ms(r.removed['cpu'])})" if r.removed else "n/a",
+                f"{ms(r.moved['wall'])} ({ms(r.moved['cpu'])})" if r.moved else "n/a",
+                f"{ms(r.hand['wall'])} ({ms(r.hand['cpu'])})" if r.hand else "n/a",
                 f"{r.peak_mb:.0f}",
             ]
         )
@@ -470,10 +517,11 @@ def targets(results: list[SizeResult]) -> list[str]:
         f"  one-source edit within {edit_target:g} s: {edit:.2f} s -> "
         + ("met" if edit <= edit_target else "NOT met")
     )
-    for what, one in (("added", big.add), ("deleted", big.removed)):
+    kinds = (("a source added", big.add), ("a source deleted", big.removed), ("a source moved", big.moved))
+    for what, one in (*kinds, ("a hand-made page added or edited", big.hand)):
         if one:
             out.append(
-                f"  a source {what} within {edit_target:g} s: {one['wall']:.2f} s -> "
+                f"  {what} within {edit_target:g} s: {one['wall']:.2f} s -> "
                 + ("met" if one["wall"] <= edit_target else "NOT met")
                 + f" ({', '.join(one['ways'])}: assembly/lint summary)"
             )

@@ -63,7 +63,9 @@ def test_build_scaling(tmp_path: Path) -> None:
     assert "one-source edit = minimal calls: [4] vs 4 -> met" in out
     assert "one-source edit within 1 s:" in out and "engine CPU per action within 1.5 ms:" in out
     assert "(quick/patched: assembly/lint summary)" in out  # a source added costs what it changed
-    assert "a source deleted within 1 s:" in out and out.count("(quick/patched: assembly/lint summary)") == 2
+    assert "a source deleted within 1 s:" in out and "a source moved within 1 s:" in out
+    assert "a hand-made page added or edited within 1 s:" in out  # build/handmade.py
+    assert out.count("(quick/patched: assembly/lint summary)") == 4
     (figures,) = json.loads(raw.read_text())
     assert figures["sources"] == 20 and figures["full"]["calls"] > 0 and figures["noop"]["calls"] == 0
 

@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS cache (
 CREATE TABLE IF NOT EXISTS actions (
     id TEXT PRIMARY KEY, stage TEXT, key TEXT, inputs TEXT, updated REAL);
 CREATE INDEX IF NOT EXISTS actions_keys ON actions (id, stage, key);
+CREATE INDEX IF NOT EXISTS actions_key ON actions (key);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, hash TEXT, size INTEGER, mtime_ns INTEGER);
 CREATE TABLE IF NOT EXISTS slugs (page_id TEXT PRIMARY KEY, slug TEXT UNIQUE);
 CREATE TABLE IF NOT EXISTS lint_pages (
