@@ -18,6 +18,7 @@ from wikic.build.report import Report
 from wikic.build.run import BuildOptions, build
 from wikic.project import Project
 from wikic.prompts import PACKAGE_DIR as PACKAGE_PROMPTS
+from wikic.state import Meta, State
 
 SOURCES = {
     **NOTES,
@@ -396,6 +397,27 @@ def test_pages_not_the_builds_changed_by_hand_are_assembled_the_quick_way(tmp_pa
         if "names" in kind:
             assert "- [[more|More notes]]" in got["sparse-retrieval.md"].decode(), kind  # its backlink
         assert _build(project).nothing_to_do, kind
+
+
+def test_pages_not_the_builds_kept_by_no_build_yet_are_kept_by_the_next_edit(tmp_path: Path) -> None:
+    """A wiki/ an older wikic left keeps no lines of the pages not the build's
+    (Meta.FOREIGN_LEFT): the next edit the quick way keeps them, so that a hand edit after
+    goes the quick way too; without them, a hand edit takes the full way."""
+    project = make_project(tmp_path / "inc", SOURCES)
+    _hand_page_added(project)
+    _build(project)
+    with State.open(project.state_path) as state:
+        state.delete_meta(Meta.FOREIGN_LEFT)
+    _hand_page_relinked(project)
+    assert not _quick(build(project, BuildOptions(explain=True)))  # not known: the full way
+    with State.open(project.state_path) as state:
+        state.delete_meta(Meta.FOREIGN_LEFT)
+    _edit_text(project)
+    assert _quick(build(project, BuildOptions(explain=True)))
+    _hand_page(project, "See [[HNSW]]", "Read [[HNSW]]")
+    report = build(project, BuildOptions(explain=True))
+    assert report.ok and _quick(report) and report.hand == {"wiki/my-notes.md": "changed"}
+    assert _without_log(wiki_files(project)) == _without_log(_forced_copy(project, tmp_path / "full"))
 
 
 def test_a_page_made_by_hand_under_the_slug_of_a_page_the_build_adds_is_the_full_ways(tmp_path: Path) -> None:

@@ -487,6 +487,8 @@ def outputs(
     if edit.hands is not None:
         why += f", for {len(edit.hands.pages)} pages not the build's changed"
         build.described = edit.described
+    elif state.get_meta(Meta.FOREIGN_LEFT) is None:  # kept by no build yet (an older wikic's)
+        build.described = _described(root, state.assembled_foreign())
     build._explain(QUICK, why + "; the others as the last build left them")
     before = int(state.get_meta(Meta.PAGES) or len(pages))  # the same pages as then, but those new or gone
     build.report.pages = before + len(edit.added) - len(edit.gone)
@@ -512,6 +514,18 @@ def _foreign_relinked(root: Path, slugs: list[str], changed: set[str]) -> dict[s
             return None
         if any(resolve_target(target, keys, keys) is not None for target in entry.links):
             found[slug] = entry
+    return found
+
+
+def _described(root: Path, slugs: list[str]) -> dict[str, str] | None:
+    """The descriptions of these pages not the build's, as they are (wiki/ is as the last
+    build left it: as it described them); None where one cannot be read."""
+    found: dict[str, str] = {}
+    for slug in slugs:
+        entry = _foreign(root, slug)
+        if entry is None:
+            return None
+        found[slug] = entry.description
     return found
 
 
