@@ -247,6 +247,8 @@ QUICK: dict[str, Callable[[Project], None]] = {
     "a page whose text names one moved": lambda p: _added(
         p, "link.md", "# Linking notes\n\nThe graph indexes page and tools we use page say more.\n"
     ),
+    # the pages it links to list it by its title among their backlinks
+    "that page retitled": lambda p: _rewrite(p, "link.md", "# Linking notes", "# Linked notes"),
     # a source retitled: its page keeps its slug, its names go as they were and come as they
     # are; a name a topic page has stays the topic page's, and comes back to it
     "a source retitled": lambda p: _rewrite(p, "tools.md", "# Tools we use", "# Tools we like"),
