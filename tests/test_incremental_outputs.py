@@ -284,20 +284,29 @@ def _quick(report: Report) -> list[str]:
     return [e["reason"] for e in report.explain if e["action"] == QUICK_LINE]
 
 
+def _quick_step(
+    project: Project, tmp_path: Path, kind: str, edit: Callable[[Project], None]
+) -> tuple[Report, dict[str, bytes], set[str], set[str]]:
+    """An edit built the quick way, its wiki/ a forced rebuild's: the report, wiki/, the
+    files that changed and those the build wrote (log.md aside)."""
+    before = wiki_files(project)
+    edit(project)
+    report = build(project, BuildOptions(explain=True))
+    assert report.ok and _quick(report), kind
+    got = wiki_files(project)
+    assert _without_log(got) == _without_log(_forced_copy(project, tmp_path / "full")), kind
+    changed = {name for name in got if got[name] != before.get(name)} - {"log.md"}
+    return report, got, changed, {rel.removeprefix("wiki/") for rel in report.written} - {"log.md"}
+
+
 def test_an_edit_whose_pages_are_known_is_assembled_from_them_and_equals_a_forced_rebuild(
     tmp_path: Path,
 ) -> None:
     project = make_project(tmp_path / "inc", SOURCES)
     _build(project)
     for kind, edit in QUICK.items():
-        before = wiki_files(project)
-        edit(project)
-        report = build(project, BuildOptions(explain=True))
-        assert report.ok and _quick(report), kind
-        got = wiki_files(project)
-        assert _without_log(got) == _without_log(_forced_copy(project, tmp_path / "full")), kind
-        changed = {name for name in got if got[name] != before.get(name)} - {"log.md"}
-        assert {rel.removeprefix("wiki/") for rel in report.written} - {"log.md"} == changed, kind
+        report, _, changed, written = _quick_step(project, tmp_path, kind, edit)
+        assert written == changed, kind
         # the figures of the pages' text, and of the actions, as a build of every page counts them
         full = build(Project(tmp_path / "full"), BuildOptions(force=True))
         assert report.page_text == full.page_text and report.pages == full.pages, kind
@@ -387,14 +396,7 @@ def test_pages_not_the_builds_changed_by_hand_are_assembled_the_quick_way(tmp_pa
     project = make_project(tmp_path / "inc", SOURCES)
     _build(project)
     for kind, edit in HAND_EDITS.items():
-        before = wiki_files(project)
-        edit(project)
-        report = build(project, BuildOptions(explain=True))
-        assert report.ok and _quick(report), kind
-        got = wiki_files(project)
-        assert _without_log(got) == _without_log(_forced_copy(project, tmp_path / "full")), kind
-        changed = {name for name in got if got[name] != before.get(name)} - {"log.md"}
-        written = {rel.removeprefix("wiki/") for rel in report.written} - {"log.md"}
+        _, got, changed, written = _quick_step(project, tmp_path, kind, edit)
         assert written == changed - {"my-notes.md", "more.md"}, kind
         if "names" in kind:
             assert "- [[more|More notes]]" in got["sparse-retrieval.md"].decode(), kind  # its backlink
