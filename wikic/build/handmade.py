@@ -1,14 +1,17 @@
-"""The pages in wiki/ the build does not make (hand-made pages, saved answers) that changed
-since the last build left wiki/: found by their walk lines, as that build kept them
+"""The pages in wiki/ changed by hand since the last build left wiki/: those the build does
+not make (hand-made pages, saved answers), found by their walk lines, as that build kept them
 (Meta.FOREIGN_LEFT) with each one's description (its line in index.md), against wiki/ as
-walked now. Such a change is known only where wiki/ is otherwise as that build left it: its
-lines, those of the pages changed taken back to what they were, give Meta.WIKI_LEFT's digest
-again. An edit then assembles the pages they change (quick.py), not every page."""
+walked now; and the build's own pages edited by hand (a conflict: kept, and reported by every
+build until they are as the build writes them or --force), found by the records of what wikic
+wrote, or by their lines as the last build found them edited (Meta.CONFLICTS). Such a change
+is known only where wiki/ is otherwise as that build left it: its lines, those of the pages
+changed taken back to what they were, give Meta.WIKI_LEFT's digest again. An edit then
+assembles the pages they change (quick.py), not every page."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,62 +42,113 @@ class Hand:
 def left(tree: Tree, described: Mapping[str, str]) -> str:
     """What Meta.FOREIGN_LEFT keeps of wiki/ as a build left it (`tree`): each page not the
     build's (`described`: slug -> its description) with its walk line."""
-    rels = {f"wiki/{slug}.md": slug for slug in described}
-    kept: dict[str, list[str]] = {}
+    lines = lines_of(tree, described)
+    return json.dumps({slug: [line, described[slug]] for slug, line in lines.items()}, ensure_ascii=False)
+
+
+def lines_of(tree: Tree, slugs: Iterable[str]) -> dict[str, str]:
+    """slug -> its page's walk line in `tree`, of these pages (Meta.CONFLICTS keeps them of the
+    build's pages edited by hand)."""
+    rels = {f"wiki/{slug}.md": slug for slug in slugs}
+    found: dict[str, str] = {}
     if rels:
         for line in tree.lines:
             slug = rels.get(line.partition("\t")[0])
             if slug is not None:
-                kept[slug] = [line, described[slug]]
-    return json.dumps(kept, ensure_ascii=False, sort_keys=True)
+                found[slug] = line
+    return found
 
 
 @dataclass
 class Hands:
     """The pages not the build's that changed (slug -> Hand), the description of each such
-    page as the last build left them, and the slugs of every page its assembly listed."""
+    page as the last build left them, and the slugs of every page its assembly listed; the
+    build's own pages edited by hand since (`edited`), and those it found so before and kept
+    as they were (`conflicts`: slug -> its line then)."""
 
     pages: dict[str, Hand]
     described: dict[str, str]
-    known: set[str]
+    known: set[str] | None  # None: not read (no page changed by hand)
+    edited: dict[str, Hand] = field(default_factory=dict)
+    conflicts: dict[str, str] = field(default_factory=dict)
+
+    def told(self) -> dict[str, str]:
+        """What the lint summary is told (Report.hand): rel -> "new", "changed" or "gone"."""
+        pages = {f"wiki/{slug}.md": hand.kind for slug, hand in self.pages.items()}
+        return pages | {f"wiki/{slug}.md": "changed" for slug in self.edited}
+
+
+def kept(state: State) -> Hands | None:
+    """Where wiki/ is as the last build left it: the build's pages it kept as edited by hand
+    (None: none), to be rendered again and kept and reported again."""
+    conflicts: dict[str, str] = json.loads(state.get_meta(Meta.CONFLICTS) or "{}")
+    return Hands({}, {}, None, {}, conflicts) if conflicts else None
 
 
 def changed(state: State, found: Tree, digest_left: str) -> Hands | None:
-    """How the pages not the build's changed since the last build left wiki/ (`digest_left`);
-    None where anything else in wiki/ changed, or it cannot be told (that build kept no lines;
-    a page new under a slug the build wrote once)."""
+    """How the pages in wiki/ changed by hand since the last build left it (`digest_left`);
+    None where anything else in wiki/ changed (index.md, log.md, an attachment, a page of the
+    build's deleted), or it cannot be told (that build kept no lines; a page new under a
+    slug the build wrote once)."""
     raw = state.get_meta(Meta.FOREIGN_LEFT)
     if raw is None or not found.complete:
         return None
     kept: dict[str, list[str]] = json.loads(raw)
+    conflicts: dict[str, str] = json.loads(state.get_meta(Meta.CONFLICTS) or "{}")
     known = state.assembled_slugs()  # every page the last assembly listed, the build's or not
     if not kept.keys() <= known:
         return None
-    rels = {f"wiki/{slug}.md": slug for slug in kept}
-    hands: dict[str, Hand] = {}
-    seen: set[str] = set()
+    pages = {}  # wiki/'s pages: rel -> walk line
     for line in found.lines:
         rel = line.partition("\t")[0]
-        slug = rels.get(rel)
-        if slug is not None:
-            seen.add(slug)
-            if line != kept[slug][0]:
-                hands[slug] = Hand(kept[slug][0], line, kept[slug][1])
-        elif rel.startswith("wiki/") and rel.endswith(".md") and rel.count("/") == 1:
-            stem = rel[5:-3]
-            if stem not in known and stem not in SKIP:
-                hands[stem] = Hand(None, line)
-    for slug in kept.keys() - seen:
-        hands[slug] = Hand(kept[slug][0], None, kept[slug][1])
+        if rel.startswith("wiki/") and rel.endswith(".md") and rel.count("/") == 1:
+            pages[rel] = line
+    hands: dict[str, Hand] = {}
+    for slug, (then, description) in kept.items():
+        if (now := pages.get(f"wiki/{slug}.md")) != then:
+            hands[slug] = Hand(then, now, description)
+    for rel, line in pages.items():
+        if (stem := rel[5:-3]) not in known and stem not in SKIP:
+            hands[stem] = Hand(None, line)
+    edited = {slug: Hand(then, pages.get(f"wiki/{slug}.md")) for slug, then in conflicts.items()}
+    edited = {slug: hand for slug, hand in edited.items() if hand.now != hand.then}
     new = [f"wiki/{slug}.md" for slug, hand in hands.items() if hand.then is None]
-    if not hands or (new and state.files_of(new)):
+    if new and state.files_of(new):
         return None
+    if not _as_left(found, {**hands, **edited}, digest_left):  # the build's pages edited too?
+        more = _edited(state, pages, kept.keys() | conflicts.keys())
+        if more is None or not _as_left(found, {**hands, **edited, **more}, digest_left):
+            return None
+        edited |= more
+    if not hands and not edited or any(hand.now is None for hand in edited.values()):
+        return None
+    described = {slug: d for slug, (_, d) in kept.items()}
+    return Hands(hands, described, known, edited, conflicts)
+
+
+def _as_left(found: Tree, hands: Mapping[str, Hand], digest_left: str) -> bool:
+    """Whether wiki/ as `found`, these pages taken back to what they were, is as it was left."""
     touched = {f"wiki/{slug}.md" for slug in hands}
     lines = [line for line in found.lines if line.partition("\t")[0] not in touched]
     lines += [hand.then for hand in hands.values() if hand.then is not None]
-    if digest(lines) != digest_left:
-        return None
-    return Hands(hands, {slug: d for slug, (_, d) in kept.items()}, known)
+    return digest(lines) == digest_left
+
+
+def _edited(state: State, pages: Mapping[str, str], skip: Iterable[str]) -> dict[str, Hand] | None:
+    """The build's pages whose file is not as wikic last wrote it (its record), but those in
+    `skip`; None where that is index.md or log.md (the full way makes them)."""
+    edited: dict[str, Hand] = {}
+    skipped = set(skip)
+    for rel, size, mtime in state.file_stats():
+        slug = rel[5:-3]
+        if slug in skipped or not rel.endswith(".md"):
+            continue
+        then, now = f"{rel}\t{size}\t{mtime}", pages.get(rel)
+        if now != then:
+            if slug in SKIP:
+                return None
+            edited[slug] = Hand(then, now)
+    return edited
 
 
 @dataclass

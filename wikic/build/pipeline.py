@@ -431,15 +431,19 @@ class _Build:
             state.patch_slugs(
                 {e[3]: slug for slug, e in self.edit.added.items()}, [e[3] for e in self.edit.gone.values()]
             )
-        if report.ok and not report.conflicts:
+        if report.ok:
             # wiki/ as the build left it (the no-op mark's too): the walk before, what it touched stat'ed
             touched = [*report.written, *report.removed, *(["wiki/log.md"] if self.logged else [])]
             found = snapshot.restat(self.found, touched, self.project.root, TMP_MARK)
             report.wiki = found or snapshot.wiki(self.project)
-            state.set_meta(Meta.CLEAN, snapshot.clean_mark(self.project, mark, report.wiki))
+            clean = snapshot.clean_mark(self.project, mark, report.wiki) if not report.conflicts else ""
+            state.set_meta(Meta.CLEAN, clean)  # none where it kept pages edited by hand
             state.set_meta(Meta.WIKI_LEFT, report.wiki.digest())  # an edit's outputs go by it (quick.py)
             if self.described is not None:  # ...and the pages not the build's by their lines
                 state.set_meta(Meta.FOREIGN_LEFT, handmade.left(report.wiki, self.described))
+            # ...and those of its own it kept as edited by hand (each build says so again)
+            kept = [rel[5:-3] for rel in report.conflicts if rel.startswith("wiki/") and rel.endswith(".md")]
+            state.set_meta(Meta.CONFLICTS, json.dumps(handmade.lines_of(report.wiki, kept)))
             state.set_meta(Meta.PAGES, str(report.pages))
             state.set_meta(Meta.ACTIONS, str(report.ran + report.cached + report.up_to_date))
         else:

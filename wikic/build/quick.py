@@ -98,6 +98,8 @@ def quick_assemble(
         bodies.keys[pid] = bodies._key(pid, pages[pid], names.fingerprint)
         bodies.settle(pid)
     moved, need = _moved(mine, entries, previous, names, set(edit.renamed))
+    redo = set(edit.hands.edited) | set(edit.hands.conflicts) if edit.hands is not None else set()
+    need |= redo  # the build's pages edited by hand: publish keeps them, and says so each time
     linking = _hand_links(edit, hand, names, state, moved, need)
     if linking is None:
         return None
@@ -112,7 +114,7 @@ def quick_assemble(
     back = _backlinks(state, need, linking, set(edit.gone) | hand.deleted)
     if isinstance(names.entries, (Rows, Patched)):  # the entries asked for below, read at once
         names.entries.load({*need, *_listed(need, back, mine, entries, previous)})
-    made = _rendered(bodies, need, mine, names, back)
+    made = _rendered(bodies, need, mine, names, back, redo)
     if made is None:
         return None
     out, rendered = made
@@ -125,7 +127,8 @@ def quick_assemble(
     by = went_by(names.fingerprint, job.token, job.writes)
     texts = bodies.texts.items()
     links = Links(False, moved, [*edit.gone, *sorted(hand.deleted)], texts=texts)
-    edit.listing, edit.described = change is not None, hand.described if edit.hands is not None else None
+    edit.listing = change is not None
+    edit.described = hand.described if edit.hands is not None and edit.hands.pages else None
     if change is not None:
         links.names, links.entries, links.linked_names = names.dumps(), change.added, change.changed()
     done = Assembled(out, unchanged, rendered, by, links)
@@ -243,7 +246,8 @@ def _hand_links(
     None where they cannot be resolved as the full assembly resolves them."""
     if not hand.entries and not hand.relinked:
         return {}
-    known = edit.hands.known if edit.hands is not None else state.assembled_slugs()
+    known = edit.hands.known if edit.hands is not None and edit.hands.known is not None else None
+    known = known if known is not None else state.assembled_slugs()
     slugs = (known | edit.added.keys() | hand.entries.keys()) - edit.gone.keys() - hand.deleted
     now = handmade.links(hand, names.names, slugs)
     if now is None:
@@ -258,9 +262,15 @@ def _hand_links(
 
 
 def _rendered(
-    bodies: _Bodies, need: set[str], mine: dict[str, str], names: Names, back: dict[str, set[str]]
+    bodies: _Bodies,
+    need: set[str],
+    mine: dict[str, str],
+    names: Names,
+    back: dict[str, set[str]],
+    redo: set[str],
 ) -> tuple[dict[str, str], dict[str, Rendered]] | None:
-    """The pages to write (by file name) and the rows that changed, of the pages in `need`."""
+    """The pages to write (by file name) and the rows that changed, of the pages in `need`
+    (those in `redo` whether their key changed or not)."""
     pages, previous, entries = bodies.job.pages, bodies.job.previous, bodies.entries
     out: dict[str, str] = {}
     rendered: dict[str, Rendered] = {}
@@ -277,7 +287,7 @@ def _rendered(
         row = Rendered(body_key, key, sorted(links), description)
         if row != prev:
             rendered[slug] = row
-        if key != prev.page_key:
+        if key != prev.page_key or slug in redo:
             if slug not in mine:
                 entries[slug] = _entry(page)
             out[f"{slug}.md"] = page_text(page, bodies.body(pid), extra)
@@ -357,14 +367,12 @@ def decide(build: _Build, pages: Mapping[str, PagePlan], sources: list[Read]) ->
         return None
     if state.kept("page_text") is None:
         return None
-    left, hands = state.get_meta(Meta.WIKI_LEFT), None
-    if left != build.found.digest():  # wiki/ not as the last build left it: by pages not its own?
+    left, hands = state.get_meta(Meta.WIKI_LEFT), handmade.kept(state)
+    if left != build.found.digest():  # wiki/ not as the last build left it: by hand?
         hands = handmade.changed(state, build.found, left) if left else None
         if hands is None:
             return None
-        report = build.report
-        report.hand = {f"wiki/{slug}.md": h.kind for slug, h in hands.pages.items()}
-        report.hand_left = left or ""
+        build.report.hand, build.report.hand_left = hands.told(), left or ""
     entries = Rows(state.kept_entries, state.kept_entries)
     names = Names.loads(state.kept("names"), entries, Rows(state.kept_names, state.kept_names))
     if names is None or names.fingerprint != by[1]:
@@ -398,8 +406,20 @@ def decide(build: _Build, pages: Mapping[str, PagePlan], sources: list[Read]) ->
     gone = {slug: entry for slug, entry in gone.items() if slug not in renamed}
     if hands is not None and hands.pages.keys() & added.keys():
         return None  # a page made by hand under the slug of a page the build adds: the full way says so
+    if hands is not None and not _kept_as_edited(hands, names, pages):
+        return None
     forgotten = sorted(keep.dropped or [])
     return Quick(names, changed, starts, added, gone, renamed, len(pages), forgotten=forgotten, hands=hands)
+
+
+def _kept_as_edited(hands: handmade.Hands, names: Names, pages: Mapping[str, PagePlan]) -> bool:
+    """Whether the build's pages edited by hand (now, or before and kept so) are pages it
+    still makes under their slugs (it renders them again, and publish keeps them and says so)."""
+    for slug in hands.edited.keys() | hands.conflicts.keys():
+        pid = names.entries.get(slug, ("", "", [], ""))[3]
+        if not pid or pid not in pages or pages[pid].slug != slug:
+            return False
+    return True
 
 
 def _as_kept(
@@ -484,8 +504,12 @@ def outputs(
         kinds = f"{len(edit.added)} new, {len(edit.gone)} gone and {len(edit.renamed)} renamed"
         why += f" ({kinds}), {edit.named} whose text names one"
     why += f", {others} whose backlinks it changed"
-    if edit.hands is not None:
-        why += f", for {len(edit.hands.pages)} pages not the build's changed"
+    hands = edit.hands
+    if hands is not None and (hands.pages or hands.edited):
+        why += f", for {len(hands.pages) + len(hands.edited)} pages changed by hand"
+    if hands is not None and hands.conflicts.keys() | hands.edited.keys():
+        why += f" ({len(hands.conflicts.keys() | hands.edited.keys())} of the build's kept as edited)"
+    if edit.described is not None:
         build.described = edit.described
     elif state.get_meta(Meta.FOREIGN_LEFT) is None:  # kept by no build yet (an older wikic's)
         build.described = _described(root, state.assembled_foreign())

@@ -25,6 +25,7 @@ class Meta(StrEnum):
     ASSEMBLED = "assembled"  # what the last assembly's keys went by (build/assemble.py)
     WIKI_LEFT = "wiki_left"  # wiki/'s digest as the last clean build left it (build/quick.py)
     FOREIGN_LEFT = "foreign_left"  # its pages not the build's, as it left them (build/handmade.py)
+    CONFLICTS = "conflicts"  # its pages edited by hand that it kept, as it found them (handmade.py)
     ZEROED = "zeroed"  # "1": every byte deleted since the database was made or last compacted was zeroed
 
 
