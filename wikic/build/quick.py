@@ -100,6 +100,7 @@ def quick_assemble(
     moved, need = _moved(mine, entries, previous, names, set(edit.renamed))
     redo = set(edit.hands.edited) | set(edit.hands.conflicts) if edit.hands is not None else set()
     need |= redo  # the build's pages edited by hand: publish keeps them, and says so each time
+    edit.redone = len(redo - set(mine))
     linking = _hand_links(edit, hand, names, state, moved, need)
     if linking is None:
         return None
@@ -346,6 +347,7 @@ class Quick:
     hands: handmade.Hands | None = None  # the pages not the build's that changed (handmade.py)
     listing: bool = False  # pages were listed in index.md or taken out of it (quick_assemble)
     described: dict[str, str] | None = None  # the pages not the build's after it, where they changed
+    redone: int = 0  # the build's pages edited by hand, rendered again only to be kept (quick_assemble)
 
 
 def writes_key(template: str, model: str) -> str:
@@ -498,7 +500,7 @@ def outputs(
     records = state.files_of([*(f"wiki/{name}" for name in written), *gone])
     publish(root, written, set(), state, build.report, False, records, prune=False, remove=gone)
     state.set_assembled(done.rendered, list(edit.gone), done.by, done.links)
-    others = len(done.outputs) + len(done.unchanged) - planned - edit.named
+    others = len(done.outputs) + len(done.unchanged) - planned - edit.named - edit.redone
     why = f"{planned} pages the edit planned again"
     if edit.added or edit.gone or edit.renamed:
         kinds = f"{len(edit.added)} new, {len(edit.gone)} gone and {len(edit.renamed)} renamed"
