@@ -26,8 +26,9 @@ SKIP = {"index", "log"}  # wiki/'s own files: never a page of this kind
 
 @dataclass(frozen=True)
 class Hand:
-    """A page of wiki/ not the build's, changed since the last build: its walk line then
-    (None: new) and now (None: deleted), and the description index.md listed it with."""
+    """A page of wiki/ changed by hand since the last build: its walk line then (None: new)
+    and now (None: deleted), and (a page not the build's) the description index.md listed it
+    with."""
 
     then: str | None
     now: str | None
@@ -168,12 +169,15 @@ class Now:
     def deleted(self) -> set[str]:
         return {slug for slug, entry in self.entries.items() if entry is None}
 
-    def rows(self, hands: Hands) -> tuple[dict[str, Rendered], dict[str, Rendered]]:
-        """Their descriptions then and now, as the index's patch reads the build's pages'
-        (indexpatch.py: what the last assembly rendered, and what this one did)."""
-        then = {s: Rendered("", "", [], h.description) for s, h in hands.pages.items() if h.then is not None}
+    def rows(
+        self, hands: Hands | None
+    ) -> tuple[dict[str, Rendered], dict[str, Rendered], dict[str, Rendered]]:
+        """Their descriptions then and now, and those deleted, as the index's patch reads the
+        build's pages' (indexpatch.py: what the last assembly rendered, and what this one did)."""
+        pages = hands.pages if hands is not None else {}
+        then = {s: Rendered("", "", [], h.description) for s, h in pages.items() if h.then is not None}
         now = {s: Rendered("", "", [], e.description) for s, e in self.entries.items() if e is not None}
-        return then, now
+        return then, now, {slug: row for slug, row in then.items() if slug in self.deleted}
 
 
 def read(root: Path, hands: Hands, entries: Mapping[str, Entry]) -> Now | None:

@@ -450,6 +450,7 @@ class _Build:
             state.set_meta(Meta.CLEAN, "")
             state.delete_meta(Meta.WIKI_LEFT)
             state.delete_meta(Meta.FOREIGN_LEFT)
+            state.delete_meta(Meta.CONFLICTS)
         self.intake.settled.record(self.failed_sources, self.local_only.covers)
 
 

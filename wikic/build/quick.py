@@ -10,9 +10,11 @@ assembles in full (assemble.py).
 
 It goes by what the last build left: the names it went by and every page's links
 (state.assembled_links), with wiki/ as that build left it (Meta.WIKI_LEFT), so that no page
-it wrote is edited by hand and every one is intact; but for the pages not the build's (hand-
-made pages, saved answers) added, edited or removed since (handmade.py), which are taken as
-pages new, changed or gone: their names, links and index.md lines."""
+it wrote is edited by hand and every one is intact; but for the pages changed by hand since
+(handmade.py): those not the build's (hand-made pages, saved answers) added, edited or removed,
+taken as pages new, changed or gone (their names, links and index.md lines), and the build's
+own edited, rendered again to be kept as they are and reported (publish.py), as the full
+assembly does with them."""
 
 from __future__ import annotations
 
@@ -86,21 +88,10 @@ def quick_assemble(
     if len(previous) != len(mine) - len(edit.added):
         return None
     previous.update(dict.fromkeys(edit.added, NEW))
-    linker = Linker.made(names.names, names.titles(), names.heads)
-    entries = {
-        slug: PageEntry(slug, pages[pid].title, pages[pid].type, pages[pid].aliases)
-        for slug, pid in mine.items()
-    }
     job.previous = previous
-    bodies = _Bodies(job, entries, linker, names.fingerprint)
-    bodies.texts = {}
-    for pid in mine.values():
-        bodies.keys[pid] = bodies._key(pid, pages[pid], names.fingerprint)
-        bodies.settle(pid)
+    bodies = _settled(job, names, mine)
+    entries = bodies.entries
     moved, need = _moved(mine, entries, previous, names, set(edit.renamed))
-    redo = set(edit.hands.edited) | set(edit.hands.conflicts) if edit.hands is not None else set()
-    need |= redo  # the build's pages edited by hand: publish keeps them, and says so each time
-    edit.redone = len(redo - set(mine))
     linking = _hand_links(edit, hand, names, state, moved, need)
     if linking is None:
         return None
@@ -115,30 +106,44 @@ def quick_assemble(
     back = _backlinks(state, need, linking, set(edit.gone) | hand.deleted)
     if isinstance(names.entries, (Rows, Patched)):  # the entries asked for below, read at once
         names.entries.load({*need, *_listed(need, back, mine, entries, previous)})
-    made = _rendered(bodies, need, mine, names, back, redo)
+    made = _rendered(bodies, need, mine, names, back, _kept_edited(edit))
     if made is None:
         return None
     out, rendered = made
-    then, now = hand.rows(edit.hands) if edit.hands is not None else ({}, {})
-    deleted = {slug: row for slug, row in then.items() if slug in hand.deleted}
+    then, now, deleted = hand.rows(edit.hands)
     patched = _index_patched(job, index, names, change, previous | then, rendered | now, gone | deleted)
     if patched is False:
         return None
     unchanged = {f"{slug}.md" for slug in need} - set(out)
     by = went_by(names.fingerprint, job.token, job.writes)
-    texts = bodies.texts.items()
+    texts = bodies.texts.items() if bodies.texts is not None else ()
     links = Links(False, moved, [*edit.gone, *sorted(hand.deleted)], texts=texts)
     edit.listing = change is not None
     edit.described = hand.described if edit.hands is not None and edit.hands.pages else None
     if change is not None:
         links.names, links.entries, links.linked_names = names.dumps(), change.added, change.changed()
     done = Assembled(out, unchanged, rendered, by, links)
-    if isinstance(patched, tuple):
-        return done, *patched
-    return done, None, False
+    return (done, *patched) if isinstance(patched, tuple) else (done, None, False)
 
 
 NEW = Rendered("", "", [], "")  # what the last assembly rendered of a page new: nothing
+
+
+def _settled(job: Assembly, names: Names, mine: dict[str, str]) -> _Bodies:
+    """The edit's pages (`mine`: slug -> id) keyed and settled with the names as they are now:
+    their bodies' links resolved, their entries in the bodies' `entries`."""
+    pages = job.pages
+    linker = Linker.made(names.names, names.titles(), names.heads)
+    entries = {
+        slug: PageEntry(slug, pages[pid].title, pages[pid].type, pages[pid].aliases)
+        for slug, pid in mine.items()
+    }
+    bodies = _Bodies(job, entries, linker, names.fingerprint)
+    bodies.texts = {}
+    for pid in mine.values():
+        bodies.keys[pid] = bodies._key(pid, pages[pid], names.fingerprint)
+        bodies.settle(pid)
+    return bodies
 
 
 def _index_patched(
@@ -228,6 +233,13 @@ def _moved(
     return moved, need
 
 
+def _kept_edited(edit: Quick) -> set[str]:
+    """The build's pages edited by hand (now, or before and kept so): rendered again, so that
+    publish keeps them as they are and says so, as each build does."""
+    hands = edit.hands
+    return set(hands.edited) | set(hands.conflicts) if hands is not None else set()
+
+
 def _theirs(slugs: set[str], but: str, names: Names) -> set[str]:
     """Those of the build's pages, but one."""
     return {t for t in slugs if t != but and names.entries.get(t, ("", "", [], ""))[3]}
@@ -243,12 +255,17 @@ def _hand_links(
 ) -> dict[str, set[str]] | None:
     """The links of the pages not the build's that changed and are there (slug -> slugs),
     resolved with the names now; theirs that changed put in `moved`, and the build's pages
-    they link to now or did before, not both (both where their names changed), in `need`.
-    None where they cannot be resolved as the full assembly resolves them."""
+    they link to now or did before, not both (both where their names changed), in `need`,
+    with the build's pages edited by hand (_kept_edited). None where they cannot be resolved
+    as the full assembly resolves them."""
+    redo = _kept_edited(edit)
+    edit.redone = len(redo - need)
+    need |= redo
     if not hand.entries and not hand.relinked:
         return {}
-    known = edit.hands.known if edit.hands is not None and edit.hands.known is not None else None
-    known = known if known is not None else state.assembled_slugs()
+    known = edit.hands.known if edit.hands is not None else None
+    if known is None:
+        known = state.assembled_slugs()
     slugs = (known | edit.added.keys() | hand.entries.keys()) - edit.gone.keys() - hand.deleted
     now = handmade.links(hand, names.names, slugs)
     if now is None:
@@ -484,7 +501,6 @@ def outputs(
         writes=build._writes(),
         folder=build.project.state_dir,
     )
-    planned = len(edit.changed)
     forgotten = edit.forgotten  # sources deleted: forgotten everywhere, as the full way does
     if forgotten and _answers_go(root, state, edit):
         return False  # the full way removes them, and lists the rest
@@ -500,22 +516,11 @@ def outputs(
     records = state.files_of([*(f"wiki/{name}" for name in written), *gone])
     publish(root, written, set(), state, build.report, False, records, prune=False, remove=gone)
     state.set_assembled(done.rendered, list(edit.gone), done.by, done.links)
-    others = len(done.outputs) + len(done.unchanged) - planned - edit.named - edit.redone
-    why = f"{planned} pages the edit planned again"
-    if edit.added or edit.gone or edit.renamed:
-        kinds = f"{len(edit.added)} new, {len(edit.gone)} gone and {len(edit.renamed)} renamed"
-        why += f" ({kinds}), {edit.named} whose text names one"
-    why += f", {others} whose backlinks it changed"
-    hands = edit.hands
-    if hands is not None and (hands.pages or hands.edited):
-        why += f", for {len(hands.pages) + len(hands.edited)} pages changed by hand"
-    if hands is not None and hands.conflicts.keys() | hands.edited.keys():
-        why += f" ({len(hands.conflicts.keys() | hands.edited.keys())} of the build's kept as edited)"
     if edit.described is not None:
         build.described = edit.described
     elif state.get_meta(Meta.FOREIGN_LEFT) is None:  # kept by no build yet (an older wikic's)
         build.described = _described(root, state.assembled_foreign())
-    build._explain(QUICK, why + "; the others as the last build left them")
+    build._explain(QUICK, _why(edit, len(done.outputs) + len(done.unchanged)))
     before = int(state.get_meta(Meta.PAGES) or len(pages))  # the same pages as then, but those new or gone
     build.report.pages = before + len(edit.added) - len(edit.gone)
     scrub = forget.log_scrubber(root, forgotten) if forgotten else None
@@ -525,6 +530,22 @@ def outputs(
     if forgotten and not forget.purge(build.project, state, forgotten)["compacted"]:
         build.report.warnings.append(forget.NOT_COMPACTED)
     return True
+
+
+def _why(edit: Quick, assembled: int) -> str:
+    """--explain's reason for the quick way: the pages it assembled, by why."""
+    planned = len(edit.changed)
+    why = f"{planned} pages the edit planned again"
+    if edit.added or edit.gone or edit.renamed:
+        kinds = f"{len(edit.added)} new, {len(edit.gone)} gone and {len(edit.renamed)} renamed"
+        why += f" ({kinds}), {edit.named} whose text names one"
+    why += f", {assembled - planned - edit.named - edit.redone} whose backlinks it changed"
+    hands = edit.hands
+    if hands is not None and (hands.pages or hands.edited):
+        why += f", for {len(hands.pages) + len(hands.edited)} pages changed by hand"
+    if hands is not None and hands.conflicts.keys() | hands.edited.keys():
+        why += f" ({len(hands.conflicts.keys() | hands.edited.keys())} of the build's kept as edited)"
+    return why + "; the others as the last build left them"
 
 
 def _foreign_relinked(root: Path, slugs: list[str], changed: set[str]) -> dict[str, PageEntry] | None:

@@ -54,8 +54,8 @@ class Report:
     index_same_links: bool = False
     # ...and with the lines of the pages new put in (lint/came.py checks those lines alone)
     index_listed: bool = False
-    # the pages in wiki/ not the build's that changed since the last build left wiki/ with the
-    # digest `hand_left` (build/handmade.py): rel -> "new", "changed" or "gone"
+    # the pages in wiki/ changed by hand since the last build left wiki/ with the digest
+    # `hand_left` (build/handmade.py): rel -> "new", "changed" or "gone"
     hand: dict[str, str] | None = None
     hand_left: str = ""
 

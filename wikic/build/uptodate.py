@@ -376,9 +376,9 @@ class Check:
     def _written(self, state: State, report: Report) -> list[tuple[str, int, int]]:
         """The records of the files wikic wrote that may not be as it left them: all of them,
         unless wiki/ was, before this build, as the last mark left it (when every one was
-        intact, and only a build writes them), or as it left it but for pages not the build's
-        changed by hand (Report.hand: build/handmade.py): then those this build wrote or
-        removed, and those pages."""
+        intact, and only a build writes them), or as it left it but for pages changed by hand
+        (Report.hand: build/handmade.py): then those this build wrote or removed, and those
+        pages."""
         saved, found = self.saved, self.found
         if not (saved and found is not None and found.complete):
             return state.file_stats()

@@ -12,11 +12,11 @@ against the names the last lint kept (they are the wiki's: the patch keeps every
 its findings taken for those it had (kept apart: "index"); not read at all where the build
 only changed plain descriptions in it (Report.index_same_links: its links are as they were).
 Pages the build added, removed or renamed (their names changed) are patched too (came.py),
-and so are the pages not the build's (hand-made pages, saved answers) that changed by hand
-since, where the build tells which (Report.hand: build/handmade.py). Anything else (the first
-build, a build killed before its lint, a hand edit of a built page, other rules, settings or
-wikic, a lint that stored its cache meanwhile, --force) is the cached lint (cache.py), whose
-counts are kept anew. Same counts as runner.lint, by test
+and so are the pages changed by hand since (hand-made pages, saved answers, the build's own
+pages edited), where the build tells which (Report.hand: build/handmade.py). Anything else
+(the first build, a build killed before its lint, index.md edited by hand, other rules,
+settings or wikic, a lint that stored its cache meanwhile, --force) is the cached lint
+(cache.py), whose counts are kept anew. Same counts as runner.lint, by test
 (tests/test_lint_totals.py).
 """
 
@@ -196,7 +196,7 @@ def _patched(
         return None
     if not report.ok:  # a source the build could not read
         return None
-    by_hand: dict[str, str] = {}  # the pages not the build's changed since (build/handmade.py)
+    by_hand: dict[str, str] = {}  # the pages changed by hand since (build/handmade.py)
     if found.digest() != kept["wiki"]:
         if report.hand is None or report.hand_left != kept["wiki"]:
             return None
