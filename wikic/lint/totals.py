@@ -194,14 +194,7 @@ def _patched(
     found = report.found
     if found is None or after is None or not (found.complete and after.complete):
         return None
-    if not report.ok:  # a source the build could not read
-        return None
-    by_hand: dict[str, str] = {}  # the pages changed by hand since (build/handmade.py)
-    if found.digest() != kept["wiki"]:
-        if report.hand is None or report.hand_left != kept["wiki"]:
-            return None
-        by_hand = report.hand
-    made = _written(report, found, after, by_hand)
+    made = _written(report, found, after, kept["wiki"])
     if made is None:
         return None
     written, index_written, new, gone = made
@@ -359,12 +352,20 @@ def _store(
 
 
 def _written(
-    report: Report, before: Tree, after: Tree, by_hand: Mapping[str, str]
+    report: Report, before: Tree, after: Tree, linted: str
 ) -> tuple[set[str], bool, set[str], set[str]] | None:
-    """The pages the build wrote (or removed) and those `by_hand` (rel -> "new", "changed" or
-    "gone"), whether it rewrote index.md, and the pages added and those removed (came.py);
-    None when index.md went or came, or it touched an attachment (the rules across pages then
-    run again)."""
+    """The pages the build wrote (or removed) and those changed by hand since the last lint
+    saw wiki/ (`linted`, its digest; the build tells which: Report.hand), whether it rewrote
+    index.md, and the pages added and those removed (came.py); None when a source could not
+    be read, wiki/ changed otherwise, index.md went or came, or the build touched an
+    attachment (the rules across pages then run again)."""
+    if not report.ok:
+        return None
+    by_hand: Mapping[str, str] = {}
+    if before.digest() != linted:
+        if report.hand is None or report.hand_left != linted:
+            return None
+        by_hand = report.hand
     pages: set[str] = set()
     new: set[str] = set()
     gone: set[str] = set()
