@@ -449,6 +449,30 @@ def test_a_page_of_the_builds_edited_by_hand_is_kept_and_reported_the_quick_way(
     assert _without_log(wiki_files(project)) == _without_log(_forced_copy(project, tmp_path / "full"))
 
 
+def test_a_build_of_hand_changes_killed_before_it_saved_leaves_the_next_the_full_way(tmp_path: Path) -> None:
+    """A build that published the pages a hand edit changed (their records with them) and was
+    killed before it saved what it left (Meta.WIKI_LEFT, FOREIGN_LEFT, CONFLICTS, as restored
+    here): the next finds wiki/ changed by more than the pages changed by hand, and assembles
+    in full."""
+    project = make_project(tmp_path / "inc", SOURCES)
+    _hand_page_added(project)
+    _build(project)
+    marks = (Meta.WIKI_LEFT, Meta.FOREIGN_LEFT, Meta.CONFLICTS)
+    with State.open(project.state_path) as state:
+        saved = {mark: state.get_meta(mark) for mark in marks}
+    _hand_page_relinked(project)  # a backlink more on the page of FAISS
+    assert _quick(build(project, BuildOptions(explain=True)))
+    with State.open(project.state_path) as state:
+        for mark, value in saved.items():
+            if value is None:
+                state.delete_meta(mark)
+            else:
+                state.set_meta(mark, value)
+    report = build(project, BuildOptions(explain=True))
+    assert report.ok and not _quick(report)
+    assert _without_log(wiki_files(project)) == _without_log(_forced_copy(project, tmp_path / "full"))
+
+
 def test_a_page_made_by_hand_under_the_slug_of_a_page_the_build_adds_is_the_full_ways(tmp_path: Path) -> None:
     """The hand-made page is kept and the build says so (a conflict), as the full assembly does."""
     project = make_project(tmp_path / "inc", SOURCES)
