@@ -128,7 +128,7 @@ STEPS: list[tuple[str, Callable[[Project], None], str]] = [
     ("then a source edit", _source("vectors.md", "It spends memory", "It trades memory"), "patched"),
     # a page not the build's deleted (build/handmade.py): patched as a page gone
     ("a hand-made page deleted", lambda p: (p.wiki_dir / "third-notes.md").unlink(), "patched"),
-    ("a built page deleted by hand", lambda p: (p.wiki_dir / "hnsw.md").unlink(), "counted"),
+    ("a built page deleted by hand", lambda p: (p.wiki_dir / "hnsw.md").unlink(), "patched"),  # written again
     ("a renamed topic", _source("tools.md", "## FAISS", "## Faiss library"), "patched"),  # a page new
     ("a cited line reworded again", _source("tools.md", OVERLAP, REWORDED), "patched"),
     # a page of the build's edited by hand: kept and reported (build/handmade.py), and read again

@@ -88,9 +88,8 @@ def kept(state: State) -> Hands | None:
 
 def changed(state: State, found: Tree, digest_left: str) -> Hands | None:
     """How the pages in wiki/ changed by hand since the last build left it (`digest_left`);
-    None where anything else in wiki/ changed (index.md, log.md, an attachment, a page of the
-    build's deleted), or it cannot be told (that build kept no lines; a page new under a
-    slug the build wrote once)."""
+    None where anything else in wiki/ changed (index.md, log.md, an attachment), or it cannot
+    be told (that build kept no lines; a page new under a slug the build wrote once)."""
     raw = state.get_meta(Meta.FOREIGN_LEFT)
     if raw is None or not found.complete:
         return None
@@ -121,7 +120,7 @@ def changed(state: State, found: Tree, digest_left: str) -> Hands | None:
         if more is None or not _as_left(found, {**hands, **edited, **more}, digest_left):
             return None
         edited |= more
-    if not hands and not edited or any(hand.now is None for hand in edited.values()):
+    if not hands and not edited:
         return None
     described = {slug: d for slug, (_, d) in kept.items()}
     return Hands(hands, described, known, edited, conflicts)

@@ -543,8 +543,8 @@ def _why(edit: Quick, assembled: int) -> str:
     hands = edit.hands
     if hands is not None and (hands.pages or hands.edited):
         why += f", for {len(hands.pages) + len(hands.edited)} pages changed by hand"
-    if hands is not None and hands.conflicts.keys() | hands.edited.keys():
-        why += f" ({len(hands.conflicts.keys() | hands.edited.keys())} of the build's kept as edited)"
+    if hands is not None and (mine := hands.conflicts.keys() | hands.edited.keys()):
+        why += f" ({len(mine)} of the build's, made again: kept where edited)"
     return why + "; the others as the last build left them"
 
 
