@@ -521,6 +521,9 @@ def outputs(
     elif state.get_meta(Meta.FOREIGN_LEFT) is None:  # kept by no build yet (an older wikic's)
         build.described = _described(root, state.assembled_foreign())
     build._explain(QUICK, _why(edit, len(done.outputs) + len(done.unchanged)))
+    for slug, hand in edit.hands.edited.items() if edit.hands is not None else ():
+        if hand.now is None:  # deleted by hand: written again, as the full way says
+            build._explain(f"assemble wiki/{slug}.md", "output missing")
     before = int(state.get_meta(Meta.PAGES) or len(pages))  # the same pages as then, but those new or gone
     build.report.pages = before + len(edit.added) - len(edit.gone)
     scrub = forget.log_scrubber(root, forgotten) if forgotten else None
