@@ -374,6 +374,17 @@ HAND: list[tuple[str, Callable[[Project], None], tuple[str, int]]] = [
         ("orphan-page", 2),
     ),
     ("a page deleted", lambda p: (p.wiki_dir / "overlap-notes.md").unlink(), ("bad-citation", 2)),
+    # a saved answer (`wikic ask --save`): read again by every lint, the lint keeps no facts of
+    # it; new, what the rules across pages read of it is taken as a full lint reads it
+    (
+        "an answer saved",
+        lambda p: (p.wiki_dir / "what-is-chunking.md").write_text(
+            "---\ntitle: what is chunking?\ntype: answer\nquestion: what is chunking?\ncites:\n- chunking\n"
+            "---\n\n# what is chunking?\n\nChunks overlap, as [[Chunking]] and [[Fourth notes]] say.\n",
+            encoding="utf-8",
+        ),
+        ("orphan-page", 1),  # it links to the orphan
+    ),
 ]
 
 

@@ -15,11 +15,12 @@ from wikic.wiki.page import Page
 Facts = dict[str, Any]
 
 
-def facts_of(page: Page) -> dict[str, Any] | None:
+def facts_of(page: Page, answer: bool = False) -> dict[str, Any] | None:
     """What the rules across pages read of the page, JSON-able (with "across", a digest of just
     that, and "deps", the sources its own findings read); None for a page that is always reread
-    (a saved answer, whose staleness depends on other pages; front matter JSON cannot hold)."""
-    if page.type == "answer" or page.read_error:
+    (a saved answer, whose staleness depends on other pages, but with `answer`: what the rules
+    across pages read of it all the same; front matter JSON cannot hold)."""
+    if (page.type == "answer" and not answer) or page.read_error:
         return None
     try:
         meta_text = json.dumps(page.meta, ensure_ascii=False)

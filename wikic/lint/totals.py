@@ -276,8 +276,10 @@ def _across(
     facts changed."""
     if not changed_facts and change.gone is None:
         return None, names
-    # what the rules across pages read of them changed: patched from before and after
-    now = {rel: facts for rel in changed_facts if (facts := pages[rel][1]) is not None}
+    # what the rules across pages read of them changed: patched from before and after (a
+    # saved answer new: as a full lint reads it, which keeps no facts of it)
+    new = change.added.pages.keys() - was.keys() if change.added is not None else set()
+    now = {rel: facts for rel in changed_facts if (facts := _facts_now(pages[rel], rel in new)) is not None}
     if len(now) != len(changed_facts):  # a page always read again: no facts to patch from
         return None
     thresholds = (seen.schema.lint.missing_page_threshold, seen.schema.lint.duplicate_threshold)
@@ -286,6 +288,11 @@ def _across(
         return None
     # the names changed by the pages added or gone: index.md is checked by them
     return across, across.names if across.names is not None else names
+
+
+def _facts_now(read: tuple[Page, Facts | None, Any, Any], new: bool) -> Facts | None:
+    page, facts = read[0], read[1]
+    return facts if facts is not None or not new else facts_of(page, answer=True)
 
 
 class _Blocks:
@@ -563,8 +570,8 @@ def _pages(
         page = read_page(seen.project.root / rel, rel)
         facts = facts_of(page)
         across = facts["across"] if facts else repr((page.hash, page.read_error))
-        if new and rel in new:
-            if facts is None or page.disabled:
+        if new and rel in new:  # a saved answer new: what the rules across pages read of it (_across)
+            if page.disabled or (facts is None and facts_of(page, answer=True) is None):
                 return None
             changed_facts.append(rel)
             pages[rel] = (
