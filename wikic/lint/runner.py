@@ -162,7 +162,7 @@ def lint_project(project: Project, opts: LintOptions) -> LintResult:
         return lint(project, opts, schema)
     try:
         with ProjectLock(project.lock_path, wait=False), open_state(project) as state:
-            return lint_cached(project, state, schema, only=levels)
+            return lint_cached(project, state, schema, only=levels, keep_counts=True)
     except LockError:
         pass  # a build is running: read what it stored so far, store nothing
     peeked = State.peek(project.state_path)
@@ -180,18 +180,26 @@ def lint_cached(
     store: bool = True,
     wiki_stats: PageStats | None = None,
     only: dict[str, str] | None = None,
+    keep_counts: bool = False,
 ) -> LintResult:
     """The deterministic lint, rechecking only what changed since the last (cache.py):
     the same result as `lint(project)`. `store` (the caller holds the project lock): keep
     what was checked for the next; else only read the cache (`wikic serve`). `wiki_stats`:
     wiki/ by stat, when the caller has just taken it; `only`: these rules at these levels
-    (of those schema.yaml turns on)."""
+    (of those schema.yaml turns on); `keep_counts` (`wikic lint`): its counts kept too, as a
+    build's summary keeps them (lint/totals.py), so that the next build patches them."""
     from wikic.lint.cache import cached_findings
 
     schema = schema or load_schema(project.schema_path)
     levels = rule_levels(schema, LintOptions())
-    with gc_paused():
-        done = cached_findings(project, schema, levels, state, fresh, store, wiki_stats)
+    if keep_counts and store and not fresh:
+        from wikic import snapshot
+        from wikic.lint import totals
+
+        done = totals.linted(project, state, schema, snapshot.wiki(project))  # walked before it reads
+    else:
+        with gc_paused():
+            done = cached_findings(project, schema, levels, state, fresh, store, wiki_stats)
     found = done.findings if only is None else [f for f in done.findings if f.rule in only]
     result = _result(found, done.switches, done.pages, only or levels, 0, [])
     result.checked = done.checked

@@ -38,7 +38,18 @@ from wikic.lint import rules
 from wikic.lint.blocks import bad_citations
 from wikic.lint.came import Added, Change, Gone, listed_alone, strings
 from wikic.lint.context import Context, Finding
-from wikic.lint.entries import CACHED, FACTS, ORPHANABLE, OWN, Entry, Seen, check_own, entry_of, own_rows
+from wikic.lint.entries import (
+    CACHED,
+    FACTS,
+    ORPHANABLE,
+    OWN,
+    Entry,
+    Linted,
+    Seen,
+    check_own,
+    entry_of,
+    own_rows,
+)
 from wikic.lint.entries import settings_of as own_settings
 from wikic.lint.facts import Facts, facts_of, json_finding, page_of
 from wikic.lint.moved import Moved, moved
@@ -102,7 +113,7 @@ def summary(
         if kept is not None and not fresh and kept.get("settings") == mark and kept.keys() >= FIELDS:
             counts = _patched(project, state, _seen(project, schema, levels, own), report, kept, after)
         if counts is None:
-            counts = _counted(project, state, schema, levels, fresh, mark, after)
+            counts = _counted(project, state, schema, levels, fresh, mark, after)[1]
     return by_level(counts, levels)
 
 
@@ -144,6 +155,15 @@ def _hand(rel: str) -> Finding:
 
 
 # --- the full count ------------------------------------------------------------------
+def linted(project: Project, state: State, schema: Schema, after: Tree) -> Linted:
+    """`wikic lint`'s cached lint over every page, its counts kept as a build's summary keeps
+    them, so that the next build patches them (`after`: wiki/ as walked before it was read)."""
+    levels = rule_levels(schema, LintOptions())
+    mark = _settings(schema, levels, own_settings(schema, levels))
+    with gc_paused():
+        return _counted(project, state, schema, levels, False, mark, after)[0]
+
+
 def _counted(
     project: Project,
     state: State,
@@ -152,9 +172,9 @@ def _counted(
     fresh: bool,
     mark: str,
     after: Tree | None,
-) -> Counts:
-    """The cached lint (cache.py) over every page; its counts kept where the build left a
-    wiki/ to compare the next with."""
+) -> tuple[Linted, Counts]:
+    """The cached lint (cache.py) over every page, and its counts; kept where the build left
+    a wiki/ to compare the next with."""
     from wikic.lint.cache import cached_findings
 
     done = cached_findings(project, schema, levels, state, fresh)
@@ -177,7 +197,7 @@ def _counted(
             "checked": done.checked,
         }
         state.set_meta(Meta.LINT_TOTALS, json.dumps(kept, ensure_ascii=False))
-    return counts
+    return done, counts
 
 
 # --- the patched count ---------------------------------------------------------------
