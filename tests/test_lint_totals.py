@@ -207,6 +207,23 @@ def test_the_kept_counts_are_patched_only_while_they_hold(tmp_path: Path) -> Non
     assert (_kept(project)["how"], report.lint) == ("patched", lint(project).counts())
 
 
+def test_counts_kept_by_wikic_lint_before_a_source_edit_is_built_are_patched_by_the_build(
+    tmp_path: Path,
+) -> None:
+    """`wikic lint` between a source edit and its build finds the pages citing the source
+    stale; the build reads the source again and patches those pages' findings out of the
+    counts the lint kept."""
+    from lintkit import lint_json
+
+    project = _project(tmp_path / "p")
+    _source("tools.md", OVERLAP, REWORDED)(project)
+    assert any(f["rule"] == "stale-page" for f in lint_json(project)[1])
+    assert _kept(project)["how"] == "counted"
+    report = _build(project)
+    assert (_kept(project)["how"], report.lint) == ("patched", lint(project).counts())
+    assert not any(f.rule == "stale-page" for f in lint(project).findings)
+
+
 @pytest.mark.parametrize("stale", ["wiki", "settings", "wiki, a hand-made page edited"])
 def test_kept_counts_of_another_wiki_or_settings_are_never_patched(tmp_path: Path, stale: str) -> None:
     """Counts kept for another wiki/ (as an older wikic, or a lint between, left them) or

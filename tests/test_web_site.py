@@ -15,13 +15,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from projects import run_build, subprocess_env
+from projects import Counting, run_build, subprocess_env
 from webkit import built_project
 
 import wikic
+from wikic.build.run import BuildOptions, build
 from wikic.cli.main import cli
+from wikic.lint.runner import lint
 from wikic.lock import ProjectLock
 from wikic.project import Project
+from wikic.state import Meta, State
 from wikic.web.site import MANIFEST, export
 
 
@@ -285,6 +288,12 @@ def _health(out: Path) -> list[tuple[str, int, str, str, str]]:
     return sorted(found)
 
 
+def _kept_how(project: Project) -> str | None:
+    """How the lint counts kept for the next build's summary were made (lint/totals.py)."""
+    with State.open(project.state_path) as state:
+        return json.loads(state.get_meta(Meta.LINT_TOTALS) or "{}").get("how")
+
+
 def _full_lint(project: Project) -> list[tuple[str, int, str, str, str]]:
     result = CliRunner().invoke(cli, ["-C", str(project.root), "lint", "--format", "json"])
     assert result.exit_code in (0, 1), result.output
@@ -338,11 +347,15 @@ def test_with_lint_after_a_source_edit_with_and_without_a_build(project: Project
     rag.write_text(rag.read_text().replace("Documents are split into chunks", "Nothing at all"))
     page = out / "p" / "retrieval-augmented-generation.html"
     export(project, out)  # not built yet: its pages are stale, their citations no longer hold
+    assert _kept_how(project) == "counted"  # its lint's counts kept, as `wikic lint` keeps them
     assert any(rule == "stale-page" for _, _, _, rule, _ in _health(out))
     assert "stale-page" in page.read_text()  # an unchanged page whose findings changed
     assert _health(out) == _full_lint(project)
     _same_as_fresh(project, out, tmp_path / "fresh-1", "source edited", lint=True)
-    run_build(project)
+    # the counts the export's lint kept: the build's closing lint summary patches them
+    report = build(project, BuildOptions(), backend_factory=lambda schema: Counting())
+    assert _kept_how(project) == "patched"
+    assert report.lint == lint(project).counts()
     export(project, out)
     assert not any(rule == "stale-page" for _, _, _, rule, _ in _health(out))
     assert "stale-page" not in page.read_text()

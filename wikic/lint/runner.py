@@ -186,8 +186,9 @@ def lint_cached(
     the same result as `lint(project)`. `store` (the caller holds the project lock): keep
     what was checked for the next; else only read the cache (`wikic serve`). `wiki_stats`:
     wiki/ by stat, when the caller has just taken it; `only`: these rules at these levels
-    (of those schema.yaml turns on); `keep_counts` (`wikic lint`): its counts kept too, as a
-    build's summary keeps them (lint/totals.py), so that the next build patches them."""
+    (of those schema.yaml turns on); `keep_counts` (`wikic lint`, `wikic site`): its counts
+    kept too, as a build's summary keeps them (lint/totals.py), so that the next build patches
+    them."""
     from wikic.lint.cache import cached_findings
 
     schema = schema or load_schema(project.schema_path)

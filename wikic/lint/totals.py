@@ -15,9 +15,9 @@ Pages the build added, removed or renamed (their names changed) are patched too 
 and so are the pages changed by hand since (hand-made pages, saved answers, the build's own
 pages edited), where the build tells which (Report.hand: build/handmade.py). Anything else
 (the first build, a build killed before its lint, index.md edited by hand, other rules,
-settings or wikic, a lint that stored its cache meanwhile without its counts, --force) is
-the cached lint (cache.py), whose counts are kept anew; `wikic lint` keeps its own so
-(linted). Same counts as runner.lint, by test (tests/test_lint_totals.py).
+settings or wikic, --force) is the cached lint (cache.py), whose counts are kept anew;
+`wikic lint` and `wikic site`, which store the cache, keep theirs so (linted). Same counts as
+runner.lint, by test (tests/test_lint_totals.py).
 """
 
 from __future__ import annotations

@@ -244,7 +244,7 @@ def _lint(project: Project, store: bool, wiki_stats: PageStats | None, schema: S
     if store:
         try:
             with ProjectLock(project.lock_path, wait=False), State.open(project.state_path) as state:
-                return lint_cached(project, state, schema, wiki_stats=wiki_stats)
+                return lint_cached(project, state, schema, wiki_stats=wiki_stats, keep_counts=True)
         except LockError:
             pass  # a build is running: read what it stored so far, store nothing
     peeked = State.peek(project.state_path)
