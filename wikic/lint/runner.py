@@ -197,7 +197,9 @@ def lint_cached(
         from wikic import snapshot
         from wikic.lint import totals
 
-        done = totals.linted(project, state, schema, snapshot.wiki(project))  # walked before it reads
+        # wiki/ walked before the lint stats and reads it (not by the caller's stats, which may
+        # be older): a page changed between the two is one the next build finds changed
+        done = totals.linted(project, state, schema, snapshot.wiki(project))
     else:
         with gc_paused():
             done = cached_findings(project, schema, levels, state, fresh, store, wiki_stats)
