@@ -473,6 +473,26 @@ def test_a_build_of_hand_changes_killed_before_it_saved_leaves_the_next_the_full
     assert _without_log(wiki_files(project)) == _without_log(_forced_copy(project, tmp_path / "full"))
 
 
+@pytest.mark.parametrize("mark", [Meta.FOREIGN_LEFT, Meta.CONFLICTS])
+@pytest.mark.parametrize("kept", ["not JSON", "[]"])
+def test_what_the_last_build_kept_of_wikis_pages_unreadable_means_the_full_way(
+    tmp_path: Path, mark: Meta, kept: str
+) -> None:
+    """A mark of state.db not as a build wrote it (a damaged or hand-edited database): no
+    traceback, the full assembly, which keeps it anew; the next edit the quick way again."""
+    project = make_project(tmp_path / "inc", SOURCES)
+    _hand_page_added(project)
+    _build(project)
+    with State.open(project.state_path) as state:
+        state.set_meta(mark, kept)
+    _hand_page_relinked(project)
+    report = build(project, BuildOptions(explain=True))
+    assert report.ok and not _quick(report)
+    assert _without_log(wiki_files(project)) == _without_log(_forced_copy(project, tmp_path / "full"))
+    _edit_text(project)
+    assert _quick(build(project, BuildOptions(explain=True)))
+
+
 def test_a_page_made_by_hand_under_the_slug_of_a_page_the_build_adds_is_the_full_ways(tmp_path: Path) -> None:
     """The hand-made page is kept and the build says so (a conflict), as the full assembly does."""
     project = make_project(tmp_path / "inc", SOURCES)

@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from wikic.build.assemble import PageEntry, foreign_entry
 from wikic.build.comego import Entry
@@ -79,10 +80,26 @@ class Hands:
         return pages | {f"wiki/{slug}.md": "changed" for slug in self.edited}
 
 
+class Unreadable(Exception):
+    """What a build kept of wiki/'s pages does not read as it wrote it (the full way then,
+    which writes it anew)."""
+
+
+def _stored(state: State, meta: Meta) -> dict[str, Any]:
+    """A JSON object a build kept in state.db ({}: none)."""
+    try:
+        value = json.loads(state.get_meta(meta) or "{}")
+    except ValueError as exc:
+        raise Unreadable(meta.value) from exc
+    if not isinstance(value, dict):
+        raise Unreadable(meta.value)
+    return value
+
+
 def kept(state: State) -> Hands | None:
     """Where wiki/ is as the last build left it: the build's pages it kept as edited by hand
     (None: none), to be rendered again and kept and reported again."""
-    conflicts: dict[str, str] = json.loads(state.get_meta(Meta.CONFLICTS) or "{}")
+    conflicts: dict[str, str] = _stored(state, Meta.CONFLICTS)
     return Hands({}, {}, None, {}, conflicts) if conflicts else None
 
 
@@ -90,11 +107,10 @@ def changed(state: State, found: Tree, digest_left: str) -> Hands | None:
     """How the pages in wiki/ changed by hand since the last build left it (`digest_left`);
     None where anything else in wiki/ changed (index.md, log.md, an attachment), or it cannot
     be told (that build kept no lines; a page new under a slug the build wrote once)."""
-    raw = state.get_meta(Meta.FOREIGN_LEFT)
-    if raw is None or not found.complete:
+    if state.get_meta(Meta.FOREIGN_LEFT) is None or not found.complete:
         return None
-    kept: dict[str, list[str]] = json.loads(raw)
-    conflicts: dict[str, str] = json.loads(state.get_meta(Meta.CONFLICTS) or "{}")
+    kept: dict[str, list[str]] = _stored(state, Meta.FOREIGN_LEFT)
+    conflicts: dict[str, str] = _stored(state, Meta.CONFLICTS)
     known = state.assembled_slugs()  # every page the last assembly listed, the build's or not
     if not kept.keys() <= known:
         return None

@@ -386,12 +386,9 @@ def decide(build: _Build, pages: Mapping[str, PagePlan], sources: list[Read]) ->
         return None
     if state.kept("page_text") is None:
         return None
-    left, hands = state.get_meta(Meta.WIKI_LEFT), handmade.kept(state)
-    if left != build.found.digest():  # wiki/ not as the last build left it: by hand?
-        hands = handmade.changed(state, build.found, left) if left else None
-        if hands is None:
-            return None
-        build.report.hand, build.report.hand_left = hands.told(), left or ""
+    known, hands = _by_hand(build)
+    if not known:
+        return None
     entries = Rows(state.kept_entries, state.kept_entries)
     names = Names.loads(state.kept("names"), entries, Rows(state.kept_names, state.kept_names))
     if names is None or names.fingerprint != by[1]:
@@ -429,6 +426,23 @@ def decide(build: _Build, pages: Mapping[str, PagePlan], sources: list[Read]) ->
         return None
     forgotten = sorted(keep.dropped or [])
     return Quick(names, changed, starts, added, gone, renamed, len(pages), forgotten=forgotten, hands=hands)
+
+
+def _by_hand(build: _Build) -> tuple[bool, handmade.Hands | None]:
+    """Whether wiki/ is as the last build left it but for pages changed by hand (told to the
+    lint summary: Report.hand), and what those are (handmade.py)."""
+    state, found = build.state, build.found
+    left = state.get_meta(Meta.WIKI_LEFT)
+    try:
+        if left == found.digest():
+            return True, handmade.kept(state)
+        hands = handmade.changed(state, found, left) if left else None
+    except handmade.Unreadable:
+        return False, None
+    if hands is None:
+        return False, None
+    build.report.hand, build.report.hand_left = hands.told(), left or ""
+    return True, hands
 
 
 def _kept_as_edited(hands: handmade.Hands, names: Names, pages: Mapping[str, PagePlan]) -> bool:

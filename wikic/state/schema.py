@@ -12,7 +12,7 @@ class Meta(StrEnum):
 
     FORMAT = "format"  # the state format (FORMAT) that wrote the database
     CLEAN = "clean"  # the build's mark of inputs and wiki/ after a clean build ("" after any other)
-    PAGES = "pages"  # pages and actions the last clean build counted: a no-op build reports them
+    PAGES = "pages"  # pages and actions the last finished build counted: a no-op build reports them
     ACTIONS = "actions"
     UPTODATE = "uptodate"  # the no-op check's mark (JSON), with the figures a skipped build reports
     LINT_ACROSS = "lint_across"  # the findings of the rules across pages, by what they read (JSON)
@@ -23,7 +23,7 @@ class Meta(StrEnum):
     SETTLED_LINES = "settled_lines"  # its settled sources' walk lines, paths and hashes (settled.py)
     ASK_SAVED = "ask_saved_mark"  # the build's "clean" mark as it is with a just-saved answer
     ASSEMBLED = "assembled"  # what the last assembly's keys went by (build/assemble.py)
-    WIKI_LEFT = "wiki_left"  # wiki/'s digest as the last clean build left it (build/quick.py)
+    WIKI_LEFT = "wiki_left"  # wiki/'s digest as the last build without errors left it (build/quick.py)
     FOREIGN_LEFT = "foreign_left"  # its pages not the build's, as it left them (build/handmade.py)
     CONFLICTS = "conflicts"  # its pages edited by hand that it kept, as it found them (handmade.py)
     ZEROED = "zeroed"  # "1": every byte deleted since the database was made or last compacted was zeroed
