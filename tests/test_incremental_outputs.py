@@ -505,6 +505,95 @@ def test_a_page_made_by_hand_under_the_slug_of_a_page_the_build_adds_is_the_full
     assert (project.wiki_dir / "sparse-retrieval.md").read_text(encoding="utf-8") == mine
 
 
+def _own_index(project: Project) -> str:
+    return (project.state_dir / "index-own.md").read_text(encoding="utf-8")  # build/ownindex.py
+
+
+INDEX_KEPT: dict[str, Callable[[Project], None]] = {
+    "nothing else": lambda p: None,
+    "source text": _edit_text,
+    "a page's first sentence": _lead_rewritten,  # its line in the build's index
+    "a new link target": _new_link_target,  # pages listed
+    "a hand-made page added": _hand_page_added,
+    "a deleted page": _deleted_page,  # pages taken out
+    "index.md edited again": lambda p: (p.wiki_dir / "index.md").write_text("Ours.\n", encoding="utf-8"),
+}
+
+
+def test_index_md_edited_by_hand_is_kept_and_each_later_edit_patches_the_builds_own(tmp_path: Path) -> None:
+    """The first build after it assembles in full (the index it wrote is not at hand), and
+    keeps the index it makes (build/ownindex.py); each later edit patches that the quick way,
+    wiki/'s kept and the conflict reported, until it is as the build writes it."""
+    project = make_project(tmp_path / "inc", SOURCES)
+    _build(project)
+    index = project.wiki_dir / "index.md"
+    mine = index.read_text(encoding="utf-8") + "\nMine.\n"
+    index.write_text(mine, encoding="utf-8")
+    report = build(project, BuildOptions(explain=True))
+    assert report.ok and not _quick(report) and report.conflicts == ["wiki/index.md"]
+    for kind, edit in INDEX_KEPT.items():
+        edit(project)
+        mine = index.read_text(encoding="utf-8")
+        report = build(project, BuildOptions(explain=True))
+        assert report.ok and _quick(report) and report.conflicts == ["wiki/index.md"], kind
+        kept = {"action": "assemble wiki/index.md", "reason": "hand edit kept (use --force to overwrite)"}
+        assert kept in report.explain, kind
+        assert index.read_text(encoding="utf-8") == mine, kind
+        want = _forced_copy(project, tmp_path / "full")
+        assert _own_index(project).encode() == want["index.md"], kind
+        got = wiki_files(project)
+        assert _without_log(got) | {"index.md": want["index.md"]} == _without_log(want), kind
+    index.write_text(_own_index(project), encoding="utf-8")  # as the build writes it: no conflict
+    report = build(project, BuildOptions(explain=True))
+    assert report.ok and _quick(report) and report.conflicts == []
+    assert report.hand == {"wiki/index.md": "changed"}
+    assert not (project.state_dir / "index-own.md").exists()
+    assert _build(project).nothing_to_do
+    _new_mention(project)
+    assert _quick(build(project, BuildOptions(explain=True)))
+    assert _without_log(wiki_files(project)) == _without_log(_forced_copy(project, tmp_path / "full"))
+
+
+@pytest.mark.parametrize("damage", ["deleted", "changed", "its hash"])
+def test_the_builds_own_index_not_as_kept_means_the_full_way(tmp_path: Path, damage: str) -> None:
+    """Gone, changed or not the one the last build kept (a build killed between writing it and
+    saving): the full assembly makes it anew, and the next edit goes the quick way again."""
+    project = make_project(tmp_path / "inc", SOURCES)
+    _build(project)
+    index = project.wiki_dir / "index.md"
+    index.write_text(index.read_text(encoding="utf-8") + "\nMine.\n", encoding="utf-8")
+    _build(project)
+    own = project.state_dir / "index-own.md"
+    if damage == "deleted":
+        own.unlink()
+    elif damage == "changed":
+        own.write_text(own.read_text(encoding="utf-8").replace("pages.", "pages!"), encoding="utf-8")
+    else:
+        with State.open(project.state_path) as state:
+            state.set_meta(Meta.INDEX_OWN, "0" * 16)
+    _edit_text(project)
+    report = build(project, BuildOptions(explain=True))
+    assert report.ok and not _quick(report) and report.conflicts == ["wiki/index.md"]
+    assert _own_index(project).encode() == _forced_copy(project, tmp_path / "full")["index.md"]
+    _new_mention(project)
+    assert _quick(build(project, BuildOptions(explain=True)))
+    assert _own_index(project).encode() == _forced_copy(project, tmp_path / "full")["index.md"]
+
+
+def test_index_md_kept_as_edited_then_deleted_is_written_again_the_full_way(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "inc", SOURCES)
+    _build(project)
+    index = project.wiki_dir / "index.md"
+    index.write_text(index.read_text(encoding="utf-8") + "\nMine.\n", encoding="utf-8")
+    _build(project)
+    index.unlink()
+    report = build(project, BuildOptions(explain=True))
+    assert report.ok and not _quick(report) and report.conflicts == []
+    assert _without_log(wiki_files(project)) == _without_log(_forced_copy(project, tmp_path / "full"))
+    assert not (project.state_dir / "index-own.md").exists()
+    assert _build(project).nothing_to_do
+
+
 @pytest.mark.parametrize("hand", ["a page edited", "index.md edited", "a page deleted"])
 @pytest.mark.parametrize("made", [False, True])
 def test_a_wiki_not_as_the_last_build_left_it_is_assembled_in_full(

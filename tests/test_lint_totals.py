@@ -419,6 +419,34 @@ def test_pages_not_the_builds_changed_by_hand_are_patched_exactly(tmp_path: Path
         assert report.hand is not None and not {*report.written} & {*report.hand}, what
 
 
+def _index_as_the_build_writes_it(p: Project) -> None:
+    own = (p.state_dir / "index-own.md").read_text(encoding="utf-8")  # build/ownindex.py
+    (p.wiki_dir / "index.md").write_text(own, encoding="utf-8")
+
+
+# index.md edited by hand, kept as it is by every build (build/ownindex.py): (what, edit, the
+# summary's way, index.md's findings in a full lint)
+INDEX_KEPT: list[tuple[str, Callable[[Project], None], str, int]] = [
+    ("index.md edited by hand", _page("index.md", "\n## ", "\nMine.\n\n## "), "counted", 1),  # hand-edit
+    ("pages it does not list added", _new_source, "patched", 4),  # index-drift: not listed, the count
+    ("a source edited", _source("vectors.md", "It trades memory", "It spends memory"), "patched", 4),
+    ("index.md edited again", _page("index.md", "Mine.", "Ours."), "patched", 4),
+    ("a source deleted: a page it lists goes", lambda p: (p.sources_dir / "rag.md").unlink(), "patched", 5),
+    ("index.md as the build writes it", _index_as_the_build_writes_it, "patched", 0),
+]
+
+
+def test_index_md_kept_as_edited_by_hand_is_read_again_by_each_patch(tmp_path: Path) -> None:
+    """Kept as the person left it while pages come and go: what it lists and what it does not
+    changes with them, and each build's summary equals a full lint's."""
+    project = _project(tmp_path / "p")
+    for what, edit, how, found in INDEX_KEPT:
+        edit(project)
+        report, full = _built_and_checked(project, tmp_path, what, how, 6)
+        assert report.conflicts == ([] if found == 0 else ["wiki/index.md"]), what
+        assert len([f for f in full.findings if f.path == "wiki/index.md"]) == found, what
+
+
 def test_pages_that_changed_their_names_are_patched_exactly(tmp_path: Path) -> None:
     """A source retitled keeps its page's slug but not its names, which every link resolves
     against: its names go as they were and come as they are (lint/came.py), and the summary

@@ -22,7 +22,8 @@ from wikic.snapshot import Tree, digest
 from wikic.state import Meta, Rendered, State
 from wikic.wiki.read import resolve_target
 
-SKIP = {"index", "log"}  # wiki/'s own files: never a page of this kind
+INDEX = "index"
+SKIP = {INDEX, "log"}  # wiki/'s own files: never a page of this kind
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,17 @@ class Hands:
     known: set[str] | None  # None: not read (no page changed by hand)
     edited: dict[str, Hand] = field(default_factory=dict)
     conflicts: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def mine(self) -> set[str]:
+        """The build's pages edited by hand, now or before and kept so (index.md apart:
+        ownindex.py): rendered again, so that publish keeps them and says so."""
+        return (self.edited.keys() | self.conflicts.keys()) - {INDEX}
+
+    @property
+    def index(self) -> bool:
+        """Whether index.md is edited by hand, now or before and kept so."""
+        return INDEX in self.edited or INDEX in self.conflicts
 
     def told(self) -> dict[str, str]:
         """What the lint summary is told (Report.hand): rel -> "new", "changed" or "gone"."""
@@ -128,6 +140,8 @@ def changed(state: State, found: Tree, digest_left: str) -> Hands | None:
             hands[stem] = Hand(None, line)
     edited = {slug: Hand(then, pages.get(f"wiki/{slug}.md")) for slug, then in conflicts.items()}
     edited = {slug: hand for slug, hand in edited.items() if hand.now != hand.then}
+    if INDEX in edited and edited[INDEX].now is None:
+        return None  # index.md kept as edited, deleted since: the full way writes it again
     new = [f"wiki/{slug}.md" for slug, hand in hands.items() if hand.then is None]
     if new and state.files_of(new):
         return None

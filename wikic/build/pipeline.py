@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from wikic import snapshot
 from wikic.backends import Backend, make_backend, model_id
-from wikic.build import handmade, quick
+from wikic.build import handmade, ownindex, quick
 from wikic.build.actions import KEEP_MADE, Action, Runner, resolve
 from wikic.build.assemble import Assembled, Assembly, assemble
 from wikic.build.batches import Batches
@@ -124,6 +124,7 @@ class _Build:
     # the pages in wiki/ not the build's, slug -> description, where they changed (None: as the
     # last build left them, or not known): Meta.FOREIGN_LEFT (handmade.py)
     described: dict[str, str] | None = None
+    own_index: str | None = None  # index.md as the build made it (ownindex.py keeps it where kept as edited)
     written: dict[str, Action]  # the write actions settled (_write)
     prose_keys: dict[str, str]
 
@@ -204,6 +205,7 @@ class _Build:
         job = self._assembly(sources, available, prose, kept, keep, files)
         done = assemble(job)
         outputs, self.described = done.outputs, done.described
+        self.own_index = outputs.get("index.md")
         for rel in missing(root, self.state, outputs) if self.opts.explain else []:
             self._explain(f"assemble {rel}", "output missing")
         unchanged = {f"wiki/{name}" for name in done.unchanged}
@@ -444,6 +446,8 @@ class _Build:
             # ...and those of its own it kept as edited by hand (each build says so again)
             kept = [rel[5:-3] for rel in report.conflicts if rel.startswith("wiki/") and rel.endswith(".md")]
             state.set_meta(Meta.CONFLICTS, json.dumps(handmade.lines_of(report.wiki, kept)))
+            own = self.own_index if "wiki/index.md" in report.conflicts else None
+            ownindex.keep(self.project.state_dir, state, own)  # what the next edit patches
             state.set_meta(Meta.PAGES, str(report.pages))
             state.set_meta(Meta.ACTIONS, str(report.ran + report.cached + report.up_to_date))
         else:

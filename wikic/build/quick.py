@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wikic.build import compose, handmade, write
+from wikic.build import compose, handmade, ownindex, write
 from wikic.build.actions import resolve
 from wikic.build.assemble import (
     VERSION,
@@ -236,8 +236,7 @@ def _moved(
 def _kept_edited(edit: Quick) -> set[str]:
     """The build's pages edited by hand (now, or before and kept so): rendered again, so that
     publish keeps them as they are and says so, as each build does."""
-    hands = edit.hands
-    return set(hands.edited) | set(hands.conflicts) if hands is not None else set()
+    return edit.hands.mine if edit.hands is not None else set()
 
 
 def _theirs(slugs: set[str], but: str, names: Names) -> set[str]:
@@ -448,7 +447,7 @@ def _by_hand(build: _Build) -> tuple[bool, handmade.Hands | None]:
 def _kept_as_edited(hands: handmade.Hands, names: Names, pages: Mapping[str, PagePlan]) -> bool:
     """Whether the build's pages edited by hand (now, or before and kept so) are pages it
     still makes under their slugs (it renders them again, and publish keeps them and says so)."""
-    for slug in hands.edited.keys() | hands.conflicts.keys():
+    for slug in hands.mine:
         pid = names.entries.get(slug, ("", "", [], ""))[3]
         if not pid or pid not in pages or pages[pid].slug != slug:
             return False
@@ -499,11 +498,55 @@ def outputs(
     """The edit's pages assembled and published, log.md told, and the build saved
     (pipeline._outputs, the quick way); False where the full assembly must be made, with
     nothing written yet."""
-    edit, root, state, schema = build.edit, build.project.root, build.state, build.schema
+    edit, root, state = build.edit, build.project.root, build.state
     assert edit is not None
-    job = Assembly(
+    job = _assembly(build, edit, sources, pages, prose)
+    forgotten = edit.forgotten  # sources deleted: forgotten everywhere, as the full way does
+    if forgotten and _answers_go(root, state, edit):
+        return False  # the full way removes them, and lists the rest
+    kept_index = edit.hands is not None and edit.hands.index  # wiki/'s edited by hand
+    own = ownindex.kept(build.project.state_dir, state) if kept_index else None  # the build's, patched
+    if kept_index and own is None:
+        return False
+    got = quick_assemble(job, edit, state, (lambda: own) if own else (lambda: _index(root)), root)
+    if got is None:
+        return False
+    done, new_index, same_links = got
+    listing, build.own_index = edit.listing, new_index or own
+    if own is None:
+        build.report.index_same_links = new_index is not None and same_links and not listing
+        build.report.index_listed = new_index is not None and same_links and listing
+    else:  # made again: publish keeps wiki/'s and says so, as each build does
+        new_index = build.own_index
+    written = dict(done.outputs) | ({"index.md": new_index} if new_index is not None else {})
+    gone = [f"wiki/{slug}.md" for slug in edit.gone]
+    records = state.files_of([*(f"wiki/{name}" for name in written), *gone])
+    publish(root, written, set(), state, build.report, False, records, prune=False, remove=gone)
+    state.set_assembled(done.rendered, list(edit.gone), done.by, done.links)
+    if edit.described is not None:
+        build.described = edit.described
+    elif state.get_meta(Meta.FOREIGN_LEFT) is None:  # kept by no build yet (an older wikic's)
+        build.described = _described(root, state.assembled_foreign())
+    _explained(build, edit, len(done.outputs) + len(done.unchanged))
+    before = int(state.get_meta(Meta.PAGES) or len(pages))  # the same pages as then, but those new or gone
+    build.report.pages = before + len(edit.added) - len(edit.gone)
+    scrub = forget.log_scrubber(root, forgotten) if forgotten else None
+    build.logged = append_log(root, state, build.report, scrub=scrub)
+    build._save(sources, pages, mark)
+    # everything else that may hold their text (privacy/forget.py), as the full way does
+    if forgotten and not forget.purge(build.project, state, forgotten)["compacted"]:
+        build.report.warnings.append(forget.NOT_COMPACTED)
+    return True
+
+
+def _assembly(
+    build: _Build, edit: Quick, sources: list[Read], pages: Mapping[str, PagePlan], prose: dict[str, Any]
+) -> Assembly:
+    """What the edit's pages are assembled with (quick_assemble)."""
+    schema = build.schema
+    return Assembly(
         pages,
-        Prose(prose, state),
+        Prose(prose, build.state),
         {},
         LineCounts(Sources(sources)),
         schema.title,
@@ -515,38 +558,17 @@ def outputs(
         writes=build._writes(),
         folder=build.project.state_dir,
     )
-    forgotten = edit.forgotten  # sources deleted: forgotten everywhere, as the full way does
-    if forgotten and _answers_go(root, state, edit):
-        return False  # the full way removes them, and lists the rest
-    got = quick_assemble(job, edit, state, lambda: _index(root), root)
-    if got is None:
-        return False
-    done, new_index, same_links = got
-    listing = edit.listing
-    build.report.index_same_links = new_index is not None and same_links and not listing
-    build.report.index_listed = new_index is not None and same_links and listing
-    written = dict(done.outputs) | ({"index.md": new_index} if new_index is not None else {})
-    gone = [f"wiki/{slug}.md" for slug in edit.gone]
-    records = state.files_of([*(f"wiki/{name}" for name in written), *gone])
-    publish(root, written, set(), state, build.report, False, records, prune=False, remove=gone)
-    state.set_assembled(done.rendered, list(edit.gone), done.by, done.links)
-    if edit.described is not None:
-        build.described = edit.described
-    elif state.get_meta(Meta.FOREIGN_LEFT) is None:  # kept by no build yet (an older wikic's)
-        build.described = _described(root, state.assembled_foreign())
-    build._explain(QUICK, _why(edit, len(done.outputs) + len(done.unchanged)))
+
+
+def _explained(build: _Build, edit: Quick, assembled: int) -> None:
+    """--explain's lines of the quick way, the hand edits kept and the pages written again
+    as the full way says them."""
+    build._explain(QUICK, _why(edit, assembled))
+    for rel in build.report.conflicts:
+        build._explain(f"assemble {rel}", "hand edit kept (use --force to overwrite)")
     for slug, hand in edit.hands.edited.items() if edit.hands is not None else ():
         if hand.now is None:  # deleted by hand: written again, as the full way says
             build._explain(f"assemble wiki/{slug}.md", "output missing")
-    before = int(state.get_meta(Meta.PAGES) or len(pages))  # the same pages as then, but those new or gone
-    build.report.pages = before + len(edit.added) - len(edit.gone)
-    scrub = forget.log_scrubber(root, forgotten) if forgotten else None
-    build.logged = append_log(root, state, build.report, scrub=scrub)
-    build._save(sources, pages, mark)
-    # everything else that may hold their text (privacy/forget.py), as the full way does
-    if forgotten and not forget.purge(build.project, state, forgotten)["compacted"]:
-        build.report.warnings.append(forget.NOT_COMPACTED)
-    return True
 
 
 def _why(edit: Quick, assembled: int) -> str:
@@ -560,7 +582,7 @@ def _why(edit: Quick, assembled: int) -> str:
     hands = edit.hands
     if hands is not None and (hands.pages or hands.edited):
         why += f", for {len(hands.pages) + len(hands.edited)} pages changed by hand"
-    if hands is not None and (mine := hands.conflicts.keys() | hands.edited.keys()):
+    if hands is not None and (mine := hands.mine):
         why += f" ({len(mine)} of the build's, made again: kept where edited)"
     return why + "; the others as the last build left them"
 

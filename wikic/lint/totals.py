@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import sqlite3
 import time
 from collections import Counter
@@ -51,7 +52,7 @@ from wikic.lint.entries import (
     own_rows,
 )
 from wikic.lint.entries import settings_of as own_settings
-from wikic.lint.facts import Facts, facts_of, json_finding, page_of
+from wikic.lint.facts import Facts, facts_of, finding_json, json_finding, page_of
 from wikic.lint.moved import Moved, moved
 from wikic.lint.names import KeptNames
 from wikic.lint.patch import names_read
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     from wikic.snapshot import Tree
 
 Counts = dict[str, int]  # rule -> findings
+Index = tuple[Counts, bool, list[Finding]]  # index.md's counts, its hand edit, its index-drift findings
 KEPT = 2  # the kept summary's format: bump when it changes (the counts are then made again)
 # what a patch reads of it
 FIELDS = {"settings", "wiki", "counts", "hand", "off", "always", "unbuilt", "index", "files"}
@@ -255,7 +257,10 @@ def _patched(
         counts=counts, wiki=after.digest(), how="patched", checked=len(entries), reused=len(blocks.used)
     )
     kept["unbuilt"] = sorted({*unbuilt, *(d for d in deps if d not in seen.source_stats)})
-    _store(seen, state, entries, changed, blocks, json.dumps(kept, ensure_ascii=False), across, gone)
+    # index.md edited by hand (build/ownindex.py): not rewritten, what it lists may not be
+    # there now, which the lint's own store says where it reads it unchanged
+    drift = index[2] if index is not None and INDEX_REL not in report.written else None
+    _store(seen, state, entries, changed, blocks, json.dumps(kept, ensure_ascii=False), across, gone, drift)
     return counts
 
 
@@ -267,7 +272,7 @@ def _index_now(
     written: bool,
     names: KeptNames,
     change: Change,
-) -> tuple[bool, tuple[Counts, bool] | None]:
+) -> tuple[bool, Index | None]:
     """Whether the patch holds for index.md (`written`: the build rewrote it), and its counts
     where it was read again: unless the build says its links are as they were, or that it only
     listed the pages it added or renamed (or took out those gone) where the index had no
@@ -346,10 +351,11 @@ def _store(
     kept: str,
     across: Moved | None = None,
     went: Iterable[str] = (),
+    drift: list[Finding] | None = None,
 ) -> None:
     """The pages read, their sources and blocks, where they changed, and the counts, at once;
     with `across`, the findings across pages as patched and the pages' mentions; the rows of
-    the pages gone (`went`) dropped."""
+    the pages gone (`went`) dropped; with `drift`, index.md's findings of index-drift now."""
     rows, gone = own_rows(entries)
     gone += went
     was = state.lint_deps_of(e.page.rel for e in entries.values())
@@ -373,6 +379,10 @@ def _store(
             saved[Meta.LINT_NAMES_MORE] = across.names.more
             if across.names.folded and across.names.raw is not None:  # or written into the whole
                 saved[Meta.LINT_NAMES] = across.names.raw
+    if drift is not None and (text := saved.get(Meta.LINT_ACROSS) or state.get_meta(Meta.LINT_ACROSS)):
+        data = json.loads(text)
+        data["across"]["index"], data["stored"] = [finding_json(f) for f in drift], secrets.token_hex(8)
+        saved[Meta.LINT_ACROSS] = json.dumps(data, ensure_ascii=False)
     state.save_lint(
         rows, gone, cited, mentions, records, sources, saved, blocks=blocks.changes(), unmentioned=unmentioned
     )
@@ -396,10 +406,13 @@ def _written(
     pages: set[str] = set()
     new: set[str] = set()
     gone: set[str] = set()
-    index = False
+    index = INDEX_REL in report.conflicts  # kept as edited by hand: the names it lists may change
     for rel, kind in by_hand.items():
         if (after.stat(rel) is None) != (kind == "gone"):  # changed again meanwhile
             return None
+        if rel == INDEX_REL:  # index.md edited by hand, kept as it is (build/ownindex.py)
+            index = True
+            continue
         (gone if kind == "gone" else pages).add(rel)
         if kind == "new":
             new.add(rel)
@@ -523,10 +536,10 @@ def _listed(seen: Seen, names: KeptNames, change: Change) -> bool:
     )
 
 
-def _index(seen: Seen, state: State, kept: dict[str, Any], names: KeptNames) -> tuple[Counts, bool] | None:
-    """index.md as the build rewrote it: the counts of its findings (suppressions applied), and
-    whether it differs from what wikic wrote; None where its switches changed or the names the
-    last lint kept are not at hand."""
+def _index(seen: Seen, state: State, kept: dict[str, Any], names: KeptNames) -> Index | None:
+    """index.md as the build rewrote it: the counts of its findings (suppressions applied),
+    whether it differs from what wikic wrote, and its findings of index-drift; None where its
+    switches changed or the names the last lint kept are not at hand."""
     off: dict[str, list[str]] = kept["off"]
     page = read_page(seen.project.root / INDEX_REL, INDEX_REL)
     if sorted(page.disabled) != off.get(INDEX_REL, []):
@@ -540,9 +553,10 @@ def _index(seen: Seen, state: State, kept: dict[str, Any], names: KeptNames) -> 
         found = list(rules.index_findings(decoded[0], page))
     wrote = state.written_hashes_of([INDEX_REL]).get(INDEX_REL, "") if page.hash else ""
     hand = bool(wrote) and page.hash != wrote
+    drift = list(found)
     if hand and "hand-edit" in seen.levels:
         found.append(_hand(INDEX_REL))
-    return dict(_tally(found, off)), hand
+    return dict(_tally(found, off)), hand, drift
 
 
 def _moved(project: Project, state: State, unbuilt: list[str]) -> set[str]:
@@ -616,7 +630,7 @@ def _apply(
     kept: dict[str, Any],
     entries: dict[str, Entry],
     hand: set[str],
-    index: tuple[Counts, bool] | None = None,
+    index: Index | None = None,
     across: Moved | None = None,
     new: Iterable[str] = (),
     gone: set[str] | None = None,

@@ -1,0 +1,47 @@
+"""index.md as the build makes it, kept while the one in wiki/ is edited by hand: publish
+keeps the person's and every build says so, until it is as the build writes it or --force.
+An edit assembled the quick way patches this text (indexpatch.py), not wiki/'s, which is
+not the build's; where none is kept, or not the one the last build kept (Meta.INDEX_OWN holds
+its hash: a build killed between writing it and saving), the full assembly makes index.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from wikic.fsutil import atomic_write
+from wikic.hashing import bytes_hash
+from wikic.state import Meta, State
+
+NAME = "index-own.md"  # in the state folder (.wikic/)
+
+
+def keep(folder: Path, state: State, text: str | None) -> None:
+    """What the next build patches: `text`, index.md as this build made it, where it kept
+    wiki/'s as edited by hand; None: nothing (wiki/'s is the build's)."""
+    path = folder / NAME
+    if text is None:
+        if state.get_meta(Meta.INDEX_OWN) is not None:
+            state.delete_meta(Meta.INDEX_OWN)
+            path.unlink(missing_ok=True)
+        return
+    data = text.encode("utf-8")
+    atomic_write(path, data)
+    state.set_meta(Meta.INDEX_OWN, bytes_hash(data))
+
+
+def kept(folder: Path, state: State) -> str | None:
+    """index.md as the last build made it, where it kept wiki/'s as edited by hand; None:
+    none kept, or not the one that build kept."""
+    want = state.get_meta(Meta.INDEX_OWN)
+    if not want:
+        return None
+    try:
+        data = (folder / NAME).read_bytes()
+    except OSError:
+        return None
+    if bytes_hash(data) != want:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
