@@ -222,6 +222,11 @@ class Schema(Strict):
     def type_names(self) -> list[str]:
         return type_names_of(self)
 
+    def index_order(self) -> list[str]:
+        """The types in the order index.md lists their pages: the schema's, then the source
+        pages and the saved answers (the others after them, by name)."""
+        return [*self.type_names(), "source", "answer"]
+
 
 def _line_index(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
     import yaml

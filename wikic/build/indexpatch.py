@@ -1,9 +1,10 @@
 """index.md patched by an edit assembled the quick way (quick.py), not made again from every
 page's entry: the lines of the pages whose description changed made again where they are,
 and the lines of pages new put in their place (by title, then slug, in their type's part)
-and those of pages gone taken out, with the count of pages. Where the index is not as
-assemble.render_index made it (a line not found once, a part new or emptied), None: the
-full assembly makes it."""
+and those of pages gone taken out, with the count of pages; a type's part made where its
+first page comes (in the schema's order of types), and taken out where its last goes. Where
+the index is not as assemble.render_index made it (a line not found once, a part whose type
+it cannot tell), None: the full assembly makes it."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ class Listed:
     added: list[Listing]
     gone: list[Listing]
     title: Callable[[str], str]  # slug -> title, of every page the index lists
+    order: list[str]  # the types in the order their parts come (Assembly.type_order)
 
     def apply(self, index: str) -> str | None:
         """`index` (unsealed) with the pages new and gone listed and counted; None where it
@@ -41,8 +43,15 @@ class Listed:
         # lines of the pages gone too (their titles as they were)
         gone = {slug: title for slug, title, _, _ in self.gone}
         for slug, title, kind, description in sorted(self.added, key=lambda a: (a[1].casefold(), a[0])):
+            if "\n" in description:
+                return None
             part = self._part(lines, start, kind)
-            if not isinstance(part, tuple) or "\n" in description:
+            if part is None:  # its type's first page: the part made where the type comes
+                if (at := self._new_part(lines, start, kind)) is None:
+                    return None
+                lines[at:at] = [f"## {type_heading(kind)}", "", index_line(slug, title, description), ""]
+                continue
+            if part is False:
                 return None
             first, end = part
             at = self._place(lines, first, end, (title.casefold(), slug), gone)
@@ -54,10 +63,14 @@ class Listed:
                 return None
             index = index.replace(was, "\n")
         lines = index.split("\n")
-        kinds = {kind for _, _, kind, _ in [*self.gone, *self.added]}
-        if any(not isinstance(self._part(lines, start, kind), tuple) for kind in kinds):
-            return None
-        return index
+        for kind in {kind for _, _, kind, _ in [*self.gone, *self.added]}:
+            part = self._part(lines, start, kind)
+            if part is False:  # its last page gone: the part too, with the blank lines it made
+                at = lines.index(f"## {type_heading(kind)}", start)
+                del lines[at : at + 3]
+            elif part is None:
+                return None
+        return "\n".join(lines)
 
     def _part(self, lines: list[str], start: int, kind: str) -> tuple[int, int] | None | bool:
         """The lines of a type's part (first, end); None: no such part; False: empty."""
@@ -73,6 +86,25 @@ class Listed:
         if end < len(lines) and lines[end] != "":  # a line not of render_index's making
             return None
         return (first, end) if end > first else False
+
+    def _new_part(self, lines: list[str], start: int, kind: str) -> int | None:
+        """Where the part of a type that has none goes: before the first part of a type that
+        comes after it (render_index: the schema's types in its order, then the others by
+        name), else at the end; None where it comes among parts whose types it cannot tell."""
+        kinds = [*self.order, *(a[2] for a in self.added), *(g[2] for g in self.gone)]
+        headings = {type_heading(k): k for k in kinds}
+        rank = self._rank(kind)
+        for at in range(start, len(lines)):
+            if lines[at].startswith("## "):
+                there = headings.get(lines[at][3:])
+                if there is None:  # a type the schema does not name: after every one it names
+                    return at if kind in self.order else None
+                if self._rank(there) > rank:
+                    return at
+        return len(lines)
+
+    def _rank(self, kind: str) -> tuple[int, str]:
+        return (0, f"{self.order.index(kind):09d}") if kind in self.order else (1, kind)
 
     def _place(
         self, lines: list[str], first: int, end: int, key: tuple[str, str], gone: dict[str, str]
@@ -135,8 +167,10 @@ def listed(
     added: dict[str, tuple[str, str]],
     gone: list[Listing],
     titles: Callable[[str], str],
+    order: list[str],
 ) -> Listed:
-    """The Listed of the pages `added` (slug -> (type, description); titled by `titles`)."""
+    """The Listed of the pages `added` (slug -> (type, description); titled by `titles`), in
+    an index whose types' parts come in `order`."""
     title, scope = head_of
     new = [(slug, titles(slug), kind, description) for slug, (kind, description) in added.items()]
-    return Listed(index_head(title, scope), new, gone, titles)
+    return Listed(index_head(title, scope), new, gone, titles, order)

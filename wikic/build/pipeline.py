@@ -242,7 +242,7 @@ class _Build:
             {s.path: s.lines for s in sources},
             self.schema.title,
             self.schema.scope,
-            [*self.schema.type_names(), "source", "answer"],
+            self.schema.index_order(),
             kept,
             {} if force else self.state.assembled(),
             set() if force else intact(root, files, self.found.stats),

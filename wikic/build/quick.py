@@ -166,7 +166,7 @@ def _index_patched(
             (slug, e[0], e[1], (gone.get(slug) or previous[slug]).description)
             for slug, e in change.gone.items()
         ]
-        listing = listed((job.title, job.scope), new, old, titles)
+        listing = listed((job.title, job.scope), new, old, titles, job.type_order)
     return patched_index(index, titles, previous, rendered, listing)
 
 
@@ -551,7 +551,7 @@ def _assembly(
         LineCounts(Sources(sources)),
         schema.title,
         schema.scope,
-        [],
+        schema.index_order(),
         page_starts=edit.starts,
         prose_keys=build.prose_keys,
         token=build.kept_plan.token,

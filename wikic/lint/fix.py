@@ -100,7 +100,7 @@ def index_text(project: Project, schema: Schema) -> str:
             entries.append(foreign_entry(path.stem, path.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError):
             continue
-    types = [*schema.type_names(), "source", "answer"]
+    types = schema.index_order()
     return render_index(schema.title, schema.scope, entries, types)
 
 
