@@ -403,6 +403,27 @@ HAND: list[tuple[str, Callable[[Project], None], tuple[str, int]]] = [
         ),
         ("orphan-page", 1),  # it links to the orphan
     ),
+    # ...edited or deleted by hand: patched from what the last summary kept of it
+    ("the answer's link gone", _page("what-is-chunking.md", " and [[Fourth notes]]", ""), ("orphan-page", 2)),
+    (
+        "a link to a page new",
+        _page("what-is-chunking.md", "[[Chunking]]", "[[Fifth notes]]"),
+        ("broken-link", 5),
+    ),
+    (
+        "that page made",
+        lambda p: (p.wiki_dir / "fifth-notes.md").write_text(
+            "---\ntitle: Fifth notes\ntype: concept\n---\n\n# Fifth notes\n\nSee [[HNSW]].\n"
+        ),
+        ("broken-link", 4),
+    ),
+    ("the page it links to deleted", lambda p: (p.wiki_dir / "fifth-notes.md").unlink(), ("broken-link", 5)),
+    (
+        "the answer retitled, an alias not a list",  # a finding of its own (frontmatter)
+        _page("what-is-chunking.md", "title: what is chunking?", "title: Overlaps\naliases: Chunks"),
+        ("frontmatter", 1),
+    ),
+    ("the answer deleted", lambda p: (p.wiki_dir / "what-is-chunking.md").unlink(), ("frontmatter", 0)),
 ]
 
 
@@ -417,6 +438,25 @@ def test_pages_not_the_builds_changed_by_hand_are_patched_exactly(tmp_path: Path
         report, full = _built_and_checked(project, tmp_path, what, "patched", 6)
         assert sum(f.rule == rule for f in full.findings) == found, what
         assert report.hand is not None and not {*report.written} & {*report.hand}, what
+
+
+def test_a_saved_answer_changed_since_the_lint_read_it_is_not_kept_as_it_was(tmp_path: Path) -> None:
+    """What the summary keeps of a saved answer for the next patch is what the lint read of it:
+    one changed since (by hand, while the build ran) is kept as nothing, and the next build
+    that finds it so counts again."""
+    project = _project(tmp_path / "p")
+    answer = project.wiki_dir / "what-is-chunking.md"
+    answer.write_text(
+        "---\ntitle: what is chunking?\ntype: answer\nquestion: what is chunking?\ncites:\n- chunking\n"
+        "---\n\n# what is chunking?\n\nChunks overlap, as [[Chunking]] says.\n",
+        encoding="utf-8",
+    )
+    _build(project)
+    rel = "wiki/what-is-chunking.md"
+    with State.open(project.state_path) as state:
+        assert rel in totals._answers(project, state, state.lint_always())
+        answer.write_text(answer.read_text(encoding="utf-8").replace("[[Chunking]]", "[[HNSW]]"))
+        assert rel not in totals._answers(project, state, state.lint_always())
 
 
 def _index_as_the_build_writes_it(p: Project) -> None:

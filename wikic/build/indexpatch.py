@@ -51,7 +51,7 @@ class Listed:
                     return None
                 lines[at:at] = [f"## {type_heading(kind)}", "", index_line(slug, title, description), ""]
                 continue
-            if part is False:
+            if not isinstance(part, tuple):  # its part there, empty: not render_index's
                 return None
             first, end = part
             at = self._place(lines, first, end, (title.casefold(), slug), gone)

@@ -13,7 +13,9 @@ its findings taken for those it had (kept apart: "index"); not read at all where
 only changed plain descriptions in it (Report.index_same_links: its links are as they were).
 Pages the build added, removed or renamed (their names changed) are patched too (came.py),
 and so are the pages changed by hand since (hand-made pages, saved answers, the build's own
-pages edited), where the build tells which (Report.hand: build/handmade.py). Anything else
+pages edited), where the build tells which (Report.hand: build/handmade.py); the saved answers,
+which the lint reads again each time and keeps no facts of, by what the kept counts keep of
+them ("answers": what the rules across pages read of each). Anything else
 (the first build, a build killed before its lint, index.md edited by hand, other rules,
 settings or wikic, --force) is the cached lint (cache.py), whose counts are kept anew;
 `wikic lint` and `wikic site`, which store the cache, keep theirs so (linted). Same counts as
@@ -42,6 +44,7 @@ from wikic.lint.context import Context, Finding
 from wikic.lint.entries import (
     CACHED,
     FACTS,
+    HASH,
     ORPHANABLE,
     OWN,
     Entry,
@@ -72,7 +75,7 @@ Counts = dict[str, int]  # rule -> findings
 Index = tuple[Counts, bool, list[Finding]]  # index.md's counts, its hand edit, its index-drift findings
 KEPT = 2  # the kept summary's format: bump when it changes (the counts are then made again)
 # what a patch reads of it
-FIELDS = {"settings", "wiki", "counts", "hand", "off", "always", "unbuilt", "index", "files"}
+FIELDS = {"settings", "wiki", "counts", "hand", "off", "always", "answers", "unbuilt", "index", "files"}
 INDEX_REL = f"wiki/{INDEX}"
 
 
@@ -185,6 +188,7 @@ def _counted(
     if after is not None and after.complete:
         always = state.lint_always()
         own = [f for f in done.findings if f.rule in OWN]
+        answers = _answers(project, state, always)
         kept = {
             "settings": mark,
             "wiki": after.digest(),
@@ -192,6 +196,7 @@ def _counted(
             "hand": sorted(f.path for f in done.findings if f.rule == "hand-edit"),
             "off": off,
             "always": {rel: dict(_tally([f for f in own if f.path == rel], off)) for rel in always},
+            "answers": answers,
             "unbuilt": state.lint_unbuilt_sources(),
             "index": dict(_tally([f for f in done.findings if f.path == INDEX_REL], off)),
             "files": sorted(done.files),  # the attachments: a link to one is not broken
@@ -200,6 +205,20 @@ def _counted(
         }
         state.set_meta(Meta.LINT_TOTALS, json.dumps(kept, ensure_ascii=False))
     return done, counts
+
+
+def _answers(project: Project, state: State, always: list[str]) -> dict[str, Facts]:
+    """The pages read again by every lint (saved answers) that the rules across pages read as
+    any page (their facts, which the lint keeps none of), as the lint just read them: what
+    the next patch takes them to have been."""
+    records = state.lint_records_of(always)
+    found: dict[str, Facts] = {}
+    for rel in always:
+        page = read_page(project.root / rel, rel)
+        facts = facts_of(page, answer=True)
+        if facts is not None and rel in records and records[rel][HASH] == page.hash:
+            found[rel] = facts
+    return found
 
 
 # --- the patched count ---------------------------------------------------------------
@@ -220,8 +239,9 @@ def _patched(
     if made is None:
         return None
     written, index_written, new, gone = made
-    if gone & {*kept["always"], *kept["off"]}:
-        return None  # a page gone read each time, or with switches
+    answers: dict[str, Facts] = kept["answers"]
+    if gone & ({*kept["always"], *kept["off"]} - answers.keys()):
+        return None  # a page gone read each time (but a saved answer), or with switches
     unbuilt: list[str] = kept["unbuilt"]
     # the sources the build read again (one edited after it read it is read by the next build,
     # whose summary checks its pages: as for a page edited after the build wrote it)
@@ -232,7 +252,7 @@ def _patched(
         return None
     pages, changed_facts = read
     names = KeptNames.stored(state, set(kept["files"]))
-    was = {rel: json.loads(f) for rel, f in state.lint_facts(sorted(set(changed_facts) - new)).items()}
+    was = _was(state, answers, changed_facts, new)
     # pages that came, went or changed their names, and those that name them
     change = _change(seen, state, kept, names, pages, changed_facts, was, new, gone)
     if change is None:
@@ -256,12 +276,36 @@ def _patched(
     kept.update(
         counts=counts, wiki=after.digest(), how="patched", checked=len(entries), reused=len(blocks.used)
     )
+    _answers_now(answers, pages, gone)
     kept["unbuilt"] = sorted({*unbuilt, *(d for d in deps if d not in seen.source_stats)})
-    # index.md edited by hand (build/ownindex.py): not rewritten, what it lists may not be
-    # there now, which the lint's own store says where it reads it unchanged
-    drift = index[2] if index is not None and INDEX_REL not in report.written else None
-    _store(seen, state, entries, changed, blocks, json.dumps(kept, ensure_ascii=False), across, gone, drift)
+    saved = json.dumps(kept, ensure_ascii=False)
+    _store(seen, state, entries, changed, blocks, saved, across, gone, _drift(report, index))
     return counts
+
+
+def _drift(report: Report, index: Index | None) -> list[Finding] | None:
+    """index.md's findings of index-drift, where it was read again but not rewritten: edited by
+    hand (build/ownindex.py), what it lists may not be there now, which the lint's own store
+    says where it reads it unchanged."""
+    return index[2] if index is not None and INDEX_REL not in report.written else None
+
+
+def _was(state: State, answers: dict[str, Facts], changed: list[str], new: set[str]) -> dict[str, Facts]:
+    """The stored facts of the pages read whose facts changed (a saved answer's: as the kept
+    counts keep them), but those new."""
+    was = {rel: json.loads(f) for rel, f in state.lint_facts(sorted(set(changed) - new)).items()}
+    return was | {rel: answers[rel] for rel in changed if rel in answers and rel not in new}
+
+
+def _answers_now(answers: dict[str, Facts], pages: Read, gone: set[str]) -> None:
+    """What the kept counts keep of the saved answers, as read now, for the next patch."""
+    for rel in gone:
+        answers.pop(rel, None)
+    for rel, got in pages.items():
+        if got[1] is None and (facts := _read_facts(got)) is not None:
+            answers[rel] = facts
+        elif got[1] is None:
+            answers.pop(rel, None)
 
 
 def _index_now(
@@ -302,9 +346,8 @@ def _across(
     if not changed_facts and change.gone is None:
         return None, names
     # what the rules across pages read of them changed: patched from before and after (a
-    # saved answer new: as a full lint reads it, which keeps no facts of it)
-    new = change.added.pages.keys() - was.keys() if change.added is not None else set()
-    now = {rel: facts for rel in changed_facts if (facts := _facts_now(pages[rel], rel in new)) is not None}
+    # saved answer: as a full lint reads it, which keeps no facts of it)
+    now = {rel: facts for rel in changed_facts if (facts := _read_facts(pages[rel])) is not None}
     if len(now) != len(changed_facts):  # a page always read again: no facts to patch from
         return None
     thresholds = (seen.schema.lint.missing_page_threshold, seen.schema.lint.duplicate_threshold)
@@ -315,9 +358,11 @@ def _across(
     return across, across.names if across.names is not None else names
 
 
-def _facts_now(read: tuple[Page, Facts | None, Any, Any], new: bool) -> Facts | None:
+def _read_facts(read: tuple[Page, Facts | None, Any, Any]) -> Facts | None:
+    """What the rules across pages read of a page read: its facts, or a saved answer's, which
+    the lint keeps none of (read again each time), as a full lint reads it."""
     page, facts = read[0], read[1]
-    return facts if facts is not None or not new else facts_of(page, answer=True)
+    return facts if facts is not None else facts_of(page, answer=True)
 
 
 class _Blocks:
@@ -452,10 +497,13 @@ def _change(
     pages whose findings across pages that can change though their facts did not, with those
     facts: those whose names text names one, and those that may treat a topic key no page has
     now as a topic (their names text holds each of its words). None where a page gone has no
-    stored facts, or a page read again each time names one or such a key (it has no facts to
-    patch from)."""
-    renamed = {rel for rel, old in was.items() if names_read(old) != names_read(pages[rel][1] or old)}
+    stored facts, or a page read again each time (but a saved answer) names one or such a key
+    (it has no facts to patch from)."""
+    renamed = {
+        rel for rel, old in was.items() if names_read(old) != names_read(_read_facts(pages[rel]) or old)
+    }
     stored = {rel: json.loads(f) for rel, f in state.lint_facts(sorted(gone)).items()}
+    stored |= {rel: kept["answers"][rel] for rel in gone if rel in kept["answers"]}
     if len(stored) != len(gone):
         return None
     went = added = None
@@ -473,10 +521,11 @@ def _change(
     assert keys is not None
     found = strings([*(went.pages.values() if went else ()), *(added.pages.values() if added else ())])
     words = [key.split() for key, n in keys.items() if n == 0 and key]
-    for rel in kept["always"]:
+    always = set()  # those of the pages read again each time that may say otherwise now
+    for rel in kept["always"].keys() - gone:
         text = pages[rel][0].text.casefold()
         if any(s in text for s in found) or any(all(w in text for w in ws) for ws in words):
-            return None
+            always.add(rel)
     # the pages whose names text holds a name or slug gone, or every word of a key gone, each
     # a whole word ("504" of "note 504" is not one in "note 1504"; a key's word may have lost an s)
     bounded = [[re.compile(rf"{re.escape(w)}s?(?!\w)") for w in ws] for ws in words]
@@ -485,7 +534,7 @@ def _change(
         for rel, text in state.lint_texts([[s] for s in found] + words)
         if any(s in text for s in found) or any(all(_whole(w, text) for w in ws) for ws in bounded)
     }
-    relinked = _facts_of(state, pages, named - gone - new - set(changed))
+    relinked = _facts_of(state, pages, (named | always) - gone - new - set(changed))
     return None if relinked is None else Change(went, added, renamed, relinked)
 
 
@@ -494,7 +543,7 @@ def _facts_of(state: State, pages: Read, rels: set[str]) -> dict[str, Facts] | N
     again each time)."""
     found: dict[str, Facts] = {}
     for rel in sorted(rels & pages.keys()):
-        facts = pages[rel][1]
+        facts = _read_facts(pages[rel])
         if facts is None:
             return None
         found[rel] = facts
@@ -655,10 +704,12 @@ def _apply(
             {rel for rel in kept["hand"] if rel != INDEX_REL} | ({INDEX_REL} if index[1] else set())
         )
     cached = [e.page.rel for e in entries.values() if e.facts is not None and e.page.rel not in new]
-    cached += sorted(gone)
+    cached += sorted(gone - always.keys())
     before = state.lint_own_of(cached)
     if len(before) != len(cached):
         return None
+    for rel in gone & always.keys():  # a saved answer gone (_patched): its own findings kept apart
+        counts.subtract(always.pop(rel))
     for findings in before.values():
         counts.subtract(_tally((json_finding(f) for f in json.loads(findings)), off))
     read = {e.page.rel for e in entries.values()} | gone
