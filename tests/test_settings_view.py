@@ -51,7 +51,7 @@ def test_a_view_answers_as_the_validated_model(name: str) -> None:
         assert _typed(view.model_dump(mode=mode)) == _typed(BaseModel.model_dump(model, mode=mode))
         assert _typed(view.lint.model_dump(mode=mode)) == _typed(BaseModel.model_dump(model.lint, mode=mode))
     assert _typed(view.model.params()) == _typed(model.model.params())
-    assert view.type_names() == model.type_names()
+    assert view.type_names() == model.type_names() and view.index_order() == model.index_order()
     assert [t.model_dump() for t in view.page_types] == [t.model_dump() for t in model.page_types]
     # anything else is the model's own: options, JSON, copies
     assert view.model_dump(exclude={"ask"}) == model.model_dump(exclude={"ask"})

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from wikic.errors import ConfigError
-from wikic.settingsview import NotPlain, dumped, params_of, type_names_of
+from wikic.settingsview import NotPlain, dumped, index_order_of, params_of, type_names_of
 
 if TYPE_CHECKING:  # imported where a schema.yaml is parsed: one validated before is not
     import yaml
@@ -225,7 +225,7 @@ class Schema(Strict):
     def index_order(self) -> list[str]:
         """The types in the order index.md lists their pages: the schema's, then the source
         pages and the saved answers (the others after them, by name)."""
-        return [*self.type_names(), "source", "answer"]
+        return index_order_of(self)
 
 
 def _line_index(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:

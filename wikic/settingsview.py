@@ -1,6 +1,6 @@
 """Settings as kept (settings.py), read without pydantic: a plain view of each validated
 model, its fields as attributes and its fields set, with the methods a build calls of
-them (`params`, `type_names`, `model_dump` without options). Anything else pydantic's
+them (`params`, `type_names`, `index_order`, `model_dump` without options). Anything else pydantic's
 models answer (`model_dump_json`, `model_copy`, ...) is asked of the model itself, made
 from the view at the first such call (pydantic imported then). An edit whose schema.yaml
 was validated before never imports pydantic (0.1-0.2 s of its start).
@@ -45,6 +45,11 @@ def params_of(model: Any) -> dict[str, Any]:
 def type_names_of(schema: Any) -> list[str]:
     """The page types' names (config.Schema.type_names)."""
     return [t.name for t in schema.page_types]
+
+
+def index_order_of(schema: Any) -> list[str]:
+    """The types in the order index.md lists their pages (config.Schema.index_order)."""
+    return [*type_names_of(schema), "source", "answer"]
 
 
 class NotPlain(Exception):
@@ -124,6 +129,9 @@ class SchemaView(View):
 
     def type_names(self) -> list[str]:
         return type_names_of(self)
+
+    def index_order(self) -> list[str]:
+        return index_order_of(self)
 
 
 def _named(name: str, base: type[View]) -> type[View]:

@@ -623,8 +623,12 @@ def _foreign(root: Path, slug: str) -> PageEntry | None:
 
 
 def _answers_go(root: Path, state: State, edit: Quick) -> bool:
-    """Whether a saved answer cites only pages that go (the full way removes it)."""
-    answers = [root / "wiki" / f"{slug}.md" for slug in state.assembled_foreign()]
+    """Whether a saved answer cites only pages that go (the full way removes it): of those the
+    last assembly listed, and those new in wiki/ since (handmade.py)."""
+    slugs = set(state.assembled_foreign())
+    if edit.hands is not None:
+        slugs |= {slug for slug, hand in edit.hands.pages.items() if hand.now is not None}
+    answers = [root / "wiki" / f"{slug}.md" for slug in sorted(slugs)]
     return any(True for _ in forget.answers_citing(answers, set(edit.gone)))
 
 
