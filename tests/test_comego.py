@@ -247,3 +247,28 @@ def test_the_entries_having_names_are_those_whose_names_hold_them(tmp_path: Path
             names = {n.casefold().strip() for n in asked}
             expected = {slug: e for slug, e in entries.items() if names_of(e) & names}
             assert state.kept_entries_having(names) == expected, asked
+
+
+def test_every_pages_links_written_anew_are_read_back_by_either_end_with_their_index(tmp_path: Path) -> None:
+    """An assembly that writes every page's links makes the table anew, its index by page
+    dropped while it writes (state/incremental.py): the links read back from either end, the
+    index there after, and an edit's links written over them as before."""
+    links = {"a": ["b", "c"], "b": ["a"], "c": ["a", "b"]}
+    with State.open(tmp_path / "state.db") as state:
+        for _ in range(2):  # into an empty table, then over a full one
+            state.set_assembled({}, [], "", Links(True, links, []))
+            assert state.links_of(["a", "b", "c", "d"]) == {k: set(v) for k, v in links.items()} | {
+                "d": set()
+            }
+            assert state.linked_from(["a"]) == {"a": {"b", "c"}}
+            indexes = {row[1] for row in state.db.execute("PRAGMA index_list(assembled_links)")}
+            assert "assembled_links_slug" in indexes
+            plan = " ".join(
+                str(r)
+                for r in state.db.execute(
+                    "EXPLAIN QUERY PLAN SELECT target FROM assembled_links WHERE slug = 'a'"
+                )
+            )
+            assert "assembled_links_slug" in plan
+        state.set_assembled({}, ["c"], "", Links(False, {"a": ["b"]}, ["c"]))
+        assert state.links_of(["a", "b", "c"]) == {"a": {"b"}, "b": {"a"}, "c": set()}
