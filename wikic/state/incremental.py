@@ -8,7 +8,6 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from operator import itemgetter
 
 from wikic.state.connection import Tables, holding
 from wikic.state.schema import LINKS_BY_SLUG, Meta
@@ -307,15 +306,15 @@ class IncrementalTables(Tables):
             if links is None:  # what it links to is not known: no assembly goes by it
                 self.db.execute("DELETE FROM kept WHERE name = 'names'")
                 return
-            edges = [(slug, target) for slug, targets in links.edges.items() for target in targets]
+            edges = [(target, slug) for slug, targets in links.edges.items() for target in targets]
             if links.every:  # every page's links again: the table made anew, in its key's order
                 self.db.execute("DELETE FROM assembled_links")
                 self.db.execute("DROP INDEX IF EXISTS assembled_links_slug")
-                edges.sort(key=itemgetter(1, 0))
+                edges.sort()
             else:
                 drop = [*links.dropped, *links.edges]
                 self.db.executemany("DELETE FROM assembled_links WHERE slug=?", [(slug,) for slug in drop])
-            self.db.executemany("INSERT INTO assembled_links VALUES (?, ?)", edges)
+            self.db.executemany("INSERT INTO assembled_links (target, slug) VALUES (?, ?)", edges)
             if links.every:
                 self.db.execute(LINKS_BY_SLUG)
             left = [(slug,) for slug in links.dropped]
