@@ -23,6 +23,7 @@ process, as a user runs it:
 - a source deleted: those sources deleted again, one build each; the same figures;
 - a source moved: sources/s00001.md moved to a folder and back, in turn; the same figures;
 - a hand-made page: wiki/my-reading-list.md added, then its links edited; the same figures;
+- a saved answer: wiki/what-is-it.md written, its link edited, deleted, in turn; the same figures;
 - peak memory: the largest ru_maxrss of the child processes;
 - ninja: the same graph as a build.ninja (N sources -> N digests -> one output
   per page with the page's sources as inputs -> index.md), built once, then its
@@ -206,6 +207,7 @@ class SizeResult:
     removed: dict[str, Any] = field(default_factory=dict)
     moved: dict[str, Any] = field(default_factory=dict)
     hand: dict[str, Any] = field(default_factory=dict)
+    answer: dict[str, Any] = field(default_factory=dict)
     ninja: dict[str, Any] = field(default_factory=dict)
     floor: dict[str, Any] = field(default_factory=dict)
     peak_mb: float = 0.0
@@ -329,9 +331,12 @@ def measure(n: int, latency: float, args: argparse.Namespace, base: Path) -> Siz
     say(f"[{n}] a source deleted {res.removed['wall']:.2f}s, {res.removed['ways']}")
     res.moved, moved_peak = moved(root, args.edits, log)
     say(f"[{n}] a source moved {res.moved['wall']:.2f}s, {res.moved['ways']}")
-    res.hand, hand_peak = by_hand(root, args.edits, log, [p.title for p in pages if p.type == "source"][:3])
+    titles = [p.title for p in pages if p.type == "source"][:3]
+    res.hand, hand_peak = by_hand(root, args.edits, log, titles)
     say(f"[{n}] a hand-made page {res.hand['wall']:.2f}s, {res.hand['ways']}")
-    res.peak_mb = max(peak, add_peak, removed_peak, moved_peak, hand_peak)
+    res.answer, answer_peak = answered(root, args.edits, log, titles)
+    say(f"[{n}] a saved answer {res.answer['wall']:.2f}s, {res.answer['ways']}")
+    res.peak_mb = max(peak, add_peak, removed_peak, moved_peak, hand_peak, answer_peak)
 
     if args.profile and n == max(args.sizes):
         res.profile = profile(root, base, args.edits + 1, args.top)
@@ -375,6 +380,26 @@ def by_hand(root: Path, times: int, log: Path, titles: list[str]) -> tuple[dict[
         links = f"[[{titles[0]}]] and [[{titles[1 + k % 2]}]]"
         page.write_text(
             f"---\ntitle: My reading list\ntype: concept\n---\n\nRead {links}.\n", encoding="utf-8"
+        )
+
+    return changed(root, times, log, change)
+
+
+def answered(root: Path, times: int, log: Path, titles: list[str]) -> tuple[dict[str, Any], float]:
+    """A saved answer (as `wikic ask --save` files one) written into wiki/, then its link
+    edited, then deleted, in turn: the wiki's first answer, so index.md gains its part of
+    answers and loses it again (build/indexpatch.py), and the lint summary patches it from
+    what it kept of it (lint/totals.py)."""
+    page = root / "wiki" / "what-is-it.md"
+
+    def change(k: int) -> None:
+        if k % 3 == 2:
+            page.unlink()
+            return
+        page.write_text(
+            "---\ntitle: What is it?\ntype: answer\nquestion: What is it?\n---\n\n"
+            f"# What is it?\n\nSee [[{titles[k % 3]}]].\n",
+            encoding="utf-8",
         )
 
     return changed(root, times, log, change)
@@ -457,6 +482,7 @@ def table(results: list[SizeResult]) -> str:
         "source deleted (cpu)",
         "source moved (cpu)",
         "hand-made page (cpu)",
+        "saved answer (cpu)",
         "peak MB",
     ]
     rows = []
@@ -480,6 +506,7 @@ def table(results: list[SizeResult]) -> str:
                 f"{ms(r.removed['wall'])} ({ms(r.removed['cpu'])})" if r.removed else "n/a",
                 f"{ms(r.moved['wall'])} ({ms(r.moved['cpu'])})" if r.moved else "n/a",
                 f"{ms(r.hand['wall'])} ({ms(r.hand['cpu'])})" if r.hand else "n/a",
+                f"{ms(r.answer['wall'])} ({ms(r.answer['cpu'])})" if r.answer else "n/a",
                 f"{r.peak_mb:.0f}",
             ]
         )
@@ -518,7 +545,11 @@ def targets(results: list[SizeResult]) -> list[str]:
         + ("met" if edit <= edit_target else "NOT met")
     )
     kinds = (("a source added", big.add), ("a source deleted", big.removed), ("a source moved", big.moved))
-    for what, one in (*kinds, ("a hand-made page added or edited", big.hand)):
+    hands = (
+        ("a hand-made page added or edited", big.hand),
+        ("a saved answer saved, edited or deleted", big.answer),
+    )
+    for what, one in (*kinds, *hands):
         if one:
             out.append(
                 f"  {what} within {edit_target:g} s: {one['wall']:.2f} s -> "
