@@ -5,6 +5,7 @@ a hand edit kept as it is."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -473,8 +474,8 @@ def test_a_build_of_hand_changes_killed_before_it_saved_leaves_the_next_the_full
     assert _without_log(wiki_files(project)) == _without_log(_forced_copy(project, tmp_path / "full"))
 
 
-@pytest.mark.parametrize("mark", [Meta.FOREIGN_LEFT, Meta.CONFLICTS])
-@pytest.mark.parametrize("kept", ["not JSON", "[]"])
+@pytest.mark.parametrize("mark", [Meta.FOREIGN_LEFT, Meta.CONFLICTS, Meta.OTHERS_LEFT])
+@pytest.mark.parametrize("kept", ["not JSON", "[1]"])
 def test_what_the_last_build_kept_of_wikis_pages_unreadable_means_the_full_way(
     tmp_path: Path, mark: Meta, kept: str
 ) -> None:
@@ -592,6 +593,34 @@ def test_index_md_kept_as_edited_then_deleted_is_written_again_the_full_way(tmp_
     assert _without_log(wiki_files(project)) == _without_log(_forced_copy(project, tmp_path / "full"))
     assert not (project.state_dir / "index-own.md").exists()
     assert _build(project).nothing_to_do
+
+
+def test_files_not_pages_changed_by_hand_are_assembled_the_quick_way(tmp_path: Path) -> None:
+    """An attachment added, edited, moved to another folder, deleted (no page the build makes
+    depends on one: build/handmade.py): each the quick way, wiki/ a forced rebuild's; the lint
+    summary patched where the names a link may name are as they were."""
+    project = make_project(tmp_path / "inc", SOURCES)
+    _hand_page_added(project)
+    _build(project)
+    image = project.wiki_dir / "img" / "diagram.png"
+    steps: dict[str, Callable[[Project], object]] = {
+        "an attachment added": lambda p: (image.parent.mkdir(), image.write_bytes(b"\x89PNG one")),
+        "edited": lambda p: image.write_bytes(b"\x89PNG two, longer"),
+        "moved to another folder, with a source edit": lambda p: (
+            (p.wiki_dir / "media").mkdir(),
+            image.rename(p.wiki_dir / "media" / "diagram.png"),
+            _edit_text(p),
+        ),
+        "a hidden file beside it": lambda p: (p.wiki_dir / "media" / ".DS_Store").write_bytes(b"\0"),
+        "deleted": lambda p: (p.wiki_dir / "media" / "diagram.png").unlink(),
+    }
+    for kind, edit in steps.items():
+        report, _, changed, written = _quick_step(project, tmp_path, kind, edit)
+        assert written == changed and report.hand_files == (kind in ("an attachment added", "deleted")), kind
+        with State.open(project.state_path) as state:
+            how = json.loads(state.get_meta(Meta.LINT_TOTALS) or "{}")["how"]
+        assert how == ("counted" if report.hand_files else "patched"), kind
+        assert _build(project).nothing_to_do, kind
 
 
 @pytest.mark.parametrize("hand", ["a page edited", "index.md edited", "a page deleted"])

@@ -440,6 +440,43 @@ def test_pages_not_the_builds_changed_by_hand_are_patched_exactly(tmp_path: Path
         assert report.hand is not None and not {*report.written} & {*report.hand}, what
 
 
+def _image(where: str, data: bytes | None) -> Callable[[Project], None]:
+    def edit(p: Project) -> None:
+        for old in p.wiki_dir.glob("*/diagram.png"):
+            old.unlink()
+        if data is not None:
+            (p.wiki_dir / where).mkdir(exist_ok=True)
+            (p.wiki_dir / where / "diagram.png").write_bytes(data)
+
+    return edit
+
+
+# the files in wiki/ not pages (attachments), changed by hand: (what, edit, the summary's way,
+# what a full lint finds of broken links: a hand-made page links to the image)
+FILES: list[tuple[str, Callable[[Project], None], str, int]] = [
+    (
+        "a link to an image not there",
+        _page("my-notes.md", "twice.", "twice. See [[diagram.png]]."),
+        "patched",
+        4,
+    ),
+    ("the image added", _image("img", b"\x89PNG one"), "counted", 3),
+    ("edited", _image("img", b"\x89PNG two, longer"), "patched", 3),
+    ("moved to another folder", _image("media", b"\x89PNG two, longer"), "patched", 3),
+    ("deleted", _image("media", None), "counted", 4),
+]
+
+
+def test_files_not_pages_changed_by_hand_are_patched_where_the_names_links_may_name_are_the_same(
+    tmp_path: Path,
+) -> None:
+    project = _project(tmp_path / "p")
+    for what, edit, how, found in FILES:
+        edit(project)
+        _, full = _built_and_checked(project, tmp_path, what, how, 6)
+        assert sum(f.rule == "broken-link" for f in full.findings) == found, what
+
+
 def test_a_saved_answer_changed_since_the_lint_read_it_is_not_kept_as_it_was(tmp_path: Path) -> None:
     """What the summary keeps of a saved answer for the next patch is what the lint read of it:
     one changed since (by hand, while the build ran) is kept as nothing, and the next build

@@ -3,9 +3,11 @@ not make (hand-made pages, saved answers), found by their walk lines, as that bu
 (Meta.FOREIGN_LEFT) with each one's description (its line in index.md), against wiki/ as
 walked now; and the build's own pages edited by hand (a conflict: kept, and reported by every
 build until they are as the build writes them or --force), found by the records of what wikic
-wrote, or by their lines as the last build found them edited (Meta.CONFLICTS). Such a change
-is known only where wiki/ is otherwise as that build left it: its lines, those of the pages
-changed taken back to what they were, give Meta.WIKI_LEFT's digest again. An edit then
+wrote, or by their lines as the last build found them edited (Meta.CONFLICTS); and the files
+in wiki/ that are not pages (attachments: images, PDFs; files in folders), which no page the
+build makes depends on, by their lines as it left them (Meta.OTHERS_LEFT). Such a change is
+known only where wiki/ is otherwise as that build left it: its lines, those of the pages and
+files changed taken back to what they were, give Meta.WIKI_LEFT's digest again. An edit then
 assembles the pages they change (quick.py), not every page."""
 
 from __future__ import annotations
@@ -49,6 +51,29 @@ def left(tree: Tree, described: Mapping[str, str]) -> str:
     return json.dumps({slug: [line, described[slug]] for slug, line in lines.items()}, ensure_ascii=False)
 
 
+def is_page(rel: str) -> bool:
+    """Whether a path of wiki/'s walk is a page's: a .md file directly in wiki/."""
+    return rel.startswith("wiki/") and rel.endswith(".md") and rel.count("/") == 1
+
+
+def others(tree: Tree) -> list[str]:
+    """What Meta.OTHERS_LEFT keeps of wiki/ as a build left it: the walk lines of its files
+    not pages, in order."""
+    return sorted(line for line in tree.lines if not is_page(line.partition("\t")[0]))
+
+
+def file_names(lines: Iterable[str]) -> set[str]:
+    """The attachments' names a link may name, of these walk lines of files not pages, as the
+    lint finds them (wiki.read.attachments: casefolded; not .md, not hidden or under a hidden
+    folder)."""
+    found = set()
+    for line in lines:
+        parts = line.partition("\t")[0].split("/")[1:]
+        if parts[-1] and not parts[-1].endswith(".md") and not any(p.startswith(".") for p in parts):
+            found.add(parts[-1].casefold())
+    return found
+
+
 def lines_of(tree: Tree, slugs: Iterable[str]) -> dict[str, str]:
     """slug -> its page's walk line in `tree`, of these pages (Meta.CONFLICTS keeps them of the
     build's pages edited by hand)."""
@@ -74,6 +99,12 @@ class Hands:
     known: set[str] | None  # None: not read (no page changed by hand)
     edited: dict[str, Hand] = field(default_factory=dict)
     conflicts: dict[str, str] = field(default_factory=dict)
+    others: tuple[list[str], list[str]] | None = None  # the files not pages then and now, if changed
+
+    @property
+    def files(self) -> bool:
+        """Whether the names of the attachments changed (what a link to one resolves to)."""
+        return self.others is not None and file_names(self.others[0]) != file_names(self.others[1])
 
     @property
     def mine(self) -> set[str]:
@@ -123,14 +154,22 @@ def changed(state: State, found: Tree, digest_left: str) -> Hands | None:
         return None
     kept: dict[str, list[str]] = _stored(state, Meta.FOREIGN_LEFT)
     conflicts: dict[str, str] = _stored(state, Meta.CONFLICTS)
+    others_then = _stored_lines(state)
+    if others_then is None:
+        return None
     known = state.assembled_slugs()  # every page the last assembly listed, the build's or not
     if not kept.keys() <= known:
         return None
     pages = {}  # wiki/'s pages: rel -> walk line
+    others_now = []
     for line in found.lines:
         rel = line.partition("\t")[0]
-        if rel.startswith("wiki/") and rel.endswith(".md") and rel.count("/") == 1:
+        if is_page(rel):
             pages[rel] = line
+        else:
+            others_now.append(line)
+    others_now.sort()
+    moved = (others_then, others_now) if others_now != others_then else None
     hands: dict[str, Hand] = {}
     for slug, (then, description) in kept.items():
         if (now := pages.get(f"wiki/{slug}.md")) != then:
@@ -145,23 +184,38 @@ def changed(state: State, found: Tree, digest_left: str) -> Hands | None:
     new = [f"wiki/{slug}.md" for slug, hand in hands.items() if hand.then is None]
     if new and state.files_of(new):
         return None
-    if not _as_left(found, {**hands, **edited}, digest_left):  # the build's pages edited too?
+    lines = list(pages.values()) + others_then  # wiki/'s, the files not pages as they were
+    if not _as_left(lines, {**hands, **edited}, digest_left):  # the build's pages edited too?
         more = _edited(state, pages, kept.keys() | conflicts.keys())
-        if more is None or not _as_left(found, {**hands, **edited, **more}, digest_left):
+        if more is None or not _as_left(lines, {**hands, **edited, **more}, digest_left):
             return None
         edited |= more
-    if not hands and not edited:
+    if not hands and not edited and moved is None:
         return None
     described = {slug: d for slug, (_, d) in kept.items()}
-    return Hands(hands, described, known, edited, conflicts)
+    return Hands(hands, described, known, edited, conflicts, moved)
 
 
-def _as_left(found: Tree, hands: Mapping[str, Hand], digest_left: str) -> bool:
-    """Whether wiki/ as `found`, these pages taken back to what they were, is as it was left."""
+def _stored_lines(state: State) -> list[str] | None:
+    """Meta.OTHERS_LEFT (None: none kept, by a build of an older wikic)."""
+    raw = state.get_meta(Meta.OTHERS_LEFT)
+    if raw is None:
+        return None
+    try:
+        lines = json.loads(raw)
+    except ValueError as exc:
+        raise Unreadable(Meta.OTHERS_LEFT.value) from exc
+    if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
+        raise Unreadable(Meta.OTHERS_LEFT.value)
+    return lines
+
+
+def _as_left(lines: list[str], hands: Mapping[str, Hand], digest_left: str) -> bool:
+    """Whether wiki/ as these lines, these pages taken back to what they were, is as it was left."""
     touched = {f"wiki/{slug}.md" for slug in hands}
-    lines = [line for line in found.lines if line.partition("\t")[0] not in touched]
-    lines += [hand.then for hand in hands.values() if hand.then is not None]
-    return digest(lines) == digest_left
+    then = [line for line in lines if line.partition("\t")[0] not in touched]
+    then += [hand.then for hand in hands.values() if hand.then is not None]
+    return digest(then) == digest_left
 
 
 def _edited(state: State, pages: Mapping[str, str], skip: Iterable[str]) -> dict[str, Hand] | None:

@@ -443,6 +443,8 @@ class _Build:
             state.set_meta(Meta.WIKI_LEFT, report.wiki.digest())  # an edit's outputs go by it (quick.py)
             if self.described is not None:  # ...and the pages not the build's by their lines
                 state.set_meta(Meta.FOREIGN_LEFT, handmade.left(report.wiki, self.described))
+            if self._others_moved():  # ...and the files not pages (attachments), by theirs
+                state.set_meta(Meta.OTHERS_LEFT, json.dumps(handmade.others(report.wiki)))
             # ...and those of its own it kept as edited by hand (each build says so again)
             kept = [rel[5:-3] for rel in report.conflicts if rel.startswith("wiki/") and rel.endswith(".md")]
             state.set_meta(Meta.CONFLICTS, json.dumps(handmade.lines_of(report.wiki, kept)))
@@ -455,7 +457,16 @@ class _Build:
             state.delete_meta(Meta.WIKI_LEFT)
             state.delete_meta(Meta.FOREIGN_LEFT)
             state.delete_meta(Meta.CONFLICTS)
+            state.delete_meta(Meta.OTHERS_LEFT)
         self.intake.settled.record(self.failed_sources, self.local_only.covers)
+
+    def _others_moved(self) -> bool:
+        """Whether wiki/'s files not pages may not be as Meta.OTHERS_LEFT has them: after the
+        full way (which walks every line anyway), where they changed by hand, or none kept."""
+        hands = self.edit.hands if self.edit is not None else None
+        if self.edit is None or (hands is not None and hands.others is not None):
+            return True
+        return self.state.get_meta(Meta.OTHERS_LEFT) is None
 
 
 def _gone(record: ActionRecord, sources: set[str], pages: Mapping[str, PagePlan]) -> bool:

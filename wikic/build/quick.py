@@ -441,6 +441,7 @@ def _by_hand(build: _Build) -> tuple[bool, handmade.Hands | None]:
     if hands is None:
         return False, None
     build.report.hand, build.report.hand_left = hands.told(), left or ""
+    build.report.hand_files = hands.files
     return True, hands
 
 

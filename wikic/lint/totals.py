@@ -445,8 +445,8 @@ def _written(
         return None
     by_hand: Mapping[str, str] = {}
     if before.digest() != linted:
-        if report.hand is None or report.hand_left != linted:
-            return None
+        if report.hand is None or report.hand_left != linted or report.hand_files:
+            return None  # (the attachments a link may name changed: every link checked again)
         by_hand = report.hand
     pages: set[str] = set()
     new: set[str] = set()
