@@ -179,8 +179,6 @@ def changed(state: State, found: Tree, digest_left: str) -> Hands | None:
             hands[stem] = Hand(None, line)
     edited = {slug: Hand(then, pages.get(f"wiki/{slug}.md")) for slug, then in conflicts.items()}
     edited = {slug: hand for slug, hand in edited.items() if hand.now != hand.then}
-    if INDEX in edited and edited[INDEX].now is None:
-        return None  # index.md kept as edited, deleted since: the full way writes it again
     new = [f"wiki/{slug}.md" for slug, hand in hands.items() if hand.then is None]
     if new and state.files_of(new):
         return None
@@ -190,6 +188,8 @@ def changed(state: State, found: Tree, digest_left: str) -> Hands | None:
         if more is None or not _as_left(lines, {**hands, **edited, **more}, digest_left):
             return None
         edited |= more
+    if INDEX in edited and edited[INDEX].now is None:
+        return None  # index.md deleted by hand: the full way writes it again
     if not hands and not edited and moved is None:
         return None
     described = {slug: d for slug, (_, d) in kept.items()}
@@ -219,8 +219,8 @@ def _as_left(lines: list[str], hands: Mapping[str, Hand], digest_left: str) -> b
 
 
 def _edited(state: State, pages: Mapping[str, str], skip: Iterable[str]) -> dict[str, Hand] | None:
-    """The build's pages whose file is not as wikic last wrote it (its record), but those in
-    `skip`; None where that is index.md or log.md (the full way makes them)."""
+    """The build's pages whose file is not as wikic last wrote it (its record), index.md's
+    too, but those in `skip`; None where that is log.md (the full way writes it whole)."""
     edited: dict[str, Hand] = {}
     skipped = set(skip)
     for rel, size, mtime in state.file_stats():
@@ -229,7 +229,7 @@ def _edited(state: State, pages: Mapping[str, str], skip: Iterable[str]) -> dict
             continue
         then, now = f"{rel}\t{size}\t{mtime}", pages.get(rel)
         if now != then:
-            if slug in SKIP:
+            if slug in SKIP - {INDEX}:
                 return None
             edited[slug] = Hand(then, now)
     return edited

@@ -1,16 +1,23 @@
 """index.md as the build makes it, kept while the one in wiki/ is edited by hand: publish
 keeps the person's and every build says so, until it is as the build writes it or --force.
 An edit assembled the quick way patches this text (indexpatch.py), not wiki/'s, which is
-not the build's; where none is kept, or not the one the last build kept (Meta.INDEX_OWN holds
-its hash: a build killed between writing it and saving), the full assembly makes index.md."""
+not the build's; where none is kept (the first build that finds wiki/'s edited), the index
+the last build wrote, made again from what it kept of every page and checked against the
+record of what it wrote; where that is not it either, or the one kept is not the one the last
+build kept (Meta.INDEX_OWN holds its hash: a build killed between writing it and saving), the
+full assembly makes index.md."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from wikic.build.assemble import render_index
+from wikic.build.linker import PageEntry
 from wikic.fsutil import atomic_write
 from wikic.hashing import bytes_hash
 from wikic.state import Meta, State
+from wikic.wiki.page import seal
 
 NAME = "index-own.md"  # in the state folder (.wikic/)
 
@@ -45,3 +52,23 @@ def kept(folder: Path, state: State) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
+
+
+def made_again(state: State, title: str, scope: str, order: list[str]) -> str | None:
+    """index.md as the last build wrote it, made again from what it kept: every page's entry,
+    and the descriptions of its own pages and of the others (Meta.FOREIGN_LEFT); None where
+    that is not, byte for byte, what the record of what wikic wrote says it wrote."""
+    wrote = state.files_of(["wiki/index.md"]).get("wiki/index.md")
+    others = state.get_meta(Meta.FOREIGN_LEFT)
+    if wrote is None or others is None:
+        return None
+    try:
+        described = {slug: kept[1] for slug, kept in json.loads(others).items()}
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return None
+    described |= state.assembled_descriptions()
+    entries = [
+        PageEntry(slug, e[0], e[1], e[2], described.get(slug, "")) for slug, e in state.kept_entries().items()
+    ]
+    text = seal(render_index(title, scope, entries, order))
+    return text if bytes_hash(text.encode("utf-8")) == wrote.hash else None

@@ -505,9 +505,9 @@ def outputs(
     forgotten = edit.forgotten  # sources deleted: forgotten everywhere, as the full way does
     if forgotten and _answers_go(root, state, edit):
         return False  # the full way removes them, and lists the rest
-    kept_index = edit.hands is not None and edit.hands.index  # wiki/'s edited by hand
-    own = ownindex.kept(build.project.state_dir, state) if kept_index else None  # the build's, patched
-    if kept_index and own is None:
+    index_kept = edit.hands is not None and edit.hands.index  # wiki/'s edited by hand
+    own = _own_index(build) if index_kept else None  # the build's, patched
+    if index_kept and own is None:
         return False
     got = quick_assemble(job, edit, state, (lambda: own) if own else (lambda: _index(root)), root)
     if got is None:
@@ -538,6 +538,16 @@ def outputs(
     if forgotten and not forget.purge(build.project, state, forgotten)["compacted"]:
         build.report.warnings.append(forget.NOT_COMPACTED)
     return True
+
+
+def _own_index(build: _Build) -> str | None:
+    """index.md as the build made it last, where wiki/'s is edited by hand (ownindex.py):
+    kept, or made again; None where neither can be had (the full way)."""
+    state, schema = build.state, build.schema
+    own = ownindex.kept(build.project.state_dir, state)
+    if own is None:  # the first build that finds it edited: the one the last build wrote
+        own = ownindex.made_again(state, schema.title, schema.scope, schema.index_order())
+    return own
 
 
 def _assembly(

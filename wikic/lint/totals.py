@@ -16,7 +16,7 @@ and so are the pages changed by hand since (hand-made pages, saved answers, the 
 pages edited), where the build tells which (Report.hand: build/handmade.py); the saved answers,
 which the lint reads again each time and keeps no facts of, by what the kept counts keep of
 them ("answers": what the rules across pages read of each). Anything else
-(the first build, a build killed before its lint, index.md edited by hand, other rules,
+(the first build, a build killed before its lint, attachments added or gone, other rules,
 settings or wikic, --force) is the cached lint (cache.py), whose counts are kept anew;
 `wikic lint` and `wikic site`, which store the cache, keep theirs so (linted). Same counts as
 runner.lint, by test (tests/test_lint_totals.py).

@@ -275,6 +275,10 @@ class IncrementalTables(Tables):
             row.links[:] = [slugs.get(target, target) for target in row.links]
         return found
 
+    def assembled_descriptions(self) -> dict[str, str]:
+        """slug -> its line in index.md as the last assembly rendered it, of its own pages."""
+        return {r[0]: r[1] for r in self.db.execute("SELECT slug, description FROM assembled")}
+
     def assembled_of(self, slugs: Iterable[str]) -> dict[str, Rendered]:
         """What the last assembly rendered of these pages only, by slug (build/quick.py)."""
         sql = "SELECT slug, body_key, page_key, links, description FROM assembled WHERE slug IN ({})"
