@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -168,6 +168,12 @@ def settings_of(schema: Schema, levels: dict[str, str]) -> str:
     )
 
 
+def base_of(settings: str, levels: Mapping[str, str], schema: Schema, attachments: Iterable[str]) -> str:
+    """What the findings across pages depend on besides the pages (Seen.base): the settings,
+    the rules, and the attachments' names a link may name."""
+    return fingerprint([settings, sorted(levels), schema.lint.model_dump(mode="json"), sorted(attachments)])
+
+
 def see(
     project: Project, schema: Schema, levels: dict[str, str], state: State, wiki_stats: PageStats | None
 ) -> Seen:
@@ -180,9 +186,7 @@ def see(
             index = st
         elif name != LOG:
             listing.append((f"wiki/{name}", st))
-    base = fingerprint(
-        [settings, sorted(levels), schema.lint.model_dump(mode="json"), sorted(taken.attachments)]
-    )
+    base = base_of(settings, levels, schema, taken.attachments)
     files, source_stats = state.file_hashes(), state.source_stats()
     return Seen(
         project,

@@ -161,8 +161,9 @@ def _all_edits(
     edits = _edits(was, now, new, renamed)
     if edits is None:
         return None
-    if gone is None and added is None:
-        return edits, new, kept, False
+    if gone is None and added is None:  # the pages that name an attachment come or gone
+        more = _relinked(state, across, now, change.relinked, ()) if change.relinked else []
+        return None if more is None else ([*edits, *more], new, kept, False)
     got = _changed(kept, gone, added, "missing-page" in levels)
     if got is None:
         return None

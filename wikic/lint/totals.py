@@ -50,6 +50,7 @@ from wikic.lint.entries import (
     Entry,
     Linted,
     Seen,
+    base_of,
     check_own,
     entry_of,
     own_rows,
@@ -64,7 +65,7 @@ from wikic.project import Project
 from wikic.settings import load_schema
 from wikic.state import Meta, State
 from wikic.wiki.page import Page
-from wikic.wiki.read import INDEX, LOG, gc_paused, read_page
+from wikic.wiki.read import INDEX, LOG, attachments, gc_paused, read_page
 
 if TYPE_CHECKING:
     from wikic.build.report import Report
@@ -251,10 +252,13 @@ def _patched(
     if read is None:
         return None
     pages, changed_facts = read
-    names = KeptNames.stored(state, set(kept["files"]))
+    files = attachments(project.wiki_dir) if report.hand_files else set(kept["files"])
+    names = KeptNames.stored(state, files)  # ...with the attachments' names now
     was = _was(state, answers, changed_facts, new)
-    # pages that came, went or changed their names, and those that name them
-    change = _change(seen, state, kept, names, pages, changed_facts, was, new, gone)
+    # pages that came, went or changed their names, and those that name them (or an
+    # attachment that came or went)
+    moved_files = files ^ set(kept["files"])
+    change = _change(seen, state, kept, names, pages, changed_facts, was, new, gone, moved_files)
     if change is None:
         return None
     patched = _across(seen, state, names, pages, changed_facts, was, change)
@@ -276,10 +280,12 @@ def _patched(
     kept.update(
         counts=counts, wiki=after.digest(), how="patched", checked=len(entries), reused=len(blocks.used)
     )
+    kept["files"] = sorted(files)
     _answers_now(answers, pages, gone)
     kept["unbuilt"] = sorted({*unbuilt, *(d for d in deps if d not in seen.source_stats)})
     saved = json.dumps(kept, ensure_ascii=False)
-    _store(seen, state, entries, changed, blocks, saved, across, gone, _drift(report, index))
+    base = base_of(seen.settings, seen.levels, seen.schema, files) if moved_files else None
+    _store(seen, state, entries, changed, blocks, saved, across, gone, _drift(report, index), base)
     return counts
 
 
@@ -343,7 +349,7 @@ def _across(
     (None where none changed what those rules read of it), and the names as they are now; None
     where that cannot be patched (moved.py). `was`: the stored facts of the pages read whose
     facts changed."""
-    if not changed_facts and change.gone is None:
+    if not changed_facts and change.gone is None and not change.relinked:
         return None, names
     # what the rules across pages read of them changed: patched from before and after (a
     # saved answer: as a full lint reads it, which keeps no facts of it)
@@ -397,10 +403,12 @@ def _store(
     across: Moved | None = None,
     went: Iterable[str] = (),
     drift: list[Finding] | None = None,
+    base: str | None = None,
 ) -> None:
     """The pages read, their sources and blocks, where they changed, and the counts, at once;
     with `across`, the findings across pages as patched and the pages' mentions; the rows of
-    the pages gone (`went`) dropped; with `drift`, index.md's findings of index-drift now."""
+    the pages gone (`went`) dropped; with `drift`, index.md's findings of index-drift now; with
+    `base`, what those findings depend on besides the pages (the attachments changed)."""
     rows, gone = own_rows(entries)
     gone += went
     was = state.lint_deps_of(e.page.rel for e in entries.values())
@@ -424,9 +432,14 @@ def _store(
             saved[Meta.LINT_NAMES_MORE] = across.names.more
             if across.names.folded and across.names.raw is not None:  # or written into the whole
                 saved[Meta.LINT_NAMES] = across.names.raw
-    if drift is not None and (text := saved.get(Meta.LINT_ACROSS) or state.get_meta(Meta.LINT_ACROSS)):
+    if (drift is not None or base) and (
+        text := saved.get(Meta.LINT_ACROSS) or state.get_meta(Meta.LINT_ACROSS)
+    ):
         data = json.loads(text)
-        data["across"]["index"], data["stored"] = [finding_json(f) for f in drift], secrets.token_hex(8)
+        if drift is not None:
+            data["across"]["index"] = [finding_json(f) for f in drift]
+        data["base"] = base or data["base"]
+        data["stored"] = secrets.token_hex(8)
         saved[Meta.LINT_ACROSS] = json.dumps(data, ensure_ascii=False)
     state.save_lint(
         rows, gone, cited, mentions, records, sources, saved, blocks=blocks.changes(), unmentioned=unmentioned
@@ -445,8 +458,8 @@ def _written(
         return None
     by_hand: Mapping[str, str] = {}
     if before.digest() != linted:
-        if report.hand is None or report.hand_left != linted or report.hand_files:
-            return None  # (the attachments a link may name changed: every link checked again)
+        if report.hand is None or report.hand_left != linted:
+            return None
         by_hand = report.hand
     pages: set[str] = set()
     new: set[str] = set()
@@ -491,6 +504,7 @@ def _change(
     was: dict[str, Facts],
     new: set[str],
     gone: set[str],
+    files: set[str],
 ) -> Change | None:
     """The pages new, those gone (from their stored facts) and those read whose names changed
     (`was`: the stored facts of those whose facts changed), as came.py takes them; and the
@@ -513,13 +527,14 @@ def _change(
         )
     if new or renamed:
         added = Added({rel: pages[rel][0] for rel in sorted(new | renamed)})
-    if went is None and added is None:
+    if went is None and added is None and not files:
         return Change()
     keys: dict[str, int] | None = {}
     if went is not None and "missing-page" in seen.levels and (keys := went.keys(names)) is None:
         return None
     assert keys is not None
     found = strings([*(went.pages.values() if went else ()), *(added.pages.values() if added else ())])
+    found = [*found, *sorted(files)]  # the attachments' names that came or went
     words = [key.split() for key, n in keys.items() if n == 0 and key]
     always = set()  # those of the pages read again each time that may say otherwise now
     for rel in kept["always"].keys() - gone:
