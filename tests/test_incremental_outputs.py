@@ -626,18 +626,20 @@ def test_files_not_pages_changed_by_hand_are_assembled_the_quick_way(tmp_path: P
         assert _build(project).nothing_to_do, kind
 
 
-@pytest.mark.parametrize("hand", ["a page edited", "index.md edited", "a page deleted"])
+@pytest.mark.parametrize("hand", ["a page edited", "index.md edited", "a page deleted", "log.md edited"])
 @pytest.mark.parametrize("made", [False, True])
 def test_a_page_the_build_wrote_changed_by_hand_with_a_source_edit_goes_the_quick_way(
     tmp_path: Path, hand: str, made: bool
 ) -> None:
-    """A page the build wrote edited or deleted by hand, or index.md edited (`made`: with a
-    hand-made page added beside): found by the records of what wikic wrote (build/handmade.py)."""
+    """A page the build wrote edited or deleted by hand, index.md or log.md edited (`made`: with
+    a hand-made page added beside): found by the records of what wikic wrote (build/handmade.py).
+    log.md keeps the edit: the build's entry makes it read and written whole (logfile.py)."""
     project = make_project(tmp_path / "inc", SOURCES)
     _build(project)
     if made:
         _hand_page_added(project)
-    name = {"a page edited": "faiss.md", "index.md edited": "index.md", "a page deleted": "hnsw.md"}[hand]
+    names = {"a page edited": "faiss.md", "index.md edited": "index.md", "a page deleted": "hnsw.md"}
+    name = names.get(hand, "log.md")
     path = project.wiki_dir / name
     if hand == "a page deleted":
         path.unlink()
@@ -647,10 +649,28 @@ def test_a_page_the_build_wrote_changed_by_hand_with_a_source_edit_goes_the_quic
     report = build(project, BuildOptions(explain=True))
     assert _quick(report)
     want = _forced_copy(project, tmp_path / "full")
-    if hand == "a page deleted":
-        assert report.ok and _without_log(wiki_files(project)) == _without_log(want)
+    if hand in ("a page deleted", "log.md edited"):
+        assert (
+            report.ok and report.conflicts == [] and _without_log(wiki_files(project)) == _without_log(want)
+        )
     else:  # kept as edited, and reported, as by any build
         assert report.conflicts == [f"wiki/{name}"]
+    if hand == "log.md edited":
+        log = path.read_text(encoding="utf-8")
+        assert "\nMine.\n" in log and log.rstrip().split("\n")[-1].startswith("- written: chunking.md")
+        assert report.hand is not None and "wiki/log.md" not in report.hand
+        assert _build(project).nothing_to_do
+
+
+def test_log_md_deleted_by_hand_is_written_again_the_full_way(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "inc", SOURCES)
+    _build(project)
+    (project.wiki_dir / "log.md").unlink()
+    _edit_text(project)
+    report = build(project, BuildOptions(explain=True))
+    assert report.ok and not _quick(report) and (project.wiki_dir / "log.md").is_file()
+    assert _without_log(wiki_files(project)) == _without_log(_forced_copy(project, tmp_path / "full"))
+    assert _build(project).nothing_to_do
 
 
 def test_a_hand_made_page_whose_words_name_a_page_new_leaves_the_quick_way_open(tmp_path: Path) -> None:

@@ -24,8 +24,8 @@ from wikic.snapshot import Tree, digest
 from wikic.state import Meta, Rendered, State
 from wikic.wiki.read import resolve_target
 
-INDEX = "index"
-SKIP = {INDEX, "log"}  # wiki/'s own files: never a page of this kind
+INDEX, LOG = "index", "log"
+SKIP = {INDEX, LOG}  # wiki/'s own files: never a page of this kind
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ class Hands:
     def mine(self) -> set[str]:
         """The build's pages edited by hand, now or before and kept so (index.md apart:
         ownindex.py): rendered again, so that publish keeps them and says so."""
-        return (self.edited.keys() | self.conflicts.keys()) - {INDEX}
+        return (self.edited.keys() | self.conflicts.keys()) - SKIP
 
     @property
     def index(self) -> bool:
@@ -120,7 +120,7 @@ class Hands:
     def told(self) -> dict[str, str]:
         """What the lint summary is told (Report.hand): rel -> "new", "changed" or "gone"."""
         pages = {f"wiki/{slug}.md": hand.kind for slug, hand in self.pages.items()}
-        return pages | {f"wiki/{slug}.md": "changed" for slug in self.edited}
+        return pages | {f"wiki/{slug}.md": "changed" for slug in self.edited if slug != LOG}
 
 
 class Unreadable(Exception):
@@ -185,11 +185,11 @@ def changed(state: State, found: Tree, digest_left: str) -> Hands | None:
     lines = list(pages.values()) + others_then  # wiki/'s, the files not pages as they were
     if not _as_left(lines, {**hands, **edited}, digest_left):  # the build's pages edited too?
         more = _edited(state, pages, kept.keys() | conflicts.keys())
-        if more is None or not _as_left(lines, {**hands, **edited, **more}, digest_left):
+        if not _as_left(lines, {**hands, **edited, **more}, digest_left):
             return None
         edited |= more
-    if INDEX in edited and edited[INDEX].now is None:
-        return None  # index.md deleted by hand: the full way writes it again
+    if any(edited[slug].now is None for slug in SKIP & edited.keys()):
+        return None  # index.md or log.md deleted by hand: the full way writes it again
     if not hands and not edited and moved is None:
         return None
     described = {slug: d for slug, (_, d) in kept.items()}
@@ -218,9 +218,9 @@ def _as_left(lines: list[str], hands: Mapping[str, Hand], digest_left: str) -> b
     return digest(then) == digest_left
 
 
-def _edited(state: State, pages: Mapping[str, str], skip: Iterable[str]) -> dict[str, Hand] | None:
-    """The build's pages whose file is not as wikic last wrote it (its record), index.md's
-    too, but those in `skip`; None where that is log.md (the full way writes it whole)."""
+def _edited(state: State, pages: Mapping[str, str], skip: Iterable[str]) -> dict[str, Hand]:
+    """The build's pages whose file is not as wikic last wrote it (its record), index.md's and
+    log.md's too (its next entry makes it read and written whole), but those in `skip`."""
     edited: dict[str, Hand] = {}
     skipped = set(skip)
     for rel, size, mtime in state.file_stats():
@@ -229,8 +229,6 @@ def _edited(state: State, pages: Mapping[str, str], skip: Iterable[str]) -> dict
             continue
         then, now = f"{rel}\t{size}\t{mtime}", pages.get(rel)
         if now != then:
-            if slug in SKIP - {INDEX}:
-                return None
             edited[slug] = Hand(then, now)
     return edited
 
