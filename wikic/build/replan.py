@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from wikic import __version__
 from wikic.build import merge, sourceplan
 from wikic.build.candidates import Candidate
+from wikic.build.digest import forget_words
 from wikic.build.keptclusters import first_givers, kept_clusters
 from wikic.build.keptlines import Named
 from wikic.build.keptplan import (
@@ -123,6 +124,7 @@ def plan_kept(
     if kept is None or done is None:
         slugs = _read(sticky)
         trace = planned(sources, schema, slugs, made)
+        forget_words()  # the lines' words the plan asked about: let go before its blob is made
         mine = _kept(trace, made)
         keep = Keep(mine.dumps(settings), True, mine.token, EveryRow(trace.pages))
         keep.sticky = mine.token if mine.heads == slugs else ""
