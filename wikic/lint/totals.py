@@ -116,7 +116,8 @@ def summary(
     mark = _settings(schema, levels, own)
     with gc_paused():
         counts = None
-        if kept is not None and not fresh and kept.get("settings") == mark and kept.keys() >= FIELDS:
+        usable = kept is not None and kept.get("settings") == mark and kept.keys() >= FIELDS
+        if kept is not None and usable and after is not None and not fresh:
             counts = _patched(project, state, _seen(project, schema, levels, own), report, kept, after)
         if counts is None:
             counts = _counted(project, state, schema, levels, fresh, mark, after)[1]
@@ -229,14 +230,11 @@ def _patched(
     seen: Seen,
     report: Report,
     kept: dict[str, Any],
-    after: Tree | None,
+    after: Tree,
 ) -> Counts | None:
     """The kept counts brought up to date from the pages the build changed, and kept; None
     where that cannot be exact (see the module)."""
-    found = report.found
-    if found is None or after is None or not (found.complete and after.complete):
-        return None
-    made = _written(report, found, after, kept["wiki"])
+    made = _written(report, after, kept["wiki"])
     if made is None:
         return None
     written, index_written, new, gone = made
@@ -252,12 +250,10 @@ def _patched(
     if read is None:
         return None
     pages, changed_facts = read
-    files = attachments(project.wiki_dir) if report.hand_files else set(kept["files"])
+    files, moved_files = _files(project, report, kept)
     names = KeptNames.stored(state, files)  # ...with the attachments' names now
     was = _was(state, answers, changed_facts, new)
-    # pages that came, went or changed their names, and those that name them (or an
-    # attachment that came or went)
-    moved_files = files ^ set(kept["files"])
+    # pages that came, went or changed their names, and those that name them (or an attachment's)
     change = _change(seen, state, kept, names, pages, changed_facts, was, new, gone, moved_files)
     if change is None:
         return None
@@ -277,16 +273,23 @@ def _patched(
     counts = _apply(state, kept, entries, hand, index, across, new, gone)
     if counts is None:
         return None
+    checked, reused = len(entries), len(blocks.used)
     kept.update(
-        counts=counts, wiki=after.digest(), how="patched", checked=len(entries), reused=len(blocks.used)
+        counts=counts, wiki=after.digest(), how="patched", checked=checked, reused=reused, files=sorted(files)
     )
-    kept["files"] = sorted(files)
     _answers_now(answers, pages, gone)
     kept["unbuilt"] = sorted({*unbuilt, *(d for d in deps if d not in seen.source_stats)})
     saved = json.dumps(kept, ensure_ascii=False)
     base = base_of(seen.settings, seen.levels, seen.schema, files) if moved_files else None
     _store(seen, state, entries, changed, blocks, saved, across, gone, _drift(report, index), base)
     return counts
+
+
+def _files(project: Project, report: Report, kept: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """The attachments' names a link may name, now (read again where the build says they
+    changed: Report.hand_files), and those of them that came or went."""
+    files = attachments(project.wiki_dir) if report.hand_files else set(kept["files"])
+    return files, files ^ set(kept["files"])
 
 
 def _drift(report: Report, index: Index | None) -> list[Finding] | None:
@@ -446,15 +449,15 @@ def _store(
     )
 
 
-def _written(
-    report: Report, before: Tree, after: Tree, linted: str
-) -> tuple[set[str], bool, set[str], set[str]] | None:
+def _written(report: Report, after: Tree, linted: str) -> tuple[set[str], bool, set[str], set[str]] | None:
     """The pages the build wrote (or removed) and those changed by hand since the last lint
     saw wiki/ (`linted`, its digest; the build tells which: Report.hand), whether it rewrote
-    index.md, and the pages added and those removed (came.py); None when a source could not
-    be read, wiki/ changed otherwise, index.md went or came, or the build touched an
-    attachment (the rules across pages then run again)."""
-    if not report.ok:
+    index.md, and the pages added and those removed (came.py), from wiki/ as the build found
+    it (Report.found) and left it (`after`); None when either is not known whole, a source
+    could not be read, wiki/ changed otherwise, index.md went or came, or the build touched
+    an attachment (the rules across pages then run again)."""
+    before = report.found
+    if before is None or not (before.complete and after.complete) or not report.ok:
         return None
     by_hand: Mapping[str, str] = {}
     if before.digest() != linted:
@@ -509,8 +512,9 @@ def _change(
     """The pages new, those gone (from their stored facts) and those read whose names changed
     (`was`: the stored facts of those whose facts changed), as came.py takes them; and the
     pages whose findings across pages that can change though their facts did not, with those
-    facts: those whose names text names one, and those that may treat a topic key no page has
-    now as a topic (their names text holds each of its words). None where a page gone has no
+    facts: those whose names text names one (or an attachment's name that came or went:
+    `files`), and those that may treat a topic key no page has now as a topic (their names
+    text holds each of its words). None where a page gone has no
     stored facts, or a page read again each time (but a saved answer) names one or such a key
     (it has no facts to patch from)."""
     renamed = {
