@@ -62,18 +62,6 @@ def others(tree: Tree) -> list[str]:
     return sorted(line for line in tree.lines if not is_page(line.partition("\t")[0]))
 
 
-def file_names(lines: Iterable[str]) -> set[str]:
-    """The attachments' names a link may name, of these walk lines of files not pages, as the
-    lint finds them (wiki.read.attachments: casefolded; not .md, not hidden or under a hidden
-    folder)."""
-    found = set()
-    for line in lines:
-        parts = line.partition("\t")[0].split("/")[1:]
-        if parts[-1] and not parts[-1].endswith(".md") and not any(p.startswith(".") for p in parts):
-            found.add(parts[-1].casefold())
-    return found
-
-
 def lines_of(tree: Tree, slugs: Iterable[str]) -> dict[str, str]:
     """slug -> its page's walk line in `tree`, of these pages (Meta.CONFLICTS keeps them of the
     build's pages edited by hand)."""
@@ -103,8 +91,9 @@ class Hands:
 
     @property
     def files(self) -> bool:
-        """Whether the names of the attachments changed (what a link to one resolves to)."""
-        return self.others is not None and file_names(self.others[0]) != file_names(self.others[1])
+        """Whether the files not pages changed: the lint summary reads the attachments' names
+        again (wiki.read.attachments: what a link to one resolves to)."""
+        return self.others is not None
 
     @property
     def mine(self) -> set[str]:

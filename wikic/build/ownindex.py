@@ -4,8 +4,9 @@ An edit assembled the quick way patches this text (indexpatch.py), not wiki/'s, 
 not the build's; where none is kept (the first build that finds wiki/'s edited), the index
 the last build wrote, made again from what it kept of every page and checked against the
 record of what it wrote; where that is not it either, or the one kept is not the one the last
-build kept (Meta.INDEX_OWN holds its hash: a build killed between writing it and saving), the
-full assembly makes index.md."""
+build kept (Meta.INDEX_OWN holds its hash, and its file's size and mtime as written, so that
+a build that makes it the same does not write it again: a build killed between writing it and
+saving, a file changed since), the full assembly makes index.md."""
 
 from __future__ import annotations
 
@@ -32,14 +33,26 @@ def keep(folder: Path, state: State, text: str | None) -> None:
             path.unlink(missing_ok=True)
         return
     data = text.encode("utf-8")
+    digest = bytes_hash(data)
+    if state.get_meta(Meta.INDEX_OWN) == f"{digest} {_stat(path)}":
+        return  # as the last build kept it, and its file as written then: not written again
     atomic_write(path, data)
-    state.set_meta(Meta.INDEX_OWN, bytes_hash(data))
+    state.set_meta(Meta.INDEX_OWN, f"{digest} {_stat(path)}")
+
+
+def _stat(path: Path) -> str:
+    """The kept file's size and mtime, as Meta.INDEX_OWN has them beside its hash."""
+    try:
+        st = path.stat()
+    except OSError:
+        return "-"
+    return f"{st.st_size} {st.st_mtime_ns}"
 
 
 def kept(folder: Path, state: State) -> str | None:
     """index.md as the last build made it, where it kept wiki/'s as edited by hand; None:
     none kept, or not the one that build kept."""
-    want = state.get_meta(Meta.INDEX_OWN)
+    want = (state.get_meta(Meta.INDEX_OWN) or "").partition(" ")[0]
     if not want:
         return None
     try:

@@ -58,7 +58,7 @@ class Report:
     # `hand_left` (build/handmade.py): rel -> "new", "changed" or "gone"
     hand: dict[str, str] | None = None
     hand_left: str = ""
-    hand_files: bool = False  # ...and the names of the files not pages (attachments) changed
+    hand_files: bool = False  # ...and the files not pages (attachments): their names read again
 
     @property
     def ok(self) -> bool:

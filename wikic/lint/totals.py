@@ -329,8 +329,11 @@ def _index_now(
     """Whether the patch holds for index.md (`written`: the build rewrote it), and its counts
     where it was read again: unless the build says its links are as they were, or that it only
     listed the pages it added or renamed (or took out those gone) where the index had no
-    finding (checked on their lines alone)."""
-    check = written and not report.index_same_links
+    finding (checked on their lines alone). index.md kept as edited by hand (build/ownindex.py)
+    is not rewritten, but what it lists or does not changes where pages came, went or were
+    renamed, or the attachments' names did: read again then."""
+    kept_edit = INDEX_REL in report.conflicts and bool(change.added or change.gone or report.hand_files)
+    check = (written or kept_edit) and not report.index_same_links
     if check and report.index_listed and (change.added or change.gone) and not any(kept["index"].values()):
         check = not _listed(seen, names, change)
     if not check:
@@ -467,7 +470,7 @@ def _written(report: Report, after: Tree, linted: str) -> tuple[set[str], bool, 
     pages: set[str] = set()
     new: set[str] = set()
     gone: set[str] = set()
-    index = INDEX_REL in report.conflicts  # kept as edited by hand: the names it lists may change
+    index = False
     for rel, kind in by_hand.items():
         if (after.stat(rel) is None) != (kind == "gone"):  # changed again meanwhile
             return None

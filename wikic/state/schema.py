@@ -27,7 +27,9 @@ class Meta(StrEnum):
     FOREIGN_LEFT = "foreign_left"  # its pages not the build's, as it left them (build/handmade.py)
     CONFLICTS = "conflicts"  # its pages edited by hand that it kept, as it found them (handmade.py)
     OTHERS_LEFT = "others_left"  # the walk lines of wiki/'s files not pages, as it left them (handmade.py)
-    INDEX_OWN = "index_own"  # the hash of index.md as it made it, while wiki/'s is a hand edit (ownindex.py)
+    INDEX_OWN = (
+        "index_own"  # index.md's hash as it made it, size, mtime, while wiki/'s is edited (ownindex.py)
+    )
     ZEROED = "zeroed"  # "1": every byte deleted since the database was made or last compacted was zeroed
 
 
