@@ -243,3 +243,20 @@ def test_gc_keeps_the_answers_of_the_current_wiki(tmp_path: Path) -> None:
     assert run_build(project)[0].ok
     code, out = invoke(project, "gc", "--json")
     assert code == 0 and json.loads(out)["loose_answers"] == 1 and json.loads(out)["compacted"]
+
+
+def test_the_answers_no_action_refers_to_are_dropped_and_only_those(tmp_path: Path) -> None:
+    """drop_cache(unreferenced=True) looks the cache's keys up in the actions' index: an action
+    with no key (NULL makes `IN` say NULL for every key it does not find) drops nothing more
+    and nothing less; a stage not asked for is kept."""
+    from wikic.state.build import ActionRecord
+
+    with State.open(tmp_path / "state.db") as state:
+        with state.transaction():
+            for key, stage in [("k1", "digest"), ("k2", "digest"), ("k3", "write"), ("k4", "ask")]:
+                state.put_cache(key, stage, {"text": key}, 1, 1)
+            state.set_action(ActionRecord("digest:sources/a.md", "digest", "k1", {}))
+            state.set_action(ActionRecord("write:topic:x", "write", None, {}))  # type: ignore[arg-type]
+        with state.transaction():
+            assert state.drop_cache(("digest", "write"), unreferenced=True) == 2
+        assert sorted(state.cached_many(["k1", "k2", "k3", "k4"])) == ["k1", "k4"]

@@ -22,8 +22,12 @@ class ForgetTables(Tables):
         Freed pages are zeroed (secure_delete)."""
         args: list[Any] = list(stages)
         sql = f"DELETE FROM cache WHERE stage {'NOT ' if other else ''}IN ({','.join('?' * len(args))})"
-        if unreferenced:  # each answer's key looked up in the index (0.5 -> 0.2 s at 100,000 answers)
-            sql += " AND NOT EXISTS (SELECT 1 FROM actions INDEXED BY actions_key WHERE key = cache.key)"
+        if unreferenced:
+            # the keys alone, from the cache's own index, each looked up in the actions' (IS NOT
+            # 1: an action with no key makes IN say NULL, not 0); the rows, with their answers,
+            # read only for those found (a scan of the table: 0.25 -> 0.04 s at 100,000 answers)
+            loose = "SELECT key FROM cache WHERE (key IN (SELECT key FROM actions INDEXED BY actions_key)) IS NOT 1"
+            sql += f" AND key IN ({loose})"
         if before:
             sql += " AND (created IS NULL OR created < ?)"
             args.append(before)
