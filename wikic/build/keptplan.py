@@ -86,7 +86,29 @@ class Columns:
             out.append([self.cols[c][i] for i in rows])  # a changed row's (-1) is put below
             for k, path in changed:
                 out[c][k] = meta[path][c - 1] if c < 5 else _join(fields[c - 4][path])
-        return Columns(paths, out)
+        return Columns(paths, out, self._givers_after(rows, changed, out[6]))
+
+    def _givers_after(
+        self, rows: list[int], changed: list[tuple[int, str]], gives: list[Any]
+    ) -> dict[str, bytes]:
+        """The givers (topic -> rows) of the columns patched: each topic's rows moved to where
+        `rows` puts them (a row changed or gone dropped), the changed rows' topics added; as
+        _givers finds them from every row (its 100,000 rows' topics split anew: 0.2 s), but in
+        another order where a changed row gives to the topic (Kept.givers takes them as a set)."""
+        moved = [-1] * len(self.paths)
+        for k, i in enumerate(rows):
+            if i >= 0:
+                moved[i] = k
+        more: dict[str, list[int]] = {}
+        for k, _ in changed:
+            for topic in _split(gives[k]):
+                more.setdefault(topic, []).append(k)
+        givers = {}
+        for topic, packed in self.givers.items():
+            at = [k for i in marshal.loads(packed) if (k := moved[i]) >= 0] + more.pop(topic, [])
+            if at:
+                givers[topic] = marshal.dumps(at)
+        return givers | {topic: marshal.dumps(at) for topic, at in more.items()}
 
     def packed(self) -> list[bytes]:
         """The columns as the base blob keeps them (Cols)."""

