@@ -13,11 +13,12 @@ its findings taken for those it had (kept apart: "index"); not read at all where
 only changed plain descriptions in it (Report.index_same_links: its links are as they were).
 Pages the build added, removed or renamed (their names changed) are patched too (came.py),
 and so are the pages changed by hand since (hand-made pages, saved answers, the build's own
-pages edited), where the build tells which (Report.hand: build/handmade.py); the saved answers,
-which the lint reads again each time and keeps no facts of, by what the kept counts keep of
-them ("answers": what the rules across pages read of each). Anything else
-(the first build, a build killed before its lint, attachments added or gone, other rules,
-settings or wikic, --force) is the cached lint (cache.py), whose counts are kept anew;
+pages edited), where the build tells which (Report.hand: build/handmade.py), and the
+attachments' names a link may name, where it says they changed (Report.hand_files); the saved
+answers, which the lint reads again each time and keeps no facts of, by what the kept counts
+keep of them ("answers": what the rules across pages read of each). Anything else (the first
+build, a build killed before its lint, wiki/ changed where the build cannot tell how, other
+rules, settings or wikic, --force) is the cached lint (cache.py), whose counts are kept anew;
 `wikic lint` and `wikic site`, which store the cache, keep theirs so (linted). Same counts as
 runner.lint, by test (tests/test_lint_totals.py).
 """
