@@ -7,6 +7,7 @@ last lint saw it, and counted again from the cache whenever the kept counts cann
 from __future__ import annotations
 
 import json
+import marshal
 import re
 import shutil
 from collections.abc import Callable
@@ -907,11 +908,12 @@ def test_names_kept_without_who_else_has_them_are_counted_once_where_pages_go(tm
     (project.sources_dir / "ivf.md").write_text("# IVF index\n\nIt keeps clusters.\n", encoding="utf-8")
     _build(project)
     with State.open(project.state_path) as state:
-        data = json.loads(state.get_meta(Meta.LINT_NAMES) or "{}")
+        data = marshal.loads(state.get_meta_blob(Meta.LINT_NAMES) or b"")
         del data["shared"], data["keyed"]
-        state.set_meta(Meta.LINT_NAMES, json.dumps(data))
+        blob = marshal.dumps(data)
+        state.set_meta(Meta.LINT_NAMES, blob)
         across = json.loads(state.get_meta(Meta.LINT_ACROSS) or "{}")
-        across["names"] = names_module.names_key(json.dumps(data))
+        across["names"] = names_module.names_key(blob)
         state.set_meta(Meta.LINT_ACROSS, json.dumps(across))
     _removed("pq.md")(project)
     _built_and_checked(project, tmp_path, "the first removal", "counted", 4)

@@ -18,11 +18,11 @@ have each; `unread`: the pages no source's that could not be read, which with th
 pages' heads say which pages are no source's). Names kept by a wikic before those: the
 cached lint counts every page (cache.py), once. A topic page new or gone (not a source's)
 may be or have been another's twin: duplicate-page runs again over the heads of the topic
-pages, which the last lint kept (names_json)."""
+pages, which the last lint kept (names_blob)."""
 
 from __future__ import annotations
 
-import json
+import marshal
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +34,7 @@ from wikic.lint.names import (
     Head,
     KeptNames,
     Keyed,
+    Laid,
     Named,
     Names,
     Shared,
@@ -83,9 +84,7 @@ class Added:
             return None
         mine = {p.slug: Named(p.rel, p.title, index_title(p)) for p in self.pages.values()}
         table = {**named, **{name: holders[0] for name, holders in held.items()}}
-        grown = Names(
-            {**names.pages, **mine}, {**names.names, **table}, names.files
-        )  # in no order a rule reads
+        grown = Names(Laid.of(names.pages, mine), {**names.names, **table}, names.files)
         counts = topics.key_counts(heads) if seek else {}
         change: dict[str, Any] = {
             "pages": {s: list(n) for s, n in mine.items()},
@@ -173,7 +172,7 @@ class Gone:
                 change["unnamed"].append(name)
             if name in shared:
                 change["shared"][name] = rest
-        pages = {slug: named for slug, named in names.pages.items() if slug not in slugs}
+        pages = Laid.of(names.pages, {}, slugs)
         left = set(have)
         if seek:
             counts = self.keys(kept)
@@ -256,17 +255,18 @@ COUNT = re.compile(r"^(\d+) pages?\.$", re.MULTILINE)  # as rules.COUNT_LINE rea
 SAID = re.compile(r"\d+ pages?\.")  # anything before it a block of which could be read so
 
 
-def names_json(names: Names, keyed: Mapping[str, int], heads: Sequence[Head]) -> str:
-    """Meta.LINT_NAMES: the names, the topic keys of every page's names (`keyed`: each with how
-    many pages have it), and the heads duplicate-page reads (topic_heads: a build that adds a
-    topic page finds its twins); the names and keys more than one page has, so that a build
-    that removes a page knows who else has them (Gone.shrink)."""
+def names_blob(names: Names, keyed: Mapping[str, int], heads: Sequence[Head]) -> bytes:
+    """Meta.LINT_NAMES: the names (Names.columns), the topic keys of every page's names
+    (`keyed`: each with how many pages have it), and the heads duplicate-page reads
+    (topic_heads: a build that adds a topic page finds its twins); the names and keys more than
+    one page has, so that a build that removes a page knows who else has them (Gone.shrink).
+    Marshalled: decoded in a tenth of the time its JSON takes."""
     data = {
-        "names": names.to_json(),
+        "names": names.columns(),
         "have": sorted(keyed),
-        "topics": [list(h) for h in topic_heads(heads)],
+        "topics": [tuple(h) for h in topic_heads(heads)],
         "shared": shared_names(names.names, heads),
         "keyed": {key: n for key, n in sorted(keyed.items()) if n > 1},
         "unread": sorted(h.slug for h in heads if h.unread and h.type != "source"),
     }
-    return json.dumps(data, ensure_ascii=False)
+    return marshal.dumps(data)

@@ -58,13 +58,13 @@ def _across(seen: Seen, held: Held, rows: dict[str, LintRow], state: State | Non
     index = _index_only(index)
     found, mentions, have = across.compute(names, held.heads, held.pages(), seen.schema.lint, seen.levels)
     found.index = drift
-    names_json = came.names_json(names, have, held.heads)
+    names_blob = came.names_blob(names, have, held.heads)
     del names, have
     off = held.off
     if index is not None and index.disabled:
         off[index.rel] = sorted(index.disabled)
     sources = seen.sources({d for deps in held.deps.values() for d in deps})
-    saved = Saved(held.records, sources, _index_record(seen, index), found, off, names_key(names_json))
+    saved = Saved(held.records, sources, _index_record(seen, index), found, off, names_key(names_blob))
     on_disk = {rel: r[HASH] for rel, r in saved.records.items()}
     if index is not None:
         on_disk[index.rel] = index.hash
@@ -72,9 +72,9 @@ def _across(seen: Seen, held: Held, rows: dict[str, LintRow], state: State | Non
     del on_disk
     if state is not None:
         gone = held.gone + [rel for rel in rows if rel not in saved.records]
-        meta = {
+        meta: dict[Meta, str | bytes] = {
             Meta.LINT_ACROSS: saved.to_json(seen),
-            Meta.LINT_NAMES: names_json,
+            Meta.LINT_NAMES: names_blob,
             Meta.LINT_NAMES_MORE: "[]",
         }
         records, deps = saved.records, held.deps

@@ -212,7 +212,7 @@ class _Touched:
         if self.twins:
             found += across.duplicate
         if "orphan-page" in self.levels:
-            inside = sorted(self.orphanable.keys() & names.pages.keys())
+            inside = sorted(slug for slug in self.orphanable if slug in names.pages)
             pages = ((s, names.pages[s].rel, self.orphanable[s]) for s in inside)
             found += rules.orphans(pages, across.inbound)
         return found

@@ -5,8 +5,9 @@ themselves, so that the lint cache can keep it and check a few changed pages aga
 from __future__ import annotations
 
 import json
+import marshal
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -56,9 +57,9 @@ def topic_heads(heads: Iterable[Head]) -> list[Head]:
     return [h for h in heads if h.type != "source" and not h.unread]
 
 
-def names_key(raw: str) -> str:
-    """The key of the names (their JSON, Meta.LINT_NAMES) that the findings across pages were
-    made with: the text hashed as it is, not escaped as JSON first (20 MB at 100,000 pages)."""
+def names_key(raw: bytes) -> str:
+    """The key of the names (Meta.LINT_NAMES, as names_blob makes them) that the findings
+    across pages were made with."""
     return digest(raw, FINGERPRINT)
 
 
@@ -71,7 +72,7 @@ def index_title(page: Page) -> str:
 class Names(Resolver):
     """Every page's names as a Wiki resolves them, without the pages."""
 
-    pages: dict[str, Named]  # slug -> its path and titles, in the wiki's order
+    pages: Mapping[str, Named]  # slug -> its path and titles (a full lint's: in the wiki's order)
     names: dict[str, str]  # casefolded title or alias -> slug (Wiki.names)
     files: set[str]  # casefolded names of the attachments
     _slugs: dict[str, str] = field(default_factory=dict)
@@ -101,12 +102,87 @@ class Names(Resolver):
                     counts[target] += 1
         return counts
 
-    def to_json(self) -> dict[str, Any]:
-        return {"pages": {s: list(n) for s, n in self.pages.items()}, "names": self.names}
+    def columns(self) -> dict[str, Any]:
+        """The pages' names and the name table as the kept names have them (Rows)."""
+        pages = self.pages
+        titles = [named.title for named in pages.values()]
+        shown = [
+            None if n.shown == title else n.shown for n, title in zip(pages.values(), titles, strict=True)
+        ]
+        return {
+            "pages": [list(pages), [named.rel for named in pages.values()], titles, shown],
+            "names": [list(self.names), list(self.names.values())],
+        }
+
+
+class Rows(Mapping[str, Named]):
+    """The pages' names as the kept names have them: columns of slugs, paths, titles and index
+    titles (None: the title), each page made a Named where first asked for, since a patch reads
+    a few of them (making all 100,000 took 0.2 s, decoding them as JSON 0.3 s)."""
+
+    def __init__(self, columns: list[list[Any]]) -> None:
+        self.slugs, self._rels, self._titles, self._shown = columns
+        self._at: dict[str, int] | None = None
+
+    def _row(self, slug: str) -> int:
+        if self._at is None:
+            self._at = dict(zip(self.slugs, range(len(self.slugs)), strict=True))
+        return self._at[slug]
+
+    def __getitem__(self, slug: str) -> Named:
+        i = self._row(slug)
+        title, shown = self._titles[i], self._shown[i]
+        return Named(self._rels[i], title, title if shown is None else shown)
+
+    def __contains__(self, slug: object) -> bool:
+        try:
+            self._row(slug)  # type: ignore[arg-type]
+        except (KeyError, TypeError):
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.slugs)
+
+    def __len__(self) -> int:
+        return len(self.slugs)
+
+
+class Laid(Mapping[str, Named]):
+    """Pages' names (`base`) with pages taken out (`out`) and added (`over`, each of them among
+    those taken out) laid over them: the kept names changed by the pages a build added or
+    removed, the rest not copied."""
+
+    def __init__(
+        self,
+        base: Mapping[str, Named],
+        over: dict[str, Named] | None = None,
+        out: frozenset[str] = frozenset(),
+    ) -> None:
+        self.base, self.over, self.out = base, over or {}, out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], files: set[str]) -> Names:
-        return cls({s: Named(*n) for s, n in data["pages"].items()}, data["names"], files)
+    def of(cls, pages: Mapping[str, Named], add: Mapping[str, Named], drop: Iterable[str] = ()) -> Laid:
+        """`pages` with those `drop` names taken out, then those `add` has put in."""
+        laid = pages if isinstance(pages, Laid) else cls(pages)
+        drop = frozenset(drop)
+        over = {slug: named for slug, named in laid.over.items() if slug not in drop} | dict(add)
+        return cls(laid.base, over, laid.out.union(drop, over))
+
+    def __getitem__(self, slug: str) -> Named:
+        if slug in self.out:
+            return self.over[slug]
+        return self.base[slug]
+
+    def __contains__(self, slug: object) -> bool:
+        return slug in self.over if slug in self.out else slug in self.base
+
+    def __iter__(self) -> Iterator[str]:
+        yield from (slug for slug in self.base if slug not in self.out)
+        yield from self.over
+
+    def __len__(self) -> int:
+        return len(self.base) - sum(1 for slug in self.out if slug in self.base) + len(self.over)
 
 
 FOLD = 256  # changes of names kept apart at most (KeptNames.changed)
@@ -128,20 +204,22 @@ def shared_names(names: dict[str, str], heads: Iterable[Head]) -> Shared:
 
 
 class KeptNames:
-    """The names the last stored lint kept (Meta.LINT_NAMES: 24 MB of JSON at 100,000 pages),
-    with the changes builds made to them since by adding or removing pages (Meta.LINT_NAMES_MORE:
-    lint/came.py, a list of changes, so that a change stores its own names, not every page's
-    again); read (`read`, `read_more`) and decoded once, where first asked for: a patch of the
-    lint summary checks index.md and the pages whose links changed against them."""
+    """The names the last stored lint kept (Meta.LINT_NAMES: names_blob's, 15 MB at 100,000
+    pages), with the changes builds made to them since by adding or removing pages
+    (Meta.LINT_NAMES_MORE: lint/came.py, a JSON list of changes, so that a change stores its
+    own names, not every page's again); read (`read`, `read_more`) and decoded once, where first
+    asked for: a patch of the lint summary checks index.md and the pages whose links changed
+    against them."""
 
     def __init__(
         self,
-        read: Callable[[], str | None],
+        read: Callable[[], bytes | None],
         files: set[str],
         read_more: Callable[[], str | None] = lambda: None,
     ) -> None:
         self._read, self._read_more, self.files = read, read_more, files
-        self._raw: str | None = None
+        self._raw: bytes | None = None
+        self._raw_key: str | None = None
         self._more: str | None = None
         self._decoded: tuple[Names, set[str]] | None = None
         self.topics: list[Head] | None = None  # the heads duplicate-page reads (topic_heads), once decoded
@@ -156,11 +234,11 @@ class KeptNames:
     def stored(cls, state: State, files: set[str]) -> KeptNames:
         """The names state.db keeps (with the changes since), read once, if at all."""
         return cls(
-            lambda: state.get_meta(Meta.LINT_NAMES), files, lambda: state.get_meta(Meta.LINT_NAMES_MORE)
+            lambda: state.get_meta_blob(Meta.LINT_NAMES), files, lambda: state.get_meta(Meta.LINT_NAMES_MORE)
         )
 
     @property
-    def raw(self) -> str | None:
+    def raw(self) -> bytes | None:
         if self._raw is None:
             self._raw = self._read()
         return self._raw
@@ -174,30 +252,33 @@ class KeptNames:
 
     def key(self) -> str | None:
         """What the findings across pages were made with (Saved.names): names_key of the names
-        as a full lint stored them, with the changes since."""
+        as a full lint stored them, with the changes since (the names hashed once a build)."""
         raw = self.raw
         if raw is None:
             return None
+        if self._raw_key is None:
+            self._raw_key = names_key(raw)
         more = self.more
-        return names_key(raw if more == "[]" else f"{raw}\n{more}")
+        return self._raw_key if more == "[]" else digest(f"{self._raw_key}\n{more}", FINGERPRINT)
 
     def decoded(self) -> tuple[Names, set[str]] | None:
         """The names, and the topic keys of every page's names (None: none kept)."""
         if self._decoded is None and self.raw is not None:
-            data = json.loads(self.raw)
+            data = marshal.loads(self.raw)
+            keys, slugs = data["names"]["names"]
             kept = _Decoding(
-                data["names"]["pages"],
-                data["names"]["names"],
+                Rows(data["names"]["pages"]),
+                dict(zip(keys, slugs, strict=True)),
                 set(data["have"]),
-                data.get("topics"),
+                None if (topics := data.get("topics")) is None else [Head(*h) for h in topics],
                 data.get("shared"),
                 data.get("keyed"),
                 data.get("unread"),
             )
             for change in json.loads(self.more):
                 kept.apply(change)
-            self._decoded = Names.from_json({"pages": kept.pages, "names": kept.names}, self.files), kept.have
-            self.topics = None if kept.topics is None else [_head(h) for h in kept.topics]
+            self._decoded = Names(kept.pages, kept.names, self.files), kept.have
+            self.topics = kept.topics
             self.shared, self.keyed, self.unread = kept.shared, kept.keyed, kept.unread
         return self._decoded
 
@@ -221,27 +302,29 @@ class KeptNames:
         kept.unread = None if self.unread is None else [s for s in self.unread if s not in gone]
         kept.folded = self.folded  # written into the whole by a change before this one
         if len(more) < FOLD:
-            kept._raw, kept._more = self._raw, json.dumps(more, ensure_ascii=False)
+            kept._raw, kept._raw_key = self._raw, self._raw_key
+            kept._more = json.dumps(more, ensure_ascii=False)
         else:
-            data: dict[str, Any] = {
-                "names": names.to_json(),
-                "have": sorted(have),
-                "topics": [list(h) for h in topics],
-            }
+            data: dict[str, Any] = {"names": names.columns(), "have": sorted(have), "topics": _rows(topics)}
             if shared is not None and keyed is not None and kept.unread is not None:
                 data |= {"shared": shared, "keyed": keyed, "unread": kept.unread}
-            kept._raw, kept._more, kept.folded = json.dumps(data, ensure_ascii=False), "[]", True
+            kept._raw, kept._more, kept.folded = marshal.dumps(data), "[]", True
         return kept
+
+
+def _rows(heads: Iterable[Head]) -> list[tuple[Any, ...]]:
+    """Heads as the kept names have them (marshal takes tuples, not named ones)."""
+    return [tuple(h) for h in heads]
 
 
 @dataclass
 class _Decoding:
-    """The kept names as JSON decodes them, a change at a time."""
+    """The kept names as they are decoded, a change at a time."""
 
-    pages: dict[str, list[str]]
+    pages: Mapping[str, Named]
     names: dict[str, str]
     have: set[str]
-    topics: list[list[Any]] | None
+    topics: list[Head] | None
     shared: Shared | None
     keyed: Keyed | None
     unread: list[str] | None
@@ -250,9 +333,8 @@ class _Decoding:
         """One change (lint/came.py): pages gone, then the names, keys and heads they leave or
         hand on; pages added, with theirs."""
         gone = set(change.get("gone", ()))
-        for slug in gone:
-            self.pages.pop(slug, None)
-        self.pages.update(change.get("pages", {}))
+        added = {slug: Named(*named) for slug, named in change.get("pages", {}).items()}
+        self.pages = Laid.of(self.pages, added, gone)
         for name in change.get("unnamed", ()):
             self.names.pop(name, None)
         self.names.update(change.get("names", {}))
@@ -260,7 +342,9 @@ class _Decoding:
         self.have.update(change.get("have", ()))
         if self.topics is not None:
             kept = [h for h in self.topics if h[0] not in gone] if gone else self.topics
-            self.topics = kept + change.get("topics", [])
+            self.topics = kept + [
+                Head(h[0], h[1], h[2], h[3], h[4], tuple(h[5]), h[6]) for h in change.get("topics", [])
+            ]
         if self.unread is not None and gone:
             self.unread = [slug for slug in self.unread if slug not in gone]
         if self.shared is not None and self.keyed is not None:
@@ -283,4 +367,5 @@ def shared_and_keyed(shared: Shared, keyed: Keyed, change: dict[str, Any]) -> No
 
 
 def _head(h: list[Any]) -> Head:
+    """A head as a change keeps it (JSON: its aliases a list)."""
     return Head(h[0], h[1], h[2], h[3], h[4], tuple(h[5]), h[6])

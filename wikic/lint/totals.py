@@ -430,7 +430,7 @@ def _store(
     asked = changed | {d for e in entries.values() for d in e.deps() if d not in was.get(e.page.rel, ())}
     before = state.lint_sources_of(sorted(asked))
     sources = {rel: now for rel, now in seen.sources(asked).items() if before.get(rel) != now}
-    saved = {Meta.LINT_TOTALS: kept}
+    saved: dict[Meta, str | bytes] = {Meta.LINT_TOTALS: kept}
     mentions = {}
     unmentioned: list[str] = []
     if across is not None:

@@ -147,7 +147,7 @@ class LintTables(Tables):
         mentions: Mapping[str, Mentions],
         records: Mapping[str, Record],
         sources: Mapping[str, SourceRecord],
-        saved: dict[Meta, str],
+        saved: Mapping[Meta, str | bytes],
         everything: bool = False,
         blocks: tuple[Iterable[tuple[str, str]], Iterable[tuple[str, str, str]]] = ((), ()),
         unmentioned: Iterable[str] = (),

@@ -16,7 +16,7 @@ class Meta(StrEnum):
     ACTIONS = "actions"
     UPTODATE = "uptodate"  # the no-op check's mark (JSON), with the figures a skipped build reports
     LINT_ACROSS = "lint_across"  # the findings of the rules across pages, by what they read (JSON)
-    LINT_NAMES = "lint_names"  # the wiki's names as the last full lint read them (JSON)
+    LINT_NAMES = "lint_names"  # the wiki's names as the last full lint read them (marshalled)
     LINT_NAMES_MORE = "lint_names_more"  # the names of the pages added since, by the build (JSON)
     LINT_TOTALS = "lint_totals"  # the build's lint summary kept with what lets an edit patch it (JSON)
     SETTLED = "settled"  # what the last finished build read its sources with, and when (JSON)

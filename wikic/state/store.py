@@ -86,7 +86,12 @@ class State(BuildTables, IncrementalTables, LintTables, BatchTables, ForgetTable
         row = self.db.execute("SELECT v FROM meta WHERE k=?", (k.value,)).fetchone()
         return None if row is None else str(row[0])
 
-    def set_meta(self, k: Meta, v: str) -> None:
+    def get_meta_blob(self, k: Meta) -> bytes | None:
+        """A meta value kept as bytes (None: none, or text an older wikic kept there)."""
+        row = self.db.execute("SELECT v FROM meta WHERE k=?", (k.value,)).fetchone()
+        return bytes(row[0]) if row is not None and isinstance(row[0], bytes) else None
+
+    def set_meta(self, k: Meta, v: str | bytes) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k.value, v))
 
     def delete_meta(self, k: Meta) -> None:

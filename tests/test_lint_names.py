@@ -1,0 +1,77 @@
+"""The kept names' pages (lint/names.py): Rows, read from the kept columns a page at a time,
+and Laid, the pages added and taken out laid over them, each against a plain dict made the
+same way; and the names as a full lint keeps them, decoded as they were made."""
+
+from __future__ import annotations
+
+import marshal
+import random
+from collections.abc import Mapping
+
+from wikic.lint.came import names_blob
+from wikic.lint.names import Head, KeptNames, Laid, Named, Names, Rows
+
+
+def _named(rng: random.Random, slug: str) -> Named:
+    title = slug.replace("-", " ").title()
+    return Named(f"wiki/{slug}.md", title, title if rng.random() < 0.7 else f"{title} ({slug})")
+
+
+def _same(pages: Mapping[str, Named], model: dict[str, Named], absent: list[str]) -> None:
+    assert len(pages) == len(model)
+    assert sorted(pages) == sorted(model)
+    assert dict(pages.items()) == model
+    for slug in model:
+        assert slug in pages and pages[slug] == model[slug] and pages.get(slug) == model[slug]
+    for slug in absent:
+        if slug not in model:
+            assert slug not in pages and pages.get(slug) is None
+
+
+def test_rows_are_the_pages_of_the_columns() -> None:
+    rng = random.Random(3)
+    model = {f"page-{i}": _named(rng, f"page-{i}") for i in range(50)}
+    rows = Rows(Names(model, {}, set()).columns()["pages"])
+    _same(rows, model, ["page-50", "Page-1", ""])
+    assert 5 not in rows
+
+
+def test_pages_laid_over_are_the_pages_added_and_taken_out() -> None:
+    """Random additions and removals (a page renamed goes and comes back in one change, a page
+    gone comes back in a later one) laid over the rows, one change at a time, as a dict."""
+    rng = random.Random(7)
+    every = [f"page-{i}" for i in range(60)]
+    model = {slug: _named(rng, slug) for slug in every[:40]}
+    pages: Mapping[str, Named] = Rows(Names(dict(model), {}, set()).columns()["pages"])
+    for _ in range(40):
+        drop = set(rng.sample(sorted(model), min(len(model), rng.randrange(4))))
+        add = {slug: _named(rng, slug) for slug in rng.sample(every, rng.randrange(4)) if slug not in model}
+        add |= {slug: _named(rng, slug) for slug in drop if rng.random() < 0.3}  # renamed
+        pages = Laid.of(pages, add, drop)
+        model = {slug: named for slug, named in model.items() if slug not in drop} | add
+        _same(pages, model, every)
+        assert isinstance(pages, Laid) and isinstance(pages.base, Rows)  # never laid twice over
+
+
+def test_the_names_kept_decode_as_they_were_made() -> None:
+    pages = {
+        "ivf-index": Named("wiki/ivf-index.md", "IVF index", "IVF index"),
+        "pq": Named("wiki/pq.md", "Product quantization", "PQ (product quantization)"),
+        "notes": Named("wiki/sources/notes.md", "Notes", "Notes"),
+    }
+    heads = [
+        Head("ivf-index", "wiki/ivf-index.md", "concept", "IVF index", "IVF index", ("IVF",), False),
+        Head("pq", "wiki/pq.md", "concept", "Product quantization", "PQ (product quantization)", (), False),
+        Head("notes", "wiki/sources/notes.md", "source", "Notes", "Notes", ("IVF",), False),
+    ]
+    table = {"ivf index": "ivf-index", "ivf": "ivf-index", "product quantization": "pq", "notes": "notes"}
+    blob = names_blob(Names(pages, table, set()), {"ivf index": 1, "ivf": 2}, heads)
+    kept = KeptNames(lambda: blob, {"diagram.png"})
+    decoded = kept.decoded()
+    assert decoded is not None
+    names, have = decoded
+    assert dict(names.pages.items()) == pages and names.names == table and names.files == {"diagram.png"}
+    assert have == {"ivf index", "ivf"} and kept.keyed == {"ivf": 2}
+    assert kept.topics == heads[:2] and kept.shared == {"ivf": ["ivf-index", "notes"]}
+    assert names.resolve("IVF") == "ivf-index" and names.resolve("PQ") == "pq"
+    assert marshal.loads(blob)["names"]["pages"][3] == [None, "PQ (product quantization)", None]
