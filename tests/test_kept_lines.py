@@ -182,6 +182,44 @@ def test_the_heads_stand_for_the_sticky_slugs_only_as_kept_by_the_plan_that_mark
     assert forced_equal(project, tmp_path)
 
 
+def _slugs(project: Project) -> dict[str, str]:
+    with sqlite3.connect(project.state_path) as db:
+        return dict(db.execute("SELECT page_id, slug FROM slugs").fetchall())
+
+
+SLUG_EDITS = {
+    "a source added": lambda p: (p.sources_dir / "graphs.md").write_text(
+        "# Graph search\n\nIt walks a **vector database** graph.\n", encoding="utf-8"
+    ),
+    "a source deleted": lambda p: (p.sources_dir / "tools.md").unlink(),
+    "a source moved": lambda p: (p.sources_dir / "tools.md").rename(
+        (p.sources_dir / "kept").mkdir() or p.sources_dir / "kept" / "tools.md"
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", SLUG_EDITS)
+def test_pages_come_gone_or_moved_leave_the_sticky_slugs_the_plans_heads_and_marked_so(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build patches the sticky slugs into its plan's (a page new or gone, a source's page
+    under another id), as a full assembly writes them, and marks them as its heads: the next
+    plan does not read them."""
+    project = make_project(tmp_path / "p", NOTES)
+    assert build(project, BuildOptions()).ok
+    SLUG_EDITS[kind](project)
+    assert build(project, BuildOptions()).ok
+    assert "heads=slugs" in _kept(project)
+    slugs = _slugs(project)
+    assert forced_equal(project, tmp_path) and slugs == _slugs(Project(tmp_path / "forced"))
+    assert len(slugs) == len(wiki_files(project)) - 2  # index.md, log.md
+    monkeypatch.setattr(State, "slugs", lambda self: pytest.fail("the sticky slugs read"))
+    replace_in_source(project, "rag.md", "before the model answers", "before the model writes its answer")
+    assert build(project, BuildOptions()).ok and "heads=slugs" in _kept(project)
+    monkeypatch.undo()
+    assert forced_equal(project, tmp_path / "again")
+
+
 def test_a_source_retitled_then_settled_takes_its_title_as_changed_since_the_base(tmp_path: Path) -> None:
     """Its entry changed since the base (beside it): settled by the next edit, it takes its title
     and line count from there, not from the base's columns, where pages that show it are made again."""

@@ -432,6 +432,8 @@ class Pages(Mapping[str, PagePlan]):
         self.ids, self.decoded, self.unread, self.rows = ids, made, unread, rows
         self.slugs: dict[str, str] = {}
         self.sticky = False  # `slugs` are the sticky slugs it went by, page for page (Rows.heads_are_slugs)
+        # else the slugs (new or moved) and the pages gone that make the sticky slugs `slugs`
+        self.slugs_patch: tuple[dict[str, str], list[str]] | None = None
         self.sources: list[SourceInfo] = []  # the plan's: their titles are their pages' (title())
         self._titles: dict[str, str] = {}
 

@@ -294,6 +294,7 @@ class _Build:
         self.edit = quick.decide(self, pages, sources)
         keep = self.kept_plan  # its rows and blobs are stored: only what later stages read stays
         self.kept_plan = Keep(b"", keep.every, keep.token, gone=keep.gone, same=keep.same, basis=keep.basis)
+        self.kept_plan.slugs_patch = keep.slugs_patch
         subset = pages if self.edit is None else {pid: pages[pid] for pid in self.edit.changed}
         actions = self._actions(subset)
         covers = self.local_only.covers_any  # without globs, no page's notes are looked at
@@ -429,6 +430,9 @@ class _Build:
         slugs = {pid: p.slug for pid, p in pages.items()} if self.edit is None else {}
         if slugs and state.slugs() != slugs:  # 10,000 rows read, rather than all written again
             state.set_slugs(slugs)
+        elif self.edit is not None and (patch := self.kept_plan.slugs_patch) is not None:
+            # the plan's slugs, which its heads are: marked so, the next plan does not read them
+            state.patch_slugs(*patch, heads=self.kept_plan.token)
         elif self.edit is not None and (self.edit.added or self.edit.gone):  # pages came or went
             state.patch_slugs(
                 {e[3]: slug for slug, e in self.edit.added.items()}, [e[3] for e in self.edit.gone.values()]

@@ -88,6 +88,9 @@ class Keep:
     before: dict[str, bytes] = field(default_factory=dict)  # the rows the last plan kept of `pages`
     dropped: list[str] | None = None  # the sources gone since the last plan (None: a full plan)
     sticky: str = ""  # its token, where its pages' slugs are the sticky slugs it read, page for page
+    # the sticky slugs it read made its pages' (new or moved, and gone), where its heads are
+    # those: patched so (pipeline._save), they are marked as its heads again (Rows.heads_are_slugs)
+    slugs_patch: tuple[dict[str, str], list[str]] | None = None
 
 
 def settings_of(schema: Schema) -> str:
@@ -142,7 +145,10 @@ def plan_kept(
     keep = Keep(
         b"", False, mine.token, pages, gone, same, basis, mine.dumps_since(settings), rows_before, dropped
     )
-    keep.sticky = mine.token if isinstance(trace.pages, Pages) and trace.pages.sticky else ""
+    if isinstance(trace.pages, Pages):
+        keep.sticky = mine.token if trace.pages.sticky else ""
+        if trace.pages.slugs_patch is not None and mine.heads == trace.pages.slugs:
+            keep.slugs_patch = trace.pages.slugs_patch
     # a source deleted: no byte of it is left in state.db (privacy/forget.py), so not in the base
     most = max(FEW, len(sources) // SINCE)
     if len(mine.since) > most or len(mine.heads_since) > most or None in mine.since.values():
@@ -239,6 +245,9 @@ def _slugged(pages: Pages, before: dict[str, str], heads_are_slugs: bool, sticky
     slugs_were = before if heads_are_slugs else _read(sticky)  # not read twice
     pages.slugs = slugs_for(pages, slugs_were, pages.__getitem__)
     pages.sticky = pages.slugs == slugs_were
+    if not pages.sticky:  # a page came, went or moved: what makes the sticky slugs these
+        new = dict(pages.slugs.items() - slugs_were.items())
+        pages.slugs_patch = new, sorted(slugs_were.keys() - pages.slugs.keys())
     for pid, page in pages.decoded.items():
         page.slug = pages.slugs[pid]
     # not a set of 100,000 pairs made to find them; none where the slugs equal those kept

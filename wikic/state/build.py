@@ -297,11 +297,14 @@ class BuildTables(Tables):
             self.db.execute("DELETE FROM slugs")
             self.db.executemany("INSERT INTO slugs VALUES (?, ?)", sorted(mapping.items()))
 
-    def patch_slugs(self, new: Mapping[str, str], gone: Iterable[str]) -> None:
-        """The slugs of the pages new put in, and those of the pages gone taken out."""
+    def patch_slugs(self, new: Mapping[str, str], gone: Iterable[str], heads: str = "") -> None:
+        """The slugs of the pages new put in, and those of the pages gone taken out; `heads`: the
+        token of the kept plan whose heads they are now, page for page (heads_are_slugs)."""
         with self.transaction():
             self.db.executemany("DELETE FROM slugs WHERE page_id=?", [(pid,) for pid in gone])
             self.db.executemany("INSERT OR REPLACE INTO slugs VALUES (?, ?)", sorted(new.items()))
+            if heads:
+                self.db.execute("INSERT OR REPLACE INTO kept VALUES ('heads=slugs', ?)", (heads.encode(),))
 
     def wiki_changed_at(self) -> float:
         """When the build last wrote or removed a page: the newest file it recorded (0 if none)."""
