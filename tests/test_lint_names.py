@@ -8,6 +8,8 @@ import marshal
 import random
 from collections.abc import Mapping
 
+import pytest
+
 from wikic.lint.came import names_blob
 from wikic.lint.names import Head, KeptNames, Laid, Named, Names, Rows
 
@@ -36,14 +38,17 @@ def test_rows_are_the_pages_of_the_columns() -> None:
     assert 5 not in rows
 
 
-def test_pages_laid_over_are_the_pages_added_and_taken_out() -> None:
+@pytest.mark.parametrize("cased", [False, True])
+def test_pages_laid_over_are_the_pages_added_and_taken_out(cased: bool) -> None:
     """Random additions and removals (a page renamed goes and comes back in one change, a page
-    gone comes back in a later one) laid over the rows, one change at a time, as a dict."""
+    gone comes back in a later one) laid over the rows, one change at a time, as a dict; and
+    their slugs casefolded as a dict of them makes it (`cased`: slugs that fold the same)."""
     rng = random.Random(7)
-    every = [f"page-{i}" for i in range(60)]
-    model = {slug: _named(rng, slug) for slug in every[:40]}
+    every = [f"page-{i}" for i in range(60)] + ([f"Page-{i}" for i in range(0, 60, 3)] if cased else [])
+    rng.shuffle(every)
+    model = {slug: _named(rng, slug) for slug in every[:40] if slug.islower()}  # none fold the same
     pages: Mapping[str, Named] = Rows(Names(dict(model), {}, set()).columns()["pages"])
-    for _ in range(40):
+    for _ in range(60):
         drop = set(rng.sample(sorted(model), min(len(model), rng.randrange(4))))
         add = {slug: _named(rng, slug) for slug in rng.sample(every, rng.randrange(4)) if slug not in model}
         add |= {slug: _named(rng, slug) for slug in drop if rng.random() < 0.3}  # renamed
@@ -51,6 +56,11 @@ def test_pages_laid_over_are_the_pages_added_and_taken_out() -> None:
         model = {slug: named for slug, named in model.items() if slug not in drop} | add
         _same(pages, model, every)
         assert isinstance(pages, Laid) and isinstance(pages.base, Rows)  # never laid twice over
+        folded = Names(pages, {}, set())._slugs
+        assert dict(folded.items()) == {slug.casefold(): slug for slug in pages}
+        assert len(folded) == len({slug.casefold() for slug in pages})
+        for key in {slug.casefold() for slug in every}:
+            assert folded.get(key) == {slug.casefold(): slug for slug in pages}.get(key)
 
 
 def test_the_names_kept_decode_as_they_were_made() -> None:
@@ -75,3 +85,14 @@ def test_the_names_kept_decode_as_they_were_made() -> None:
     assert kept.topics == heads[:2] and kept.shared == {"ivf": ["ivf-index", "notes"]}
     assert names.resolve("IVF") == "ivf-index" and names.resolve("PQ") == "pq"
     assert marshal.loads(blob)["names"]["pages"][3] == [None, "PQ (product quantization)", None]
+
+
+def test_slugs_that_fold_the_same_resolve_as_a_dict_of_them_in_order() -> None:
+    """Two kept slugs that fold the same: the later one's, and the other's once it is gone."""
+    rng = random.Random(1)
+    base = {slug: _named(rng, slug) for slug in ["page-1", "Page-1", "page-2"]}
+    rows = Rows(Names(base, {}, set()).columns()["pages"])
+    assert Names(rows, {}, set()).resolve("page-1") == "Page-1"
+    laid = Laid.of(rows, {}, {"Page-1"})
+    assert Names(laid, {}, set()).resolve("PAGE-1") == "page-1"
+    assert Names(Laid.of(laid, {}, {"page-1"}), {}, set()).resolve("page-1") is None

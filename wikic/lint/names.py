@@ -75,11 +75,15 @@ class Names(Resolver):
     pages: Mapping[str, Named]  # slug -> its path and titles (a full lint's: in the wiki's order)
     names: dict[str, str]  # casefolded title or alias -> slug (Wiki.names)
     files: set[str]  # casefolded names of the attachments
-    _slugs: dict[str, str] = field(default_factory=dict)
+    _slugs: Mapping[str, str] = field(default_factory=dict)
     _resolved: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._slugs = {slug.casefold(): slug for slug in self.pages}
+        pages = self.pages
+        if isinstance(pages, (Rows, Laid)):  # the kept names: casefolded once a build, not once a change
+            self._slugs = pages.folded()
+        else:
+            self._slugs = {slug.casefold(): slug for slug in pages}
 
     @classmethod
     def of_heads(cls, heads: Iterable[Head], files: set[str]) -> Names:
@@ -123,6 +127,13 @@ class Rows(Mapping[str, Named]):
     def __init__(self, columns: list[list[Any]]) -> None:
         self.slugs, self._rels, self._titles, self._shown = columns
         self._at: dict[str, int] | None = None
+        self._folded: dict[str, str] | None = None
+
+    def folded(self) -> dict[str, str]:
+        """Casefolded slug -> slug (the last of those that fold the same, as a dict makes it)."""
+        if self._folded is None:
+            self._folded = {slug.casefold(): slug for slug in self.slugs}
+        return self._folded
 
     def _row(self, slug: str) -> int:
         if self._at is None:
@@ -174,6 +185,12 @@ class Laid(Mapping[str, Named]):
             return self.over[slug]
         return self.base[slug]
 
+    def folded(self) -> Mapping[str, str]:
+        """Casefolded slug -> slug, as a dict makes it from these pages in their order."""
+        if isinstance(self.base, Rows) and len(base := self.base.folded()) == len(self.base):
+            return _Folded(base, self.out, {slug.casefold(): slug for slug in self.over})
+        return {slug.casefold(): slug for slug in self}  # two slugs that fold the same: in order
+
     def __contains__(self, slug: object) -> bool:
         return slug in self.over if slug in self.out else slug in self.base
 
@@ -183,6 +200,29 @@ class Laid(Mapping[str, Named]):
 
     def __len__(self) -> int:
         return len(self.base) - sum(1 for slug in self.out if slug in self.base) + len(self.over)
+
+
+class _Folded(Mapping[str, str]):
+    """Casefolded slug -> slug of pages laid over others (Laid), where no two of those fold the
+    same: theirs (`base`) but those taken out, then those added (`over`)."""
+
+    def __init__(self, base: dict[str, str], out: frozenset[str], over: dict[str, str]) -> None:
+        self.base, self.out, self.over = base, out, over
+
+    def __getitem__(self, key: str) -> str:
+        if key in self.over:
+            return self.over[key]
+        slug = self.base[key]
+        if slug in self.out:
+            raise KeyError(key)
+        return slug
+
+    def __iter__(self) -> Iterator[str]:
+        yield from (key for key, slug in self.base.items() if slug not in self.out and key not in self.over)
+        yield from self.over
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 FOLD = 256  # changes of names kept apart at most (KeptNames.changed)

@@ -49,7 +49,7 @@ class Resolver:
 
     names: dict[str, str]
     files: set[str]
-    _slugs: dict[str, str]
+    _slugs: Mapping[str, str]
     _resolved: dict[str, str | None]
 
     def resolve(self, target: str) -> str | None:
