@@ -185,14 +185,19 @@ class Merge:
     def _picked_phrases(self) -> set[str]:
         """The phrases two or more sources write that some source marks or whose words stand
         together; patched, those the last merge picked with only the phrases decided again whose
-        count, marks or words' counts the patch changed."""
+        count or marks the patch changed, or whose words' counts it changed the way that can
+        change it: a word written less can only make a phrase stand together (_cohesive), a
+        word written more only make it not (a source deleted asks of those not picked alone)."""
         counts, words = self.counts["phrases"], self.counts["used"]
         if self.patched:
             check = {p for p, d in self.delta["phrases"].items() if d} | self.remarked
-            moved = {w for w, d in self.delta["used"].items() if d}
-            if moved:
-                check |= {p for p in counts if not moved.isdisjoint(p.split())}
             picked = set(self.where["phrases"])
+            fewer = {w for w, d in self.delta["used"].items() if d < 0}
+            more = {w for w, d in self.delta["used"].items() if d > 0}
+            if fewer:
+                check |= {p for p in counts if p not in picked and not fewer.isdisjoint(p.split())}
+            if more:
+                check |= {p for p in picked if not more.isdisjoint(p.split())}
         else:
             check, picked = set(counts), set()
         for phrase in check:
