@@ -21,6 +21,8 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import ne
 from typing import TYPE_CHECKING
 
 from wikic import __version__
@@ -246,8 +248,7 @@ def _slugged(pages: Pages, before: dict[str, str], heads_are_slugs: bool, sticky
     pages.slugs = slugs_for(pages, slugs_were, pages.__getitem__)
     pages.sticky = pages.slugs == slugs_were
     if not pages.sticky:  # a page came, went or moved: what makes the sticky slugs these
-        new = dict(pages.slugs.items() - slugs_were.items())
-        pages.slugs_patch = new, sorted(slugs_were.keys() - pages.slugs.keys())
+        pages.slugs_patch = _changed(pages.slugs, slugs_were), sorted(slugs_were.keys() - pages.slugs.keys())
     for pid, page in pages.decoded.items():
         page.slug = pages.slugs[pid]
     # not a set of 100,000 pairs made to find them; none where the slugs equal those kept
@@ -256,6 +257,14 @@ def _slugged(pages: Pages, before: dict[str, str], heads_are_slugs: bool, sticky
         return {}
     slugs = pages.slugs  # a page gone has none
     return dict(sorted((pid, slug) for pid, slug in before.items() if slugs.get(pid, slug) != slug))
+
+
+def _changed(slugs: dict[str, str], were: dict[str, str]) -> dict[str, str]:
+    """The slugs not as they were (new, or moved), found in C (100,000 pairs compared as sets
+    of items: 70 ms)."""
+    ids, now = list(slugs), list(slugs.values())
+    moved = list(map(ne, map(were.get, ids), now))
+    return dict(zip(compress(ids, moved), compress(now, moved), strict=True))
 
 
 def _planned_again(
