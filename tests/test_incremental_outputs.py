@@ -14,9 +14,11 @@ import pytest
 
 from tests.projects import NOTES, make_project, wiki_files
 from wikic import snapshot
+from wikic.build import logfile
 from wikic.build.quick import QUICK as QUICK_LINE
 from wikic.build.report import Report
 from wikic.build.run import BuildOptions, build
+from wikic.lint.runner import lint
 from wikic.project import Project
 from wikic.prompts import PACKAGE_DIR as PACKAGE_PROMPTS
 from wikic.state import Meta, State
@@ -665,13 +667,24 @@ def test_a_page_the_build_wrote_changed_by_hand_with_a_source_edit_goes_the_quic
         assert _build(project).nothing_to_do
 
 
-def test_log_md_deleted_by_hand_is_written_again_the_full_way(tmp_path: Path) -> None:
+@pytest.mark.parametrize("edit", [False, True])
+def test_log_md_deleted_by_hand_is_written_again_the_quick_way(tmp_path: Path, edit: bool) -> None:
+    """log.md deleted (`edit`: with a source edit): written again, its head and this build's
+    entry alone (logfile.append_log), every page assembled the quick way, the lint patched."""
     project = make_project(tmp_path / "inc", SOURCES)
     _build(project)
-    (project.wiki_dir / "log.md").unlink()
-    _edit_text(project)
+    log = project.wiki_dir / "log.md"
+    log.unlink()
+    if edit:
+        _edit_text(project)
     report = build(project, BuildOptions(explain=True))
-    assert report.ok and not _quick(report) and (project.wiki_dir / "log.md").is_file()
+    assert report.ok and _quick(report) and report.conflicts == []
+    text = log.read_text(encoding="utf-8")
+    assert text.startswith(logfile.HEAD) and text.count("\n## ") == 1
+    assert ("- written: chunking.md" in text) == edit
+    with State.open(project.state_path) as state:
+        assert json.loads(state.get_meta(Meta.LINT_TOTALS) or "{}")["how"] == "patched"
+    assert report.lint == lint(project).counts()
     assert _without_log(wiki_files(project)) == _without_log(_forced_copy(project, tmp_path / "full"))
     assert _build(project).nothing_to_do
 

@@ -137,8 +137,8 @@ def kept(state: State) -> Hands | None:
 
 def changed(state: State, found: Tree, digest_left: str) -> Hands | None:
     """How the pages in wiki/ changed by hand since the last build left it (`digest_left`);
-    None where anything else in wiki/ changed (index.md, log.md, an attachment), or it cannot
-    be told (that build kept no lines; a page new under a slug the build wrote once)."""
+    None where it cannot be told (that build kept no lines; a page new under a slug the build
+    wrote once; anything else changed), or index.md was deleted (the full way writes it again)."""
     if state.get_meta(Meta.FOREIGN_LEFT) is None or not found.complete:
         return None
     kept: dict[str, list[str]] = _stored(state, Meta.FOREIGN_LEFT)
@@ -177,8 +177,8 @@ def changed(state: State, found: Tree, digest_left: str) -> Hands | None:
         if not _as_left(lines, {**hands, **edited, **more}, digest_left):
             return None
         edited |= more
-    if any(edited[slug].now is None for slug in SKIP & edited.keys()):
-        return None  # index.md or log.md deleted by hand: the full way writes it again
+    if INDEX in edited and edited[INDEX].now is None:
+        return None  # index.md deleted by hand: the full way writes it again (log.md: append_log)
     if not hands and not edited and moved is None:
         return None
     described = {slug: d for slug, (_, d) in kept.items()}
