@@ -99,3 +99,35 @@ def test_a_kept_blob_reads_back_as_written(tmp_path: Path) -> None:
         assert state.kept("merge") == big[::-1] and state.kept("merge+") is None
     finally:
         state.close()
+
+
+def _io() -> tuple[int, int]:
+    """Bytes this process wrote and read through the kernel so far (/proc/self/io)."""
+    fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
+    return int(fields["wchar"]), int(fields["rchar"])
+
+
+@pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="counts the bytes by /proc/self/io")
+def test_a_kept_blob_written_with_room_spills_less_to_the_wal(tmp_path: Path) -> None:
+    """A blob put in place of another with room in SQLite's cache (state.incremental.roomy):
+    each page written about once, not once for each of the zeroing, the allocating and the
+    writing, nor read back; read back the same, and the cache as it was after."""
+
+    def written_and_read(room: bool) -> tuple[float, float]:
+        state = State.open(tmp_path / f"{room}.db")
+        try:
+            old, new = bytes(range(256)) * 32768, bytes(range(255, -1, -1)) * 32768  # 8 MB each
+            state.keep("merge", old)
+            state.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            before = _io()
+            state.keep("merge", new, room=room)
+            after = _io()
+            assert state.kept("merge") == new
+            assert state.db.execute("PRAGMA cache_size").fetchone()[0] == -2000
+            return (after[0] - before[0]) / len(new), (after[1] - before[1]) / len(new)
+        finally:
+            state.close()
+
+    plain, roomy = written_and_read(False), written_and_read(True)
+    assert plain[0] > 3 and plain[1] > 4  # the blob's size, written and read
+    assert roomy[0] < 2.5 and roomy[1] < 2.5

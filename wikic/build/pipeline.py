@@ -277,7 +277,7 @@ class _Build:
             if dropped is not None and len(memo.rows) != len(infos):
                 self.state.drop_planned(memo.gone(i.path for i in infos))
             if (merged := memo.merge_kept()) is not None:
-                self.state.keep("merge", *merged)
+                self.state.keep("merge", *merged, room=not keep.every)
             self.state.keep_plan(keep.blob, keep.pages, keep.gone, keep.every, keep.since, keep.sticky)
         self.kept_plan = keep
         return pages
