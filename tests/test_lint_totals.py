@@ -821,7 +821,8 @@ def _fully_linted(project: Project, copy: Path) -> Project:
 
 def _stored(project: Project) -> dict[str, Any]:
     """What a lint stores for the next to patch from: the names (with the additions since),
-    the findings across pages, the mentions and each page's names text, in no particular order."""
+    the findings across pages, the mentions, each page's names text and the sources it cites,
+    in no particular order."""
     with State.open(project.state_path) as state:
         kept = KeptNames.stored(state, set())
         decoded = kept.decoded()
@@ -841,6 +842,7 @@ def _stored(project: Project) -> dict[str, Any]:
             "across": across,
             "mentions": sorted(db.execute("SELECT key, rel, line, terms FROM lint_mentions").fetchall()),
             "text": sorted(db.execute("SELECT rel, text FROM lint_text").fetchall()),
+            "deps": sorted(db.execute("SELECT source, rel FROM lint_deps").fetchall()),
             "records": sorted(
                 db.execute("SELECT rel, size, across, hash, cached, orphanable FROM lint_records")
             ),
