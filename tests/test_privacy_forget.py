@@ -245,6 +245,27 @@ def test_gc_keeps_the_answers_of_the_current_wiki(tmp_path: Path) -> None:
     assert code == 0 and json.loads(out)["loose_answers"] == 1 and json.loads(out)["compacted"]
 
 
+def test_the_answers_of_other_stages_are_found_from_their_index(tmp_path: Path) -> None:
+    """drop_cache(MODEL_STAGES, other=True) drops the answers of every other stage (ask's, an
+    older wikic's), those alone, found from the partial index of them (schema.py's
+    cache_others), not by reading every answer."""
+    from wikic.privacy.forget import MODEL_STAGES
+
+    with State.open(tmp_path / "state.db") as state:
+        with state.transaction():
+            for key, stage in [("k1", "digest"), ("k2", "write"), ("k3", "ask"), ("k4", "an old stage")]:
+                state.put_cache(key, stage, {"text": key}, 1, 1)
+        said: list[str] = []
+        state.db.set_trace_callback(said.append)
+        with state.transaction():
+            assert state.drop_cache(MODEL_STAGES, other=True) == 2
+        state.db.set_trace_callback(None)
+        assert sorted(state.cached_many(["k1", "k2", "k3", "k4"])) == ["k1", "k2"]
+        delete = next(sql for sql in said if sql.startswith("DELETE FROM cache"))
+        plan = " ".join(str(row[-1]) for row in state.db.execute(f"EXPLAIN QUERY PLAN {delete}"))
+        assert plan == "SCAN cache USING INDEX cache_others"  # its rows alone: the others' answers
+
+
 def test_the_answers_no_action_refers_to_are_dropped_and_only_those(tmp_path: Path) -> None:
     """drop_cache(unreferenced=True) looks the cache's keys up in the actions' index: an action
     with no key (NULL makes `IN` say NULL for every key it does not find) drops nothing more

@@ -20,8 +20,11 @@ class ForgetTables(Tables):
         """Delete cached answers of these stages (with `other`: of every other stage): all, or only
         those no action refers to, or made before `before` (a time.time()); returns how many.
         Freed pages are zeroed (secure_delete)."""
-        args: list[Any] = list(stages)
-        sql = f"DELETE FROM cache WHERE stage {'NOT ' if other else ''}IN ({','.join('?' * len(args))})"
+        # the stages written out, not bound: those of the partial index of the others' answers
+        # (schema.py's cache_others) then find them from it
+        named = ", ".join("'" + stage.replace("'", "''") + "'" for stage in stages)
+        sql = f"DELETE FROM cache WHERE stage {'NOT ' if other else ''}IN ({named})"
+        args: list[Any] = []
         if unreferenced:
             # the keys alone, from the cache's own index, each looked up in the actions' (IS NOT
             # 1: an action with no key makes IN say NULL, not 0); the rows, with their answers,

@@ -46,6 +46,9 @@ CREATE TABLE IF NOT EXISTS cache (
     prompt_tokens INTEGER, completion_tokens INTEGER, created REAL);
 CREATE TABLE IF NOT EXISTS actions (
     id TEXT PRIMARY KEY, stage TEXT, key TEXT, inputs TEXT, updated REAL);
+-- the answers of stages not the model's (ask's, and stages an older wikic had), which the
+-- privacy purge drops (privacy/forget.py: MODEL_STAGES): found here, not by reading every answer
+CREATE INDEX IF NOT EXISTS cache_others ON cache (key) WHERE stage NOT IN ('digest', 'write');
 CREATE INDEX IF NOT EXISTS actions_keys ON actions (id, stage, key);
 CREATE INDEX IF NOT EXISTS actions_key ON actions (key);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, hash TEXT, size INTEGER, mtime_ns INTEGER);
