@@ -364,6 +364,7 @@ class _Build:
             kept += a.made is not None
             if a.status != "up_to_date":
                 self._explain(a.label, a.reason)
+        self.records.let_go(a.id for a in actions)  # settled: not held through the later stages
         pending = [a for a in actions if a.status == "pending"]
         for a in actions:
             if a.status != "pending":

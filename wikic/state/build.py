@@ -120,6 +120,12 @@ class ActionRecords(_Keyed[ActionRecord]):
         rows = self.db.execute("SELECT id FROM actions WHERE id >= ? AND id < ?", (low, high))
         return [r[0] for r in rows]
 
+    def let_go(self, ids: Iterable[str]) -> None:
+        """These records not held any longer (read again where asked for): a stage's, once its
+        actions are settled, their inputs decoded (90 MB at 100,000 sources)."""
+        for action_id in ids:
+            self.got.pop(action_id, None)
+
     def every(self) -> list[ActionRecord]:
         """Every record, in one read."""
         rows = self.db.execute("SELECT id, stage, key FROM actions INDEXED BY actions_keys")
@@ -153,7 +159,7 @@ class SourceRows(_Keyed[tuple[int, int, str]]):
         return self.every()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # 100,000 held by a full build: no __dict__ each
 class FileRecord:
     path: str
     hash: str
