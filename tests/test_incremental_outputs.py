@@ -589,17 +589,32 @@ def test_the_builds_own_index_not_as_kept_means_the_full_way(tmp_path: Path, dam
     assert _own_index(project).encode() == _forced_copy(project, tmp_path / "full")["index.md"]
 
 
-def test_index_md_kept_as_edited_then_deleted_is_written_again_the_full_way(tmp_path: Path) -> None:
+@pytest.mark.parametrize("edited", [False, True])
+@pytest.mark.parametrize("edit", [None, _new_mention, _new_link_target])
+def test_index_md_deleted_by_hand_is_written_again_the_quick_way(
+    tmp_path: Path, edited: bool, edit: Callable[[Project], None] | None
+) -> None:
+    """index.md deleted (`edited`: after it was kept as edited by hand), alone or with a source
+    edit (a page's text, pages new): the build's written again, made from what the last build
+    kept (build/ownindex.py) and patched, every page assembled the quick way, the lint summary
+    patched and exact."""
     project = make_project(tmp_path / "inc", SOURCES)
     _build(project)
     index = project.wiki_dir / "index.md"
-    index.write_text(index.read_text(encoding="utf-8") + "\nMine.\n", encoding="utf-8")
-    _build(project)
+    if edited:
+        index.write_text(index.read_text(encoding="utf-8") + "\nMine.\n", encoding="utf-8")
+        assert _build(project).conflicts == ["wiki/index.md"]
     index.unlink()
+    if edit is not None:
+        edit(project)
     report = build(project, BuildOptions(explain=True))
-    assert report.ok and not _quick(report) and report.conflicts == []
+    assert report.ok and _quick(report) and report.conflicts == []
     assert _without_log(wiki_files(project)) == _without_log(_forced_copy(project, tmp_path / "full"))
     assert not (project.state_dir / "index-own.md").exists()
+    with State.open(project.state_path) as state:
+        assert json.loads(state.get_meta(Meta.LINT_TOTALS) or "{}")["how"] == "patched"
+        assert state.get_meta(Meta.INDEX_OWN) is None
+    assert report.lint == lint(project).counts()
     assert _build(project).nothing_to_do
 
 

@@ -103,7 +103,8 @@ class Hands:
 
     @property
     def index(self) -> bool:
-        """Whether index.md is edited by hand, now or before and kept so."""
+        """Whether index.md is edited by hand, now or before and kept so, or deleted now: the
+        build's made from what it kept (ownindex.py), kept beside wiki/'s, or written again."""
         return INDEX in self.edited or INDEX in self.conflicts
 
     def told(self) -> dict[str, str]:
@@ -138,7 +139,7 @@ def kept(state: State) -> Hands | None:
 def changed(state: State, found: Tree, digest_left: str) -> Hands | None:
     """How the pages in wiki/ changed by hand since the last build left it (`digest_left`);
     None where it cannot be told (that build kept no lines; a page new under a slug the build
-    wrote once; anything else changed), or index.md was deleted (the full way writes it again)."""
+    wrote once; anything else changed)."""
     if state.get_meta(Meta.FOREIGN_LEFT) is None or not found.complete:
         return None
     kept: dict[str, list[str]] = _stored(state, Meta.FOREIGN_LEFT)
@@ -177,8 +178,6 @@ def changed(state: State, found: Tree, digest_left: str) -> Hands | None:
         if not _as_left(lines, {**hands, **edited, **more}, digest_left):
             return None
         edited |= more
-    if INDEX in edited and edited[INDEX].now is None:
-        return None  # index.md deleted by hand: the full way writes it again (log.md: append_log)
     if not hands and not edited and moved is None:
         return None
     described = {slug: d for slug, (_, d) in kept.items()}

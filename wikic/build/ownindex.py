@@ -1,5 +1,6 @@
 """index.md as the build makes it, kept while the one in wiki/ is edited by hand: publish
-keeps the person's and every build says so, until it is as the build writes it or --force.
+keeps the person's and every build says so, until it is as the build writes it or --force
+(or deleted: the build's is written again).
 An edit assembled the quick way patches this text (indexpatch.py), not wiki/'s, which is
 not the build's; where none is kept (the first build that finds wiki/'s edited), the index
 the last build wrote, made again from what it kept of every page and checked against the

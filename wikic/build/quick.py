@@ -505,7 +505,7 @@ def outputs(
     forgotten = edit.forgotten  # sources deleted: forgotten everywhere, as the full way does
     if forgotten and _answers_go(root, state, edit):
         return False  # the full way removes them, and lists the rest
-    index_kept = edit.hands is not None and edit.hands.index  # wiki/'s edited by hand
+    index_kept = edit.hands is not None and edit.hands.index  # wiki/'s edited (or deleted) by hand
     own = _own_index(build) if index_kept else None  # the build's, patched
     if index_kept and own is None:
         return False
@@ -517,7 +517,7 @@ def outputs(
     if own is None:
         build.report.index_same_links = new_index is not None and same_links and not listing
         build.report.index_listed = new_index is not None and same_links and listing
-    else:  # made again: publish keeps wiki/'s and says so, as each build does
+    else:  # made again: publish keeps wiki/'s and says so, as each build does (or writes it)
         new_index = build.own_index
     written = dict(done.outputs) | ({"index.md": new_index} if new_index is not None else {})
     gone = [f"wiki/{slug}.md" for slug in edit.gone]
@@ -541,8 +541,8 @@ def outputs(
 
 
 def _own_index(build: _Build) -> str | None:
-    """index.md as the build made it last, where wiki/'s is edited by hand (ownindex.py):
-    kept, or made again; None where neither can be had (the full way)."""
+    """index.md as the build made it last, where wiki/'s is edited or deleted by hand
+    (ownindex.py): kept, or made again; None where neither can be had (the full way)."""
     state, schema = build.state, build.schema
     own = ownindex.kept(build.project.state_dir, state)
     if own is None:  # the first build that finds it edited: the one the last build wrote
