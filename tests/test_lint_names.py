@@ -4,14 +4,14 @@ same way; and the names as a full lint keeps them, decoded as they were made."""
 
 from __future__ import annotations
 
-import marshal
 import random
 from collections.abc import Mapping
 
 import pytest
 
-from wikic.lint.came import names_blob
-from wikic.lint.names import Head, KeptNames, Laid, Named, Names, Rows
+from wikic.hashing import FINGERPRINT, digest
+from wikic.lint.came import kept_names
+from wikic.lint.names import Head, KeptNames, Laid, Named, Names, Rows, names_data, names_key
 
 
 def _named(rng: random.Random, slug: str) -> Named:
@@ -75,7 +75,7 @@ def test_the_names_kept_decode_as_they_were_made() -> None:
         Head("notes", "wiki/sources/notes.md", "source", "Notes", "Notes", ("IVF",), False),
     ]
     table = {"ivf index": "ivf-index", "ivf": "ivf-index", "product quantization": "pq", "notes": "notes"}
-    blob = names_blob(Names(pages, table, set()), {"ivf index": 1, "ivf": 2}, heads)
+    blob = kept_names(Names(pages, table, set()), {"ivf index": 1, "ivf": 2}, heads)
     kept = KeptNames(lambda: blob, {"diagram.png"})
     decoded = kept.decoded()
     assert decoded is not None
@@ -84,7 +84,11 @@ def test_the_names_kept_decode_as_they_were_made() -> None:
     assert have == {"ivf index", "ivf"} and kept.keyed == {"ivf": 2}
     assert kept.topics == heads[:2] and kept.shared == {"ivf": ["ivf-index", "notes"]}
     assert names.resolve("IVF") == "ivf-index" and names.resolve("PQ") == "pq"
-    assert marshal.loads(blob)["names"]["pages"][3] == [None, "PQ (product quantization)", None]
+    assert names_data(blob)["names"]["pages"][3] == [None, "PQ (product quantization)", None]
+    # the key written before them is their hash: names made otherwise have another
+    assert names_key(blob) == digest(blob[FINGERPRINT + 1 :], FINGERPRINT) == kept.key()
+    other = kept_names(Names(pages, table, set()), {"ivf index": 1, "ivf": 3}, heads)
+    assert names_key(other) != names_key(blob) and KeptNames(lambda: other, set()).key() == names_key(other)
 
 
 def test_slugs_that_fold_the_same_resolve_as_a_dict_of_them_in_order() -> None:

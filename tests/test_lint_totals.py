@@ -910,13 +910,36 @@ def test_names_kept_without_who_else_has_them_are_counted_once_where_pages_go(tm
     (project.sources_dir / "ivf.md").write_text("# IVF index\n\nIt keeps clusters.\n", encoding="utf-8")
     _build(project)
     with State.open(project.state_path) as state:
-        data = marshal.loads(state.get_meta_blob(Meta.LINT_NAMES) or b"")
+        data = names_module.names_data(state.get_meta_blob(Meta.LINT_NAMES) or b"")
         del data["shared"], data["keyed"]
-        blob = marshal.dumps(data)
+        blob = names_module.names_blob(data)
         state.set_meta(Meta.LINT_NAMES, blob)
         across = json.loads(state.get_meta(Meta.LINT_ACROSS) or "{}")
         across["names"] = names_module.names_key(blob)
         state.set_meta(Meta.LINT_ACROSS, json.dumps(across))
+    _removed("pq.md")(project)
+    _built_and_checked(project, tmp_path, "the first removal", "counted", 4)
+    _removed("ivf.md")(project)
+    _built_and_checked(project, tmp_path, "the next", "patched", 4)
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        json.dumps({"names": {"pages": {}, "names": {}}, "have": []}),  # an older wikic's JSON
+        marshal.dumps({"names": {}, "have": []}),  # marshalled without its key before it
+        b"0123456789abcdef\n\x00 not marshal",
+        b"short",
+    ],
+)
+def test_names_kept_not_as_this_wikic_keeps_them_are_counted_once(tmp_path: Path, kept: str | bytes) -> None:
+    """The names state.db keeps are not what this wikic writes (names.names_blob): the first
+    build whose pages come or go counts every page, and keeps them anew; the next is patched."""
+    project = make_project(tmp_path / "p", {**NOTES, "pq.md": "# Product quantization\n\nIt splits.\n"})
+    (project.sources_dir / "ivf.md").write_text("# IVF index\n\nIt keeps clusters.\n", encoding="utf-8")
+    _build(project)
+    with State.open(project.state_path) as state:
+        state.set_meta(Meta.LINT_NAMES, kept)
     _removed("pq.md")(project)
     _built_and_checked(project, tmp_path, "the first removal", "counted", 4)
     _removed("ivf.md")(project)

@@ -58,7 +58,7 @@ def _across(seen: Seen, held: Held, rows: dict[str, LintRow], state: State | Non
     index = _index_only(index)
     found, mentions, have = across.compute(names, held.heads, held.pages(), seen.schema.lint, seen.levels)
     found.index = drift
-    names_blob = came.names_blob(names, have, held.heads)
+    names_blob = came.kept_names(names, have, held.heads)
     del names, have
     off = held.off
     if index is not None and index.disabled:

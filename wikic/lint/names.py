@@ -57,10 +57,28 @@ def topic_heads(heads: Iterable[Head]) -> list[Head]:
     return [h for h in heads if h.type != "source" and not h.unread]
 
 
+def names_blob(data: dict[str, Any]) -> bytes:
+    """The names as Meta.LINT_NAMES keeps them: marshalled, after their key (names_key), so
+    that a lint that only compares keys does not hash 15 MB (100,000 pages) to have it."""
+    packed = marshal.dumps(data)
+    return digest(packed, FINGERPRINT).encode() + b"\n" + packed
+
+
 def names_key(raw: bytes) -> str:
-    """The key of the names (Meta.LINT_NAMES, as names_blob makes them) that the findings
-    across pages were made with."""
-    return digest(raw, FINGERPRINT)
+    """The key of the names (Meta.LINT_NAMES, names_blob's) that the findings across pages
+    were made with: their hash, as written before them."""
+    return raw[:FINGERPRINT].decode("ascii", "replace")
+
+
+def names_data(raw: bytes) -> dict[str, Any] | None:
+    """What names_blob kept (None: not names_blob's: the lint counts every page again)."""
+    if raw[FINGERPRINT : FINGERPRINT + 1] != b"\n":
+        return None
+    try:
+        data = marshal.loads(memoryview(raw)[FINGERPRINT + 1 :])
+    except (EOFError, ValueError, TypeError):
+        return None
+    return data if isinstance(data, dict) and "names" in data and "have" in data else None
 
 
 def index_title(page: Page) -> str:
@@ -259,7 +277,6 @@ class KeptNames:
     ) -> None:
         self._read, self._read_more, self.files = read, read_more, files
         self._raw: bytes | None = None
-        self._raw_key: str | None = None
         self._more: str | None = None
         self._decoded: tuple[Names, set[str]] | None = None
         self.topics: list[Head] | None = None  # the heads duplicate-page reads (topic_heads), once decoded
@@ -292,19 +309,19 @@ class KeptNames:
 
     def key(self) -> str | None:
         """What the findings across pages were made with (Saved.names): names_key of the names
-        as a full lint stored them, with the changes since (the names hashed once a build)."""
+        as a full lint stored them, with the changes since."""
         raw = self.raw
         if raw is None:
             return None
-        if self._raw_key is None:
-            self._raw_key = names_key(raw)
         more = self.more
-        return self._raw_key if more == "[]" else digest(f"{self._raw_key}\n{more}", FINGERPRINT)
+        return names_key(raw) if more == "[]" else digest(f"{names_key(raw)}\n{more}", FINGERPRINT)
 
     def decoded(self) -> tuple[Names, set[str]] | None:
         """The names, and the topic keys of every page's names (None: none kept)."""
         if self._decoded is None and self.raw is not None:
-            data = marshal.loads(self.raw)
+            data = names_data(self.raw)
+            if data is None:
+                return None
             keys, slugs = data["names"]["names"]
             kept = _Decoding(
                 Rows(data["names"]["pages"]),
@@ -342,13 +359,13 @@ class KeptNames:
         kept.unread = None if self.unread is None else [s for s in self.unread if s not in gone]
         kept.folded = self.folded  # written into the whole by a change before this one
         if len(more) < FOLD:
-            kept._raw, kept._raw_key = self._raw, self._raw_key
+            kept._raw = self._raw
             kept._more = json.dumps(more, ensure_ascii=False)
         else:
             data: dict[str, Any] = {"names": names.columns(), "have": sorted(have), "topics": _rows(topics)}
             if shared is not None and keyed is not None and kept.unread is not None:
                 data |= {"shared": shared, "keyed": keyed, "unread": kept.unread}
-            kept._raw, kept._more, kept.folded = marshal.dumps(data), "[]", True
+            kept._raw, kept._more, kept.folded = names_blob(data), "[]", True
         return kept
 
 
