@@ -56,6 +56,7 @@ def test_pages_laid_over_are_the_pages_added_and_taken_out(cased: bool) -> None:
         model = {slug: named for slug, named in model.items() if slug not in drop} | add
         _same(pages, model, every)
         assert isinstance(pages, Laid) and isinstance(pages.base, Rows)  # never laid twice over
+        _same(Rows(Names(pages, {}, set()).columns()["pages"]), model, every)  # as kept whole
         folded = Names(pages, {}, set())._slugs
         assert dict(folded.items()) == {slug.casefold(): slug for slug in pages}
         assert len(folded) == len({slug.casefold() for slug in pages})

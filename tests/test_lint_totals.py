@@ -10,6 +10,7 @@ import json
 import marshal
 import re
 import shutil
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -877,8 +878,9 @@ def test_a_source_added_is_checked_in_index_md_on_its_line_alone(
 def test_the_names_added_are_written_into_the_whole_every_so_often(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each addition's or removal's names are kept apart (Meta.LINT_NAMES_MORE), until FOLD of
-    them are written into the names whole: what the next lint reads stays the same, and few."""
+    """Each addition's names are kept apart (Meta.LINT_NAMES_MORE), until FOLD changes are
+    written into the names whole: what the next lint reads stays the same, and few; a removal's
+    are written whole at once (no byte of a page gone stays), a rename's kept apart."""
     monkeypatch.setattr(names_module, "FOLD", 2)
     project = make_project(tmp_path / "p", dict(NOTES))
     _build(project)
@@ -891,7 +893,7 @@ def test_the_names_added_are_written_into_the_whole_every_so_often(
         _removed("new1.md"),  # its name handed to the other page, in the names written whole
         _added("new3.md", "# Graph search\n\nIt walks a graph of vectors.\n"),
         _added("new4.md", "# Sparse search\n\nIt ranks by the words shared.\n"),
-        # a source retitled: its old names go (written into the whole), its new ones come (kept apart)
+        # a source retitled: its old names go and its new ones come, kept apart (two: FOLD, whole)
         _source("tools.md", "# Tools we use", "# Our tools"),
     ]
     for n, edit in enumerate(edits):
@@ -899,7 +901,7 @@ def test_the_names_added_are_written_into_the_whole_every_so_often(
         _built_and_checked(project, tmp_path, str(n), "patched", 4)
         with State.open(project.state_path) as state:
             kept_apart.append(len(json.loads(state.get_meta(Meta.LINT_NAMES_MORE) or "[]")))
-    assert kept_apart == [1, 0, 1, 0, 1, 0, 1, 1]
+    assert kept_apart == [1, 0, 1, 0, 0, 1, 0, 0]
 
 
 def test_names_kept_without_who_else_has_them_are_counted_once_where_pages_go(tmp_path: Path) -> None:
@@ -970,3 +972,32 @@ def test_pages_that_come_go_or_are_renamed_with_rules_across_pages_off(tmp_path:
     ]:
         edit(project)
         _built_and_checked(project, tmp_path, what, "patched", 4)
+
+
+@pytest.mark.parametrize("added", [False, True])
+def test_a_page_gone_leaves_no_byte_of_its_names_in_the_kept_names(tmp_path: Path, added: bool) -> None:
+    """A source deleted, its page gone the patched way: its names are in neither the names a
+    full lint kept nor the changes kept beside them (names.KeptNames: written whole, as the
+    plan's base is), whether the full lint saw it (`added`: no, a build added it after); a
+    page renamed keeps the changes apart."""
+    word = "Zq" + uuid.uuid4().hex[:10]
+    secret = f"# {word} notes\n\nThe {word} service keeps its vectors in FAISS.\n"
+    project = make_project(tmp_path / "p", {**NOTES, **({} if added else {"secret.md": secret})})
+    _build(project)
+    if added:
+        _added("secret.md", secret)(project)
+        _built_and_checked(project, tmp_path, "added", "patched", 4)
+    _removed("secret.md")(project)
+    _built_and_checked(project, tmp_path, "deleted", "patched", 4)
+    with State.open(project.state_path) as state:
+        state.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        kept = [
+            state.get_meta_blob(Meta.LINT_NAMES) or b"",
+            (state.get_meta(Meta.LINT_NAMES_MORE) or "").encode(),
+        ]
+    assert kept[1] == b"[]" and not any(word.lower().encode() in k.lower() for k in kept)
+    assert word.lower().encode() not in project.state_path.read_bytes().lower()
+    _source("tools.md", "# Tools we use", "# Our tools")(project)  # renamed: kept apart, not whole
+    _built_and_checked(project, tmp_path, "renamed", "patched", 4)
+    with State.open(project.state_path) as state:
+        assert len(json.loads(state.get_meta(Meta.LINT_NAMES_MORE) or "[]")) == 2

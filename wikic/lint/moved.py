@@ -180,13 +180,16 @@ def _changed(
     as it was and comes as it is), and whether a topic page is among them (its twins change);
     None where that cannot be patched (came.py)."""
     twins = False
+    back = {page.slug for page in added.pages.values()} if added is not None else set()
     for step in (gone, added):
         if step is None:
             continue
         made = step.shrink(kept, seek) if isinstance(step, Gone) else step.grow(kept, seek)
         if made is None:
             return None
-        kept = kept.changed(made.names, made.have, made.topics, made.shared, made.keyed, made.change)
+        # a page gone for good (not renamed): the names written whole, none of its kept
+        whole = isinstance(step, Gone) and any(page.slug not in back for page in step.pages.values())
+        kept = kept.changed(made.names, made.have, made.topics, made.shared, made.keyed, made.change, whole)
         twins = twins or made.twins
     return kept, twins
 

@@ -9,6 +9,7 @@ import marshal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Any, NamedTuple
 
 from wikic.hashing import FINGERPRINT, digest
@@ -127,14 +128,16 @@ class Names(Resolver):
     def columns(self) -> dict[str, Any]:
         """The pages' names and the name table as the kept names have them (Rows)."""
         pages = self.pages
-        titles = [named.title for named in pages.values()]
-        shown = [
-            None if n.shown == title else n.shown for n, title in zip(pages.values(), titles, strict=True)
-        ]
-        return {
-            "pages": [list(pages), [named.rel for named in pages.values()], titles, shown],
-            "names": [list(self.names), list(self.names.values())],
-        }
+        cols = pages.columns() if isinstance(pages, (Rows, Laid)) else None
+        if cols is None:
+            named = list(pages.values())
+            cols = [list(pages), [n.rel for n in named], [n.title for n in named], [_shown(n) for n in named]]
+        return {"pages": cols, "names": [list(self.names), list(self.names.values())]}
+
+
+def _shown(named: Named) -> str | None:
+    """A page's index title as the kept names have it: None where it is the title."""
+    return None if named.shown == named.title else named.shown
 
 
 class Rows(Mapping[str, Named]):
@@ -170,6 +173,9 @@ class Rows(Mapping[str, Named]):
             return False
         return True
 
+    def columns(self) -> list[list[Any]]:
+        return [self.slugs, self._rels, self._titles, self._shown]
+
     def __iter__(self) -> Iterator[str]:
         return iter(self.slugs)
 
@@ -202,6 +208,18 @@ class Laid(Mapping[str, Named]):
         if slug in self.out:
             return self.over[slug]
         return self.base[slug]
+
+    def columns(self) -> list[list[Any]] | None:
+        """These pages' names as Rows has them: the base's rows but those taken out, then those
+        added, not each made a Named (None: the base is not Rows)."""
+        if not isinstance(self.base, Rows):
+            return None
+        kept = [slug not in self.out for slug in self.base.slugs]
+        cols = [list(compress(col, kept)) for col in self.base.columns()]
+        for slug, named in self.over.items():
+            for col, value in zip(cols, (slug, named.rel, named.title, _shown(named)), strict=True):
+                col.append(value)
+        return cols
 
     def folded(self) -> Mapping[str, str]:
         """Casefolded slug -> slug, as a dict makes it from these pages in their order."""
@@ -347,18 +365,21 @@ class KeptNames:
         shared: Shared | None,
         keyed: Keyed | None,
         change: dict[str, Any],
+        whole: bool = False,
     ) -> KeptNames:
         """These names, which are the kept ones with the `change` made (pages added or removed,
         as lint/came.py makes it): not decoded again, and stored as one more change; every FOLD
         changes, all of them written into the names whole instead (`folded`: then
-        Meta.LINT_NAMES is to be stored too), so that the changes read by each lint stay few."""
+        Meta.LINT_NAMES is to be stored too), so that the changes read by each lint stay few;
+        and so where `whole` (a page gone for good: no byte of a deleted source stays in
+        state.db, its names in the changes or in the names whole neither, as the plan's base)."""
         kept = KeptNames(self._read, self.files)
         more = [*json.loads(self.more), change]
         kept._decoded, kept.topics, kept.shared, kept.keyed = (names, have), topics, shared, keyed
         gone = set(change.get("gone", ()))
         kept.unread = None if self.unread is None else [s for s in self.unread if s not in gone]
         kept.folded = self.folded  # written into the whole by a change before this one
-        if len(more) < FOLD:
+        if len(more) < FOLD and not whole:
             kept._raw = self._raw
             kept._more = json.dumps(more, ensure_ascii=False)
         else:
