@@ -248,7 +248,8 @@ def _slugged(pages: Pages, before: dict[str, str], heads_are_slugs: bool, sticky
     pages.slugs = slugs_for(pages, slugs_were, pages.__getitem__)
     pages.sticky = pages.slugs == slugs_were
     if not pages.sticky:  # a page came, went or moved: what makes the sticky slugs these
-        pages.slugs_patch = _changed(pages.slugs, slugs_were), sorted(slugs_were.keys() - pages.slugs.keys())
+        gone = sorted(slugs_were.keys() - pages.slugs.keys())
+        pages.slugs_patch = _new_slugs(pages.slugs, slugs_were), gone
     for pid, page in pages.decoded.items():
         page.slug = pages.slugs[pid]
     # not a set of 100,000 pairs made to find them; none where the slugs equal those kept
@@ -259,7 +260,7 @@ def _slugged(pages: Pages, before: dict[str, str], heads_are_slugs: bool, sticky
     return dict(sorted((pid, slug) for pid, slug in before.items() if slugs.get(pid, slug) != slug))
 
 
-def _changed(slugs: dict[str, str], were: dict[str, str]) -> dict[str, str]:
+def _new_slugs(slugs: dict[str, str], were: dict[str, str]) -> dict[str, str]:
     """The slugs not as they were (new, or moved), found in C (100,000 pairs compared as sets
     of items: 70 ms)."""
     ids, now = list(slugs), list(slugs.values())
