@@ -10,11 +10,11 @@ from pathlib import Path
 
 from wikic.build.assemble import PageEntry, render_index
 from wikic.build.comego import Came, Entry, came, names_of, patched_entries, touched
-from wikic.build.indexpatch import listed, patched_index
+from wikic.build.indexpatch import Listed, listed, patched_index
 from wikic.build.linker import Linker
 from wikic.lint.came import listed_alone
 from wikic.lint.names import Named
-from wikic.state import Links, State
+from wikic.state import Links, Rendered, State
 from wikic.wiki.page import seal
 
 WORDS = ["Raft", "raft", "Paxos", "log", "Log", "consensus", "Zoë", "ZOË", "ß", "SS", "b-tree", "B tree"]
@@ -123,6 +123,49 @@ def test_index_md_patched_for_pages_new_and_gone_is_render_indexs_of_every_page(
     assert parts > 100
 
 
+def test_index_md_patched_in_one_string_is_what_a_line_at_a_time_makes(monkeypatch) -> None:
+    """Pages new, gone and renamed or moved (gone and new under one slug) into parts there already, and
+    descriptions changed: found by bisection in the text (Listed.apply), the index is what the
+    line-at-a-time patch (_by_lines) makes, and render_index's of every page; the line at a
+    time taken only where a part is made or taken out."""
+    rng = random.Random(11)
+    by_lines = Listed._by_lines
+    fell: list[bool] = []
+    monkeypatch.setattr(Listed, "_by_lines", lambda self, *a: fell.append(True) or by_lines(self, *a))
+    fast = 0
+    for _ in range(300):
+        before = _typed(rng, _entries(rng, rng.randint(1, 60)), ORDER[:2])
+        added, gone = _change(rng, before)
+        added = _typed(rng, added, ORDER[:2])
+        renamed = {  # a page retitled, or moved (its source's file: the same line listed again)
+            s: (e[0] + rng.choice([" II", ""]), e[1], e[2], e[3])
+            for s, e in before.items()
+            if s not in gone and rng.random() < 0.1
+        }
+        after = {s: e for s, e in {**before, **added, **renamed}.items() if s not in gone}
+        said = {s: rng.choice(["", "A page.", "Ends — here", "a | b"]) for s in {**before, **added}}
+        now = {s: (rng.choice(["Said again.", ""]) if rng.random() < 0.2 else d) for s, d in said.items()}
+        kept = [s for s in after if s in before and s not in renamed and now[s] != said[s]]
+        listing = listed(
+            ("Test wiki", "notes\nfor tests"),
+            {s: (e[1], now[s]) for s, e in {**added, **renamed}.items()},
+            [(s, before[s][0], before[s][1], said[s]) for s in [*gone, *renamed]],
+            _titles({**before, **added, **renamed}),
+            ORDER,
+        )
+        previous = {s: Rendered("", "", [], said[s]) for s in kept}
+        rendered = {s: Rendered("", "", [], now[s]) for s in kept}
+        fell.clear()
+        got = patched_index(_index(before, said).__str__, _titles(after), previous, rendered, listing)
+        assert isinstance(got, tuple) and got[0] == _index(after, now)
+        fast += not fell
+        if not fell:  # the same as a line at a time
+            index = _index(before, said)
+            index = index[: index.rfind("\n<!-- wikic:")]
+            assert listing.apply(index) == by_lines(listing, index, [])
+    assert fast > 150
+
+
 def test_a_part_of_a_type_outside_the_schema_is_placed_by_name_or_left_to_the_full_way() -> None:
     """Types the schema does not name (a hand-made page's) come after its own, by name; a part
     new beside one of them whose type the change does not tell: the index made in full."""
@@ -164,6 +207,15 @@ def test_an_index_not_as_render_index_made_it_is_made_in_full() -> None:
     assert patched_index(lambda: edited, lambda s: "", {}, {}, listing) is False
     assert patched_index(lambda: text + "x", lambda s: "", {}, {}, listing) is False  # its seal broken
     assert isinstance(patched_index(lambda: text, lambda s: "", {}, {}, listing), tuple)
+    # a page gone whose line is not as the index lists it (another description): not taken out
+    titles = {**before, **new}
+    for said in ("Not what it says", ""):
+        gone = [("a", "Alpha", "concept", said)]
+        wrong = listed(("Test wiki", "notes\nfor tests"), {}, gone, lambda s: titles[s][0], ORDER)
+        assert (
+            patched_index(lambda: _index(before, {"a": "It says this."}), lambda s: "", {}, {}, wrong)
+            is False
+        )
 
 
 def _state(tmp_path: Path, texts: dict[str, str], links: dict[str, list[str]]) -> State:

@@ -11,7 +11,7 @@ from wikic.backends.base import Request
 from wikic.backends.prefix_cache import entry_key, tokens_digest
 from wikic.build.actions import action_key
 from wikic.hashing import CHUNK, bytes_hash, digest, fingerprint, text_hash
-from wikic.wiki.page import SEAL, seal, sealed_intact
+from wikic.wiki.page import SEAL, seal, seal_at, sealed_intact
 
 REPO = Path(__file__).resolve().parent.parent
 TEXTS = ["", "plain", "unicode: naïve café — 日本語 🙂", "two\nlines\r\n"]
@@ -72,3 +72,18 @@ def test_a_long_text_hashes_as_its_whole_utf8_encoding() -> None:
         whole = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
         assert digest(text) == whole
         assert digest(text, 20) == whole[:20]
+
+
+def test_a_texts_start_hashes_as_that_start_and_a_seal_is_found_where_it_is() -> None:
+    """digest(text, end=n) is digest(text[:n]) (short, long, bytes, on a piece's edge);
+    seal_at finds where a sealed text's seal starts, and -1 for a text edited or unsealed."""
+    long = "\u4e2d" * (CHUNK + 5) + "tail"
+    for text, ends in [("short text", [0, 3, 10]), (long, [0, CHUNK, CHUNK + 1, len(long) - 2, len(long)])]:
+        for end in ends:
+            assert digest(text, 20, end=end) == digest(text[:end], 20)
+            assert digest(text.encode(), end=end) == digest(text.encode()[:end])
+    for text in [*TEXTS, long]:
+        sealed = seal(text)
+        assert seal_at(sealed) == len(text) and sealed_intact(sealed)
+        assert seal_at(sealed.replace("\n<!--", "x\n<!--")) == -1
+        assert seal_at(text) == -1

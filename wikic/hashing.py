@@ -23,17 +23,18 @@ PREFIX_ENTRY = 24  # a prefix cache entry's file name
 CHUNK = 1 << 20  # characters of a long text encoded at a time
 
 
-def digest(data: bytes | str, length: int = FULL) -> str:
+def digest(data: bytes | str, length: int = FULL, end: int | None = None) -> str:
     """sha256 of `data` (text as UTF-8, lone surrogates from file names kept), `length` hex
-    digits. A long text is encoded a piece at a time, not copied whole (index.md, the names
-    lint keeps: 20 MB each at 100,000 pages)."""
+    digits; with `end`, of data[:end]. A long text is encoded a piece at a time, not copied
+    whole (index.md, the names lint keeps: 20 MB each at 100,000 pages)."""
     if not isinstance(data, str):
-        return hashlib.sha256(data).hexdigest()[:length]
-    if len(data) <= CHUNK:
-        return hashlib.sha256(data.encode("utf-8", "surrogateescape")).hexdigest()[:length]
+        return hashlib.sha256(data if end is None else memoryview(data)[:end]).hexdigest()[:length]
+    end = len(data) if end is None else end
+    if end <= CHUNK:
+        return hashlib.sha256(data[:end].encode("utf-8", "surrogateescape")).hexdigest()[:length]
     h = hashlib.sha256()
-    for at in range(0, len(data), CHUNK):
-        h.update(data[at : at + CHUNK].encode("utf-8", "surrogateescape"))
+    for at in range(0, end, CHUNK):
+        h.update(data[at : min(at + CHUNK, end)].encode("utf-8", "surrogateescape"))
     return h.hexdigest()[:length]
 
 

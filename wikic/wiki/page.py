@@ -41,6 +41,16 @@ def seal(text: str) -> str:
     return f"{text}\n<!-- wikic:{digest(text, CONTENT)} -->\n"
 
 
+def seal_at(text: str) -> int:
+    """Where the seal of a text wikic wrote starts (what it sealed: text[:seal_at(text)]); -1
+    where it has none, or one not of its text (edited). Found from the end, and hashed where
+    it is (index.md: 18 MB at 100,000 pages, not copied to be checked)."""
+    at = text.rfind("\n<!-- wikic:")
+    if at < 0 or text[at:] != f"\n<!-- wikic:{digest(text, CONTENT, end=at)} -->\n":
+        return -1
+    return at
+
+
 def sealed_intact(text: str) -> bool:
     m = SEAL.search(text)
     return m is not None and digest(text[: m.start()], CONTENT) == m.group(1)
