@@ -74,15 +74,16 @@ def _relinked(
 def _orphanable(
     state: State, edits: list[Edit], old_names: Names, names: Names, new: Mapping[str, Page]
 ) -> dict[str, bool] | None:
-    """The pages whose orphan finding the edits can change (those they link to, before or
-    after, the pages gone and the pages new), each with whether it can be an orphan; None
-    where one's record is not stored."""
-    olds = {
-        s for old, _ in edits if old is not None for s in old_names.outlinks(old)
-    } & old_names.pages.keys()
-    olds |= {old.slug for old, page in edits if page is None and old is not None}
-    slugs = {s for _, page in edits if page is not None for s in names.outlinks(page)}
-    slugs = slugs & names.pages.keys() | olds
+    """The pages whose orphan finding the edits can change (those an edited page links to
+    before and not after, or after and not before: a page it links to both times has a link
+    either way; the pages gone and the pages new), each with whether it can be an orphan; None
+    where one's record is not stored. (A topic page of 1,300 sources edited: a few, not the
+    records of 1,300 pages read.)"""
+    olds, pages = old_names.pages.keys(), names.pages.keys()
+    slugs = {old.slug for old, page in edits if page is None and old is not None}
+    for old, page in edits:
+        before = old_names.outlinks(old) & olds if old is not None else set()
+        slugs |= before ^ (names.outlinks(page) & pages if page is not None else set())
     mine = {p.slug for p in new.values()}
     paths = {slug: (names.pages.get(slug) or old_names.pages[slug]).rel for slug in slugs - mine}
     records = state.lint_records_of(paths.values())
