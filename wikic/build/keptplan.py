@@ -7,6 +7,7 @@ only those it asks for (Pages).
 from __future__ import annotations
 
 import marshal
+import operator
 from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, ValuesView
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -83,7 +84,7 @@ class Columns:
         changed = [(k, paths[k]) for k, i in enumerate(rows) if i < 0]
         out: list[list[Any]] = [[keys[p] for p in paths]]
         for c in range(1, 8):
-            out.append([self.cols[c][i] for i in rows])  # a changed row's (-1) is put below
+            out.append(_gathered(self.cols[c], rows))  # a changed row's (-1) is put below
             for k, path in changed:
                 out[c][k] = meta[path][c - 1] if c < 5 else _join(fields[c - 4][path])
         return Columns(paths, out, self._givers_after(rows, changed, out[6]))
@@ -105,7 +106,10 @@ class Columns:
                 more.setdefault(topic, []).append(k)
         givers = {}
         for topic, packed in self.givers.items():
-            at = [k for i in marshal.loads(packed) if (k := moved[i]) >= 0] + more.pop(topic, [])
+            at = list(map(moved.__getitem__, marshal.loads(packed)))  # in C: 400,000 rows
+            if -1 in at:  # a row changed or gone
+                at = [k for k in at if k >= 0]
+            at += more.pop(topic, [])
             if at:
                 givers[topic] = marshal.dumps(at)
         return givers | {topic: marshal.dumps(at) for topic, at in more.items()}
@@ -123,6 +127,14 @@ class Columns:
 
     def at(self, path: str) -> int | None:
         return self.index().get(path)
+
+
+def _gathered(col: list[Any], rows: list[int]) -> list[Any]:
+    """col[i] for each of `rows`, gathered in C (a list comprehension over 100,000 rows, for
+    each of seven columns, took 0.1 s); a row -1 has a placeholder there."""
+    if len(rows) < 2 or not col:  # itemgetter of one index gives the item, not a tuple
+        return [col[i] if i >= 0 else None for i in rows]
+    return list(operator.itemgetter(*rows)(col))
 
 
 class Field(Mapping[str, Any]):
