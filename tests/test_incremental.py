@@ -192,6 +192,8 @@ class _Rows(dict[str, Planned]):
     """The planned table, as a plan's memo saves into it."""
 
     def save(self, what: str, made: dict[str, tuple[str, str]]) -> None:
+        if what == "names":  # what the state keeps apart to search (planned_names): not a row's
+            return
         for path, (key, text) in made.items():
             row = self.get(path, Planned("", "", "", ""))
             if what == "facts":

@@ -18,7 +18,7 @@ from tests.test_incremental import NOTES as PLAN_NOTES
 from tests.test_incremental import PLAN_EDITS, PROSE, REPEATED
 from tests.test_merge import _source
 from tests.test_replan import EDITS, FAISS, SOLO, _full, _Project
-from wikic.build.candidates import source_names
+from wikic.build.candidates import searched, source_names
 from wikic.build.keptlines import Lines, Named
 from wikic.build.keptplan import Kept, RowsOf
 from wikic.build.merge import Packed, merge_for
@@ -235,4 +235,63 @@ def test_a_source_retitled_then_settled_takes_its_title_as_changed_since_the_bas
         path.read_text(encoding="utf-8").replace("nearest-neighbour", "nearest"), encoding="utf-8"
     )
     assert build(project, BuildOptions()).ok
+    assert forced_equal(project, tmp_path)
+
+
+def _count(project: Project, table: str) -> int:
+    with sqlite3.connect(project.state_path) as db:
+        return int(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+
+
+def test_the_names_searched_for_a_key_picked_anew_are_of_the_facts_as_they_are(tmp_path: Path) -> None:
+    """planned_names: a row's names and phrases (candidates.searched), searched where a patched
+    merge picks a key anew; a row whose facts another writer changed (or that has none yet) is
+    searched in its facts until name_rows gives it its names; a row deleted takes its names."""
+    texts = {
+        "sources/a.md": ["# A", "", "It ranks by similarity search, as Ada Lovelace said."],
+        "sources/b.md": ["# B", "", "A note on chunk sizes."],
+    }
+    packed = {path: source_names(lines) for path, lines in texts.items()}
+    with State.open(tmp_path / "state.db") as state:
+        state.save_planned("facts", {p: (f"k{p}", '{"said": "vector stores"}\n' + packed[p]) for p in texts})
+        state.save_planned("names", {p: (f"k{p}", searched(packed[p])) for p in texts})
+        rows = state.planned()
+        assert rows.holding(["similarity search"]) == {"sources/a.md"}
+        assert rows.holding(["Ada Lovelace"]) == {"sources/a.md"}
+        assert rows.holding(["vector stores"]) == set()  # the facts' JSON is not what is searched
+        assert rows.name_rows(searched) == 0
+        # another writer (an older wikic) plans b.md again: its names go with its facts
+        again = source_names(["# B", "", "A note on similarity search."])
+        state.db.execute(
+            "UPDATE planned SET key = 'x', facts = ? WHERE path = 'sources/b.md'", ["{}\n" + again]
+        )
+        assert state.db.execute("SELECT path FROM planned_names").fetchall() == [("sources/a.md",)]
+        assert rows.holding(["similarity search"]) == {"sources/a.md", "sources/b.md"}  # from its facts
+        assert rows.name_rows(searched) == 1 and rows.name_rows(searched) == 0
+        assert rows.holding(["similarity search"]) == {"sources/a.md", "sources/b.md"}
+        named = state.db.execute("SELECT names FROM planned_names WHERE path = 'sources/b.md'").fetchone()
+        assert named == (searched(again),)
+        state.drop_planned(["sources/a.md"])
+        assert state.db.execute("SELECT path FROM planned_names").fetchall() == [("sources/b.md",)]
+
+
+def test_a_state_without_the_names_searched_is_given_them_by_the_first_edit_that_searches(
+    tmp_path: Path,
+) -> None:
+    """A build from before planned_names (its rows emptied here): the edit whose phrase two
+    sources now write finds the other in its facts, gives every row its names (--dry-run, its
+    digest cached so that it plans the same, writes none), and builds what a forced build does."""
+    project = make_project(tmp_path / "p", NOTES)
+    assert build(project, BuildOptions()).ok
+    assert _count(project, "planned_names") == _count(project, "planned") == len(NOTES)
+    edited = ("before the model answers", "by similarity search before the model answers")
+    for old, new in (edited, edited[::-1]):  # the edit's digest cached: a dry run plans it
+        replace_in_source(project, "rag.md", old, new)
+        assert build(project, BuildOptions()).ok
+    _sql(project, "DELETE FROM planned_names")
+    replace_in_source(project, "rag.md", *edited)
+    assert build(project, BuildOptions(dry_run=True)).ok
+    assert _count(project, "planned_names") == 0
+    assert build(project, BuildOptions()).ok
+    assert _count(project, "planned_names") == len(NOTES)
     assert forced_equal(project, tmp_path)

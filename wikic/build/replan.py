@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from wikic import __version__
 from wikic.build import merge, sourceplan
-from wikic.build.candidates import Candidate
+from wikic.build.candidates import Candidate, searched
 from wikic.build.digest import forget_words
 from wikic.build.keptclusters import first_givers, kept_clusters
 from wikic.build.keptlines import Named
@@ -442,6 +442,8 @@ class _Packed(Mapping[str, str]):
         holding = getattr(self.made.rows, "holding", None)
         if holding is None:
             return None
+        if self.made.save is not None:  # not --dry-run: a row without its names given them, once
+            self.made.rows.name_rows(searched)  # type: ignore[attr-defined]
         keys = list(keys)
         found = holding(keys)  # as last planned: a source planned anew is asked of as it is now
         found |= {path for path, f in self.facts.items() if any(key in f.structure for key in keys)}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from wikic import __version__
-from wikic.build.candidates import MIN_SOURCES, Candidate, is_topic_name, source_names
+from wikic.build.candidates import MIN_SOURCES, Candidate, is_topic_name, searched, source_names
 from wikic.build.digest import says_more, supporting_lines
 from wikic.build.merge import Merge, Packed, merge_for
 from wikic.build.notes import chunks, claim_text, is_text, notes_of, section_of, shorten
@@ -286,7 +286,8 @@ class Memo:
         self.settings_fp = settings.fingerprint()
         self.save = save
         self.keys: dict[str, str] = {}  # path -> its facts' key in this plan
-        self.pending: dict[str, Made] = {"facts": {}, "notes": {}, "struct": {}}
+        # "names" after "facts": of the facts saved (the row's names let go as its facts change)
+        self.pending: dict[str, Made] = {"facts": {}, "names": {}, "notes": {}, "struct": {}}
         self.fresh: set[str] = set()  # the sources planned anew (their facts or notes)
 
     def facts(self, src: SourceInfo) -> SourceFacts:
@@ -310,6 +311,7 @@ class Memo:
         made = source_facts(src, self.settings)
         data = {"title": src.title, "count": src.count, "fallback": src.fallback, **_facts_json(made)}
         self._put("facts", src.path, key, json.dumps(data, ensure_ascii=False) + "\n" + made.structure)
+        self._put("names", src.path, key, searched(made.structure))
         return made
 
     def candidates(self, lines: Mapping[str, list[str]], packed: Mapping[str, str]) -> list[Candidate]:

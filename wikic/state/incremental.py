@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from wikic.state.connection import Tables, holding
+from wikic.state.connection import Tables, Transaction, holding
 from wikic.state.schema import LINKS_BY_SLUG, Meta
 
 
@@ -58,7 +58,11 @@ _KEPT = """SELECT blob FROM kept WHERE name = ?1
     AND NOT (?1 IN ('plan', 'plan+') AND EXISTS (SELECT 1 FROM kept WHERE name = 'plan?'))"""
 _PUT = "INSERT OR REPLACE INTO kept VALUES (?, zeroblob(?))"
 _SAVE_STRUCT = "INSERT OR REPLACE INTO planned_struct VALUES (?, ?, ?)"
-_SAVE = {"facts": _SAVE_FACTS, "notes": _SAVE_NOTES, "struct": _SAVE_STRUCT}
+_SAVE_NAMES = "INSERT OR REPLACE INTO planned_names VALUES (?, ?)"
+_EVERY_NAMED = "SELECT (SELECT COUNT(*) FROM planned) = (SELECT COUNT(*) FROM planned_names)"
+_UNNAMED = "SELECT path FROM planned WHERE path NOT IN (SELECT path FROM planned_names)"
+_FACTS_OF = "SELECT path, facts FROM planned WHERE path IN ({})"
+_SAVE = {"facts": _SAVE_FACTS, "notes": _SAVE_NOTES, "struct": _SAVE_STRUCT, "names": _SAVE_NAMES}
 
 
 class PlannedRows(Mapping[str, Planned]):
@@ -89,9 +93,34 @@ class PlannedRows(Mapping[str, Planned]):
         return int(self.db.execute("SELECT COUNT(*) FROM planned").fetchone()[0])
 
     def holding(self, strings: Iterable[str]) -> set[str]:
-        """The paths of the rows whose facts (their JSON and packed names) hold any of these
-        strings: found by SQLite in one pass, not read row by row."""
-        return {r[0] for r in holding(self.db, "SELECT path FROM planned", "facts", ([s] for s in strings))}
+        """The paths of the rows whose names and phrases (planned_names: those a patched merge
+        looks for) hold any of these strings, or, of a row that has none there (written before
+        it was, or by an older wikic), whose facts do: found by SQLite in one pass, not read row
+        by row (a pass over every source's facts: 280 MB, 0.5-0.8 s at 100,000 sources)."""
+        groups = [[s] for s in strings]
+        found = {r[0] for r in holding(self.db, "SELECT path FROM planned_names", "names", groups)}
+        if not self._every_named():  # a row with none: its facts searched
+            rest = "SELECT path FROM planned WHERE path NOT IN (SELECT path FROM planned_names) AND"
+            found.update(r[0] for r in holding(self.db, rest, "facts", groups, where=False))
+        return found
+
+    def name_rows(self, names: Callable[[str], str]) -> int:
+        """planned_names made for the rows that have none (`names`: of a row's packed names, as
+        a plan saves them), a thousand at a time: once, after an upgrade (at 100,000 sources a
+        few seconds, then none); returns how many."""
+        if self._every_named():
+            return 0
+        missing = [r[0] for r in self.db.execute(_UNNAMED)]
+        for i in range(0, len(missing), 1000):
+            rows = _by_keys(self.db, _FACTS_OF, missing[i : i + 1000])
+            made = [(path, names(facts.partition("\n")[2])) for path, facts in rows]
+            with Transaction(self.db):
+                self.db.executemany(_SAVE_NAMES, made)
+        return len(missing)
+
+    def _every_named(self) -> bool:
+        """Whether every row has its planned_names (which are of its facts as they are)."""
+        return bool(self.db.execute(_EVERY_NAMED).fetchone()[0])
 
     def load(self, paths: list[str]) -> None:
         """These rows read at once, as the next asked for: a patched plan asks for a few
@@ -148,11 +177,15 @@ class IncrementalTables(Tables):
         return PlannedRows(self.db)
 
     def save_planned(self, what: str, made: dict[str, tuple[str, str]]) -> None:
-        """A plan's new "facts", "notes" or "struct" of sources: path -> (key, JSON). The kept
-        plan is of the rows as they were: marked stale with the first change (a plan killed
-        after it is planned in full by the next build), until the plan that finishes keeps its own."""
+        """A plan's new "facts", "notes" or "struct" of sources: path -> (key, JSON); or the
+        "names" of their facts just saved (path -> (key, text): planned_names). The kept plan is
+        of the rows as they were: marked stale with the first change (a plan killed after it is
+        planned in full by the next build), until the plan that finishes keeps its own."""
         self._planned_keys = None
         with self.transaction():
+            if what == "names":  # of facts saved before: no row of planned changed
+                self.db.executemany(_SAVE_NAMES, [(path, text) for path, (_, text) in made.items()])
+                return
             self.db.execute(_STALE)
             self.db.executemany(_SAVE[what], [(path, key, text) for path, (key, text) in made.items()])
 
