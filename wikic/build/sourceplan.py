@@ -311,7 +311,8 @@ class Memo:
         made = source_facts(src, self.settings)
         data = {"title": src.title, "count": src.count, "fallback": src.fallback, **_facts_json(made)}
         self._put("facts", src.path, key, json.dumps(data, ensure_ascii=False) + "\n" + made.structure)
-        self._put("names", src.path, key, searched(made.structure))
+        if self.save is not None:  # kept apart to be searched (state planned_names): never read back
+            self._put("names", src.path, key, searched(made.structure))
         return made
 
     def candidates(self, lines: Mapping[str, list[str]], packed: Mapping[str, str]) -> list[Candidate]:

@@ -224,19 +224,19 @@ def move_aside(path: Path) -> Path:
 
 
 def holding(
-    db: sqlite3.Connection, select: str, column: str, groups: Iterable[list[str]], where: bool = True
+    db: sqlite3.Connection, select: str, column: str, groups: Iterable[list[str]], where: str = ""
 ) -> Iterator[Any]:
-    """The rows of `select` ("SELECT ... FROM table"; without `where`, one that ends with its
-    own WHERE ... AND) whose `column` holds every string of one of these groups (SQLite
-    searches the text, nothing is read into Python first), 50 groups a query; a row found by
-    two queries comes twice. Each string as a GLOB pattern, `*s*`, its own `*`, `?` and `[`
-    taken literally: what instr finds, twice as fast (instr counts the characters before the
-    match; 0.40 -> 0.16 s over 280 MB of planned facts)."""
+    """The rows of `select` ("SELECT ... FROM table"; `where`: of those that meet it) whose
+    `column` holds every string of one of these groups (SQLite searches the text, nothing is
+    read into Python first), 50 groups a query; a row found by two queries comes twice. Each
+    string as a GLOB pattern, `*s*`, its own `*`, `?` and `[` taken literally: what instr
+    finds, twice as fast (instr counts the characters before the match; 0.40 -> 0.16 s over
+    280 MB of planned facts)."""
     asked = [g for g in groups if g]
     for i in range(0, len(asked), 50):
         chunk = asked[i : i + 50]
         found = " OR ".join("(" + " AND ".join([f"{column} GLOB ?"] * len(g)) + ")" for g in chunk)
-        sql = f"{select} WHERE ({found})" if where else f"{select} ({found})"
+        sql = f"{select} WHERE {where} AND ({found})" if where else f"{select} WHERE {found}"
         yield from db.execute(sql, [_inside(s) for g in chunk for s in g])
 
 

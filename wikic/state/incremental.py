@@ -62,7 +62,7 @@ _SAVE_NAMES = "INSERT OR REPLACE INTO planned_names VALUES (?, ?)"
 _EVERY_NAMED = "SELECT (SELECT COUNT(*) FROM planned) = (SELECT COUNT(*) FROM planned_names)"
 _UNNAMED = "SELECT path FROM planned WHERE path NOT IN (SELECT path FROM planned_names)"
 _FACTS_OF = "SELECT path, facts FROM planned WHERE path IN ({})"
-_SAVE = {"facts": _SAVE_FACTS, "notes": _SAVE_NOTES, "struct": _SAVE_STRUCT, "names": _SAVE_NAMES}
+_SAVE = {"facts": _SAVE_FACTS, "notes": _SAVE_NOTES, "struct": _SAVE_STRUCT}
 
 
 class PlannedRows(Mapping[str, Planned]):
@@ -100,8 +100,8 @@ class PlannedRows(Mapping[str, Planned]):
         groups = [[s] for s in strings]
         found = {r[0] for r in holding(self.db, "SELECT path FROM planned_names", "names", groups)}
         if not self._every_named():  # a row with none: its facts searched
-            rest = "SELECT path FROM planned WHERE path NOT IN (SELECT path FROM planned_names) AND"
-            found.update(r[0] for r in holding(self.db, rest, "facts", groups, where=False))
+            unnamed = "path NOT IN (SELECT path FROM planned_names)"
+            found.update(r[0] for r in holding(self.db, "SELECT path FROM planned", "facts", groups, unnamed))
         return found
 
     def name_rows(self, names: Callable[[str], str]) -> int:
