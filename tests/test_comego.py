@@ -15,6 +15,7 @@ from wikic.build.linker import Linker
 from wikic.lint.came import listed_alone
 from wikic.lint.names import Named
 from wikic.state import Links, Rendered, State
+from wikic.state.schema import LINKS_INDEX
 from wikic.wiki.page import seal
 
 WORDS = ["Raft", "raft", "Paxos", "log", "Log", "consensus", "Zoë", "ZOË", "ß", "SS", "b-tree", "B tree"]
@@ -314,13 +315,19 @@ def test_every_pages_links_written_anew_are_read_back_by_either_end_with_their_i
             }
             assert state.linked_from(["a"]) == {"a": {"b", "c"}}
             indexes = {row[1] for row in state.db.execute("PRAGMA index_list(assembled_links)")}
-            assert "assembled_links_slug" in indexes
+            assert LINKS_INDEX in indexes
             plan = " ".join(
                 str(r)
                 for r in state.db.execute(
                     "EXPLAIN QUERY PLAN SELECT target FROM assembled_links WHERE slug = 'a'"
                 )
             )
-            assert "assembled_links_slug" in plan
+            assert f"COVERING INDEX {LINKS_INDEX}" in plan
         state.set_assembled({}, ["c"], "", Links(False, {"a": ["b"]}, ["c"]))
         assert state.links_of(["a", "b", "c"]) == {"a": {"b"}, "b": {"a"}, "c": set()}
+        state.db.execute("CREATE INDEX assembled_links_slug ON assembled_links (slug)")  # an older wikic's
+    with State.open(
+        tmp_path / "state.db"
+    ) as state:  # opened again: the older index gone for the covering one
+        indexes = {row[1] for row in state.db.execute("PRAGMA index_list(assembled_links)")}
+        assert LINKS_INDEX in indexes and "assembled_links_slug" not in indexes

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from wikic.state.connection import Tables, Transaction, holding
-from wikic.state.schema import LINKS_BY_SLUG, Meta
+from wikic.state.schema import LINKS_BY_SLUG, LINKS_INDEX, Meta
 
 
 @dataclass(frozen=True)
@@ -354,7 +354,7 @@ class IncrementalTables(Tables):
             if links.every:  # every page's links again: the table made anew, in its key's order
                 edges = sorted((t, slug) for slug, targets in links.edges.items() for t in targets)
                 self.db.execute("DELETE FROM assembled_links")
-                self.db.execute("DROP INDEX IF EXISTS assembled_links_slug")
+                self.db.execute(f"DROP INDEX IF EXISTS {LINKS_INDEX}")
             else:
                 self.db.executemany("DELETE FROM assembled_links WHERE slug=?", [(s,) for s in links.dropped])
                 edges = self._links_changed(links.edges)
