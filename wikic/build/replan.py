@@ -439,11 +439,12 @@ class _Packed(Mapping[str, str]):
         """The named sources whose packed names may hold one of these keys (their facts hold
         it as text), where the rows can be searched so (None: they cannot): a key newly picked
         is looked for in every source, and 100,000 rows read one window at a time took 1.3 s."""
-        holding = getattr(self.made.rows, "holding", None)
+        rows = self.made.rows  # state.db's (PlannedRows), or a plan's own
+        holding, name_rows = getattr(rows, "holding", None), getattr(rows, "name_rows", None)
         if holding is None:
             return None
-        if self.made.save is not None:  # not --dry-run: a row without its names given them, once
-            self.made.rows.name_rows(searched)  # type: ignore[attr-defined]
+        if name_rows is not None and self.made.save is not None:  # not --dry-run: once, the rows
+            name_rows(searched)  # without their names given them
         keys = list(keys)
         found = holding(keys)  # as last planned: a source planned anew is asked of as it is now
         found |= {path for path, f in self.facts.items() if any(key in f.structure for key in keys)}

@@ -420,9 +420,7 @@ class _Decoding:
         self.have.update(change.get("have", ()))
         if self.topics is not None:
             kept = [h for h in self.topics if h[0] not in gone] if gone else self.topics
-            self.topics = kept + [
-                Head(h[0], h[1], h[2], h[3], h[4], tuple(h[5]), h[6]) for h in change.get("topics", [])
-            ]
+            self.topics = kept + [_head(h) for h in change.get("topics", [])]
         if self.unread is not None and gone:
             self.unread = [slug for slug in self.unread if slug not in gone]
         if self.shared is not None and self.keyed is not None:

@@ -389,16 +389,13 @@ class IncrementalTables(Tables):
         """In set_assembled's transaction: the links these pages no longer have taken out, and
         those they have now and did not handed back, as (target, slug) (a topic page of 1,300
         sources, one of them gone: 2 rows, not 2,600 over as many of the table's pages)."""
-        was: dict[str, set[str]] = {}
-        sql = "SELECT slug, target FROM assembled_links WHERE slug IN ({})"
-        for slug, target in _by_keys(self.db, sql, edges):
-            was.setdefault(slug, set()).add(target)
+        was = self.links_of(edges)
         now = {slug: set(targets) for slug, targets in edges.items()}
         self.db.executemany(
             "DELETE FROM assembled_links WHERE target=? AND slug=?",
             [(target, slug) for slug, targets in was.items() for target in targets - now[slug]],
         )
-        return [(target, slug) for slug, targets in now.items() for target in targets - was.get(slug, set())]
+        return [(target, slug) for slug, targets in now.items() for target in targets - was[slug]]
 
     def kept_entries(self, slugs: Iterable[str] | None = None) -> dict[str, Entry]:
         """slug -> its entry as the last assembly kept it (set_assembled's `links`): these

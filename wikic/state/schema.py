@@ -87,7 +87,7 @@ CREATE TABLE IF NOT EXISTS planned (
 CREATE INDEX IF NOT EXISTS planned_keys ON planned (path, key) WHERE key != '';
 CREATE TABLE IF NOT EXISTS planned_struct (path TEXT PRIMARY KEY, key TEXT, notes TEXT);
 -- Of each source's planned facts, the names and phrases of its packed names (candidates.searched):
--- what a patched merge searches every source for, a key newly picked (0.5 of 2.8 KB a source).
+-- what a patched merge searches every source for, a key newly picked (0.75 of 2.8 KB a source).
 -- A row goes where its source's facts change or go, by any writer (an older wikic too), so that
 -- one there is of the facts as they are; a source without one is searched in its facts.
 CREATE TABLE IF NOT EXISTS planned_names (path TEXT PRIMARY KEY, names TEXT NOT NULL);

@@ -52,8 +52,7 @@ def seal_at(text: str) -> int:
 
 
 def sealed_intact(text: str) -> bool:
-    m = SEAL.search(text)
-    return m is not None and digest(text[: m.start()], CONTENT) == m.group(1)
+    return seal_at(text) >= 0
 
 
 def slugify(title: str) -> str:
