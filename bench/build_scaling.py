@@ -624,6 +624,8 @@ def main() -> int:
         say(
             "ninja not found: install it (Debian: apt-get install ninja-build); comparing with the floor only"
         )
+    if args.dir:
+        Path(args.dir).mkdir(parents=True, exist_ok=True)
     base = Path(tempfile.mkdtemp(prefix="wikic-bench-", dir=args.dir))
     try:
         results = [

@@ -95,6 +95,7 @@ class AskWiki:
     pages: list[Page]
     root: Path | None = None  # the project, for the source lines pages cite; None: none shown
     redactor: Redactor = NONE  # privacy.redact, as the build applied it to the lines pages cite
+    corpus: Corpus | None = None  # the pages' own, where already made (ask/index.py); else made here
 
 
 def compact_index(index: str) -> str:
@@ -130,7 +131,7 @@ class ContextBuilder:
         self.root, self.redactor = wiki.root, wiki.redactor
         self._lines: dict[Path, list[str] | None] = {}
         self._fits: bool | None = None  # whether the whole wiki fits: the same for every question
-        self._corpus: Corpus | None = None
+        self._corpus = wiki.corpus if wiki.corpus is not None and wiki.corpus.pages is wiki.pages else None
         self._heads: dict[str, int] = {}
 
     def render(

@@ -132,14 +132,3 @@ def line_ref(cite: Citation) -> str:
     """A citation as "sources/x.md:3" or "sources/x.md:3-4"."""
     lines = f"{cite.start}" if cite.end == cite.start else f"{cite.start}-{cite.end}"
     return f"{cite.source}:{lines}"
-
-
-def page_links(page: Page) -> list[str]:
-    """The slugs a page links to from its sentences (not from its Sources, Topics or
-    Linked from lists: those name files and pages, not the entities it speaks of)."""
-    seen: dict[str, None] = {}
-    for s in sentences(page):
-        for target in s.links:
-            if target:
-                seen.setdefault(target, None)
-    return list(seen)

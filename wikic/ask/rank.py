@@ -27,20 +27,35 @@ def words(text: str) -> list[str]:
     return out
 
 
+def terms(text: str) -> dict[str, int]:
+    """A document's words and how often each occurs, first occurrence first (words())."""
+    return dict(Counter(words(text)))
+
+
 class BM25:
     """Okapi BM25 (k1, b) over a fixed list of documents. Scoring walks the postings of the
     query's terms only, so one query costs what its terms occur in, not the whole list."""
 
     def __init__(self, docs: Sequence[str], k1: float = 1.5, b: float = 0.75) -> None:
+        self._index([terms(d) for d in docs], k1, b)
+
+    @classmethod
+    def of_terms(cls, tf: list[dict[str, int]], k1: float = 1.5, b: float = 0.75) -> BM25:
+        """Over documents already counted (terms() of each, as ask's index keeps them)."""
+        bm25 = cls.__new__(cls)
+        bm25._index(tf, k1, b)
+        return bm25
+
+    def _index(self, tf: list[dict[str, int]], k1: float, b: float) -> None:
         self.k1, self.b = k1, b
-        self.tf = [Counter(words(d)) for d in docs]
+        self.tf = tf
         self.len = [sum(c.values()) for c in self.tf]
         self.avg = (sum(self.len) / len(self.len)) if self.len else 0.0
         self.postings: dict[str, list[int]] = {}
         for i, c in enumerate(self.tf):
             for w in c:
                 self.postings.setdefault(w, []).append(i)
-        n = len(docs)
+        n = len(tf)
         self.idf = {w: math.log(1 + (n - len(p) + 0.5) / (len(p) + 0.5)) for w, p in self.postings.items()}
         avg = self.avg
         self.norm = [self.k1 * (1 - self.b + self.b * ln / avg) if avg else self.k1 for ln in self.len]

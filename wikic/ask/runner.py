@@ -16,7 +16,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from wikic.ask.answers import Citations, check_citations, save_answer
-from wikic.ask.context import AskWiki, Context, ContextBuilder, load_pages, read_index
+from wikic.ask.context import AskWiki, Context, ContextBuilder, read_index
+from wikic.ask.index import indexed
 from wikic.ask.passages import line_ref
 from wikic.ask.select import rank
 from wikic.ask.support import quote_answer, quoted, unsupported
@@ -105,18 +106,18 @@ def ask(
     state = State.open(project.state_path)
     try:
         current = check_wiki(project, schema, mid, state, opts.stale_ok)
-        pages, hidden = shown_pages(schema, load_pages(project.wiki_dir))
+        read = indexed(project.wiki_dir, state)
+        pages, hidden = shown_pages(schema, read.pages)
         index = read_index(project.wiki_dir, hidden)
         redactor = Redactor.from_config(schema.privacy.redact)
         prompts = Prompts(project.root)
-        shown = AskWiki(prompts, schema.title, schema.scope, index, pages, project.root, redactor)
+        corpus = read.corpus(pages)
+        shown = AskWiki(prompts, schema.title, schema.scope, index, pages, project.root, redactor, corpus)
         wiki = _Wiki(project, schema, shown)
         # the source lines shown beside the pages are part of what an answer depends on; a wiki
         # older than its sources (--stale-ok) may show other lines than its build saw: no cache
         sources = fingerprint(sorted(state.source_hashes().items()))
-        key = answer_key(
-            question, wiki.shown.index, wiki.shown.pages, wiki.shown.prompts, schema, mid, sources
-        )
+        key = answer_key(question, index, pages, read.digests(pages), prompts, schema, mid, sources)
         quoting = schema.ask.mode == "quote" if opts.quote is None else opts.quote
         caching = opts.use_cache and current and not quoting
         stored = state.cached(key) if caching else None
@@ -194,11 +195,20 @@ def check_wiki(project: Project, schema: Schema, mid: str, state: State, stale_o
 
 
 def answer_key(
-    question: str, index: str, pages: list[Page], prompts: Prompts, schema: Schema, mid: str, sources: str
+    question: str,
+    index: str,
+    pages: list[Page],
+    digests: list[str],
+    prompts: Prompts,
+    schema: Schema,
+    mid: str,
+    sources: str,
 ) -> str:
-    """Everything an answer depends on: the question, the wiki's text, the source lines its
-    citations point at (`sources`: the sources' hashes), the templates, the model."""
-    wiki = fingerprint([index, [[p.slug, p.title, p.type, p.aliases, p.plain] for p in pages]])
+    """Everything an answer depends on: the question, the wiki's text (`digests`: of each page's
+    plain text), the source lines its citations point at (`sources`: the sources' hashes), the
+    templates, the model."""
+    shown = zip(pages, digests, strict=True)
+    wiki = fingerprint([index, [[p.slug, p.title, p.type, p.aliases, d] for p, d in shown]])
     ask_cfg = schema.ask.model_dump(exclude={"cache_bytes"})
     return "ask:" + fingerprint(
         [
@@ -260,7 +270,7 @@ def _ask_model(wiki: _Wiki, question: str, backend: Backend, on_text: OnText | N
 
 def _quote(wiki: _Wiki, question: str, on_text: OnText | None) -> AskResult:
     """The pages' own most relevant sentences, each cited: no model, nothing generated."""
-    ranking = rank(question, wiki.shown.pages)
+    ranking = rank(question, wiki.shown.pages, wiki.shown.corpus)
     chosen = quoted(ranking.ranked)
     text = quote_answer(chosen) or "The wiki has no sentence that bears on this question."
     if on_text:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
 
-from wikic.ask.passages import Sentence, page_links, sentences
+from wikic.ask.passages import Sentence, sentences
 from wikic.ask.rank import BM25
 from wikic.wiki.page import Page
 
@@ -46,12 +46,47 @@ class Corpus:
     sentences' BM25. Built once per wiki and kept for every question asked of it."""
 
     def __init__(self, pages: list[Page]) -> None:
-        self.pages = pages
-        self.ranker = PageRanker(pages)
-        self.units = [s for p in pages for s in sentences(p)]
-        self.unit_bm25 = BM25([" ".join([s.page.title, *s.page.aliases, s.text]) for s in self.units])
+        units = [s for p in pages for s in sentences(p)]
+        self._made(pages, units, PageRanker(pages), BM25([unit_text(s) for s in units]))
+
+    @classmethod
+    def of(
+        cls,
+        pages: list[Page],
+        units: list[Sentence],
+        page_terms: list[dict[str, int]],
+        unit_terms: list[dict[str, int]],
+    ) -> Corpus:
+        """The corpus of pages already cut and counted (ask/index.py): their sentences in page
+        order, and terms() of each page's and each sentence's ranked text (page_text, unit_text)."""
+        corpus = cls.__new__(cls)
+        corpus._made(pages, units, PageRanker(pages, page_terms), BM25.of_terms(unit_terms))
+        return corpus
+
+    def _made(self, pages: list[Page], units: list[Sentence], ranker: PageRanker, unit_bm25: BM25) -> None:
+        self.pages, self.units, self.ranker, self.unit_bm25 = pages, units, ranker, unit_bm25
         links = {(s.page.slug, target) for s in self.units for target in s.links if target}
         self.inbound = Tally(target for _, target in links)  # pages linking to each page
+        self.by_page: dict[str, list[int]] = {}  # slug -> its sentences' places in `units`
+        for i, s in enumerate(units):
+            self.by_page.setdefault(s.page.slug, []).append(i)
+
+    def page_links(self, page: Page) -> list[str]:
+        """passages.page_links(page), from the page's sentences here."""
+        seen: dict[str, None] = {}
+        for i in self.by_page.get(page.slug, ()):
+            seen.update(dict.fromkeys(target for target in self.units[i].links if target))
+        return list(seen)
+
+
+def page_text(page: Page) -> str:
+    """What BM25 ranks a page by: its title (twice), aliases and plain text."""
+    return " ".join([page.title, *page.aliases, page.title, page.plain])
+
+
+def unit_text(s: Sentence) -> str:
+    """What BM25 ranks a sentence by: its page's title and aliases, and its text."""
+    return " ".join([s.page.title, *s.page.aliases, s.text])
 
 
 def page_scores(question: str, pages: list[Page], corpus: Corpus | None = None) -> list[float]:
@@ -66,9 +101,10 @@ class PageRanker:
     """page_scores over a fixed list of pages, indexed once: a process that ranks many
     questions against one wiki (`wikic mcp`'s search) pays for the index only once."""
 
-    def __init__(self, pages: list[Page]) -> None:
+    def __init__(self, pages: list[Page], counted: list[dict[str, int]] | None = None) -> None:
+        """`counted`: terms() of each page's page_text, where they are known (ask/index.py)."""
         self.pages = pages
-        self.bm25 = BM25([" ".join([p.title, *p.aliases, p.title, p.plain]) for p in pages])
+        self.bm25 = BM25([page_text(p) for p in pages]) if counted is None else BM25.of_terms(counted)
         self.names: list[str] = []  # casefolded titles and aliases, as `named` compares them
         self.owner: list[int] = []  # the page each name belongs to
         for i, page in enumerate(pages):
@@ -133,12 +169,9 @@ def rank(question: str, pages: list[Page], corpus: Corpus | None = None, floor: 
     least = max(score) * floor
     ranked = [units[i] for i in order if score[i] > 0 and score[i] >= least]
     bridges = _bridges(question, corpus, scores)
-    by_page: dict[str, list[int]] = {}
-    for i, s in enumerate(units):
-        by_page.setdefault(s.page.slug, []).append(i)
     hop = []
     for page in bridges:
-        idx = by_page.get(page.slug, [])
+        idx = corpus.by_page.get(page.slug, [])
         best = sorted(idx, key=lambda i: (-own[i], units[i].order))
         opening = idx[: HOP_SENTENCES - 1]  # a page opens with what defines the entity
         hop += [units[i] for i in dict.fromkeys(opening + best[: HOP_SENTENCES - 1])]
@@ -157,7 +190,7 @@ def _bridges(question: str, corpus: Corpus, scores: list[float]) -> list[Page]:
     seen = {pages[best[0]].slug} if best else set()
     out = []
     for i in best:
-        for slug in page_links(pages[i]):
+        for slug in corpus.page_links(pages[i]):
             page = by_slug.get(slug)
             if page is None or slug in seen or named(question, page) >= FUZZY_CUTOFF:
                 continue

@@ -128,8 +128,14 @@ def purge(project: Project, state: State, forgotten: list[str]) -> dict[str, Any
     with state.transaction():
         loose = state.drop_cache(MODEL_STAGES, other=True)  # keyed by the old wiki: never asked again
         unreferenced = state.drop_cache(MODEL_STAGES, unreferenced=True)
+        asked = state.drop_ask_rows()  # what ask read of the pages, before they were rewritten
     compacted = state.compact(shrink=False)  # every byte deleted is zeroed: no rewrite of the rest
-    return {"prefix_files": prefixes, "cached_answers": loose + unreferenced, "compacted": compacted}
+    return {
+        "prefix_files": prefixes,
+        "cached_answers": loose + unreferenced,
+        "ask_pages": asked,
+        "compacted": compacted,
+    }
 
 
 def _forget_extracted(project: Project, forgotten: Iterable[str]) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from wikic.errors import StateError
 from wikic.state import checked
+from wikic.state.ask import AskTables
 from wikic.state.batches import BatchTables
 from wikic.state.build import BuildTables
 from wikic.state.connection import Damaged, move_aside, open_db, peek_db
@@ -17,7 +18,7 @@ from wikic.state.lint import LintTables
 from wikic.state.schema import Meta
 
 
-class State(BuildTables, IncrementalTables, LintTables, BatchTables, ForgetTables):
+class State(BuildTables, IncrementalTables, LintTables, BatchTables, ForgetTables, AskTables):
     """A thin, typed door onto state.db. Use `State.open(path)`."""
 
     def __init__(self, db: sqlite3.Connection, path: Path) -> None:

@@ -1,0 +1,157 @@
+"""What ask reads of every page, kept in state.db (`ask_pages`) by the page's stat: over a
+large wiki a question reads again only the pages changed since the last one. Each page's
+record is what ranking needs of it (select.Corpus): its title, type, aliases, plain text and
+sentences, and their words counted; the pages come back as Pages without their text, the
+plain text set (what the prompt shows), with the Corpus made from the records, the same as
+one made from the pages read (tests/test_ask_index.py). A page whose mtime is too recent to
+tell a later write in the same tick is kept unmatched, and read again next time.
+
+A record holds a page's text: when a source is forgotten, every record goes with the rest of
+what may hold its text (privacy/forget.purge), and the next question makes them again."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wikic.ask.context import BOOKKEEPING, TYPE_ORDER
+from wikic.ask.passages import Sentence, sentences
+from wikic.ask.rank import terms
+from wikic.ask.select import Corpus
+from wikic.hashing import text_hash
+from wikic.state import State
+from wikic.wiki.page import Citation, Page, split_page
+
+VERSION = 1  # bump whenever a record's shape, or what makes it, changes
+MARK = f"ask{VERSION}\n".encode()  # each record starts with it: one of another version is read again
+RACY_NS = 100_000_000  # an mtime this close to the listing may hide a later write in the same tick
+
+
+@dataclass
+class Indexed:
+    """The pages as ask reads them (in load_pages' order), and what ranking needs of each."""
+
+    pages: list[Page]
+    parts: dict[str, _Part]  # rel -> the page's digest, sentences and their counted terms
+    read: int  # pages read (not from their records)
+
+    def corpus(self, pages: list[Page]) -> Corpus:
+        """The corpus of these pages (a list of `pages`, or some of them in that order): as
+        select.Corpus makes it from the pages read."""
+        parts = [self.parts[p.rel] for p in pages]
+        units = [s for part in parts for s in part.units]
+        unit_terms = [t for part in parts for t in part.unit_terms]
+        return Corpus.of(pages, units, [part.page_terms for part in parts], unit_terms)
+
+    def digests(self, pages: list[Page]) -> list[str]:
+        """Of each page's plain text: what an answer depends on of it."""
+        return [self.parts[p.rel].digest for p in pages]
+
+
+@dataclass
+class _Part:
+    digest: str
+    units: list[Sentence]
+    page_terms: dict[str, int]
+    unit_terms: list[dict[str, int]]
+
+
+def indexed(wiki_dir: Path, state: State) -> Indexed:
+    """Every page in wiki/ (not index.md or log.md) from its record where its stat is as when
+    it was kept, else read (and its record kept)."""
+    started = time.time_ns()
+    rows = state.ask_rows()
+    kept: dict[str, bytes] = {}
+    fresh: dict[str, tuple[int, int, bytes]] = {}
+    for name, st in _listing(wiki_dir):
+        rel = f"wiki/{name}"
+        row = rows.pop(rel, None)
+        if row is not None and (row[0], row[1]) == st and row[2].startswith(MARK):
+            kept[rel] = row[2]
+            continue
+        page = _read(wiki_dir / name, rel)
+        if page is None:
+            continue  # unreadable pages are lint's business, not a reason to refuse answering
+        trusted = st[1] if st[1] < started - RACY_NS else -1
+        fresh[rel] = (st[0], trusted, record(page))
+        kept[rel] = fresh[rel][2]
+    if fresh or rows:
+        state.save_ask_rows(fresh, rows)
+    return _loaded(kept, len(fresh))
+
+
+def record(page: Page) -> bytes:
+    """What ask keeps of a page read: see the module."""
+    title, aliases = page.title, page.aliases
+    units = sentences(page)
+    unit_rows = [(s.section, s.text, s.block, s.order, [tuple(c) for c in s.cites], s.links) for s in units]
+    return MARK + marshal.dumps(
+        [
+            text_hash(page.plain),
+            title,
+            page.type,
+            aliases,
+            _strings_or(page.meta.get("sources")),
+            _strings_or(page.meta.get("cites"), keep_str=False),
+            page.plain,
+            terms(" ".join([title, *aliases, title, page.plain])),
+            unit_rows,
+            [terms(" ".join([title, *aliases, s.text])) for s in units],
+        ]
+    )
+
+
+def _strings_or(value: Any, keep_str: bool = True) -> Any:
+    """A front-matter list as ask reads it (its strings), a string as it is; else None."""
+    if isinstance(value, list):
+        return [str(v) for v in value] if not keep_str else [v for v in value if isinstance(v, str)]
+    return value if keep_str and isinstance(value, str) else None
+
+
+def _loaded(records: dict[str, bytes], read: int) -> Indexed:
+    pages: list[Page] = []
+    parts: dict[str, _Part] = {}
+    for rel, raw in records.items():
+        data = marshal.loads(memoryview(raw)[len(MARK) :])
+        digest, title, kind, aliases, sources, cites, plain, page_terms, unit_rows, unit_terms = data
+        meta = {"title": title, "type": kind, "aliases": aliases, "sources": sources, "cites": cites}
+        page = Page(rel, "", meta)
+        page.__dict__["plain"] = plain  # Page.plain, as the page read made it
+        pages.append(page)
+        units = [
+            Sentence(page, section, text, block, at, [Citation(*c) for c in cited], links)
+            for section, text, block, at, cited, links in unit_rows
+        ]
+        parts[rel] = _Part(digest, units, page_terms, unit_terms)
+    pages.sort(key=lambda p: (TYPE_ORDER.get(p.type, 0), p.slug))
+    return Indexed(pages, parts, read)
+
+
+def _listing(wiki_dir: Path) -> list[tuple[str, tuple[int, int]]]:
+    """The pages' file names (as load_pages finds them: *.md, not index.md or log.md) and stats."""
+    found = []
+    try:
+        entries = list(os.scandir(wiki_dir))
+    except OSError:
+        return []
+    for entry in entries:
+        name = entry.name
+        if not name.endswith(".md") or name[:-3] in BOOKKEEPING:
+            continue
+        try:
+            st = os.stat(entry.path)  # a link's target, as reading it does
+        except OSError:
+            continue
+        found.append((name, (st.st_size, st.st_mtime_ns)))
+    return sorted(found)
+
+
+def _read(path: Path, rel: str) -> Page | None:
+    try:
+        return split_page(path.read_text(encoding="utf-8"), rel)  # as load_pages reads it
+    except (OSError, UnicodeDecodeError):
+        return None
