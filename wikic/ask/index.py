@@ -14,6 +14,7 @@ from __future__ import annotations
 import marshal
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from wikic.wiki.page import Citation, Page, split_page
 VERSION = 1  # bump whenever a record's shape, or what makes it, changes
 MARK = f"ask{VERSION}\n".encode()  # each record starts with it: one of another version is read again
 RACY_NS = 100_000_000  # an mtime this close to the listing may hide a later write in the same tick
+READ_NOTE = 1000  # pages to read from which a question says so first (indexed's on_read)
 
 
 @dataclass
@@ -60,19 +62,25 @@ class _Part:
     unit_terms: list[dict[str, int]]
 
 
-def indexed(wiki_dir: Path, state: State) -> Indexed:
+def indexed(wiki_dir: Path, state: State, on_read: Callable[[int], None] | None = None) -> Indexed:
     """Every page in wiki/ (not index.md or log.md) from its record where its stat is as when
-    it was kept, else read (and its record kept)."""
+    it was kept, else read (and its record kept). `on_read`: told how many pages are to be
+    read, where they are READ_NOTE or more (a first question over a large wiki)."""
     started = time.time_ns()
     rows = state.ask_rows()
     kept: dict[str, bytes] = {}
-    fresh: dict[str, tuple[int, int, bytes]] = {}
+    stale: list[tuple[str, tuple[int, int]]] = []
     for name, st in _listing(wiki_dir):
-        rel = f"wiki/{name}"
-        row = rows.pop(rel, None)
+        row = rows.pop(f"wiki/{name}", None)
         if row is not None and (row[0], row[1]) == st and row[2].startswith(MARK):
-            kept[rel] = row[2]
-            continue
+            kept[f"wiki/{name}"] = row[2]
+        else:
+            stale.append((name, st))
+    if on_read is not None and len(stale) >= READ_NOTE:
+        on_read(len(stale))
+    fresh: dict[str, tuple[int, int, bytes]] = {}
+    for name, st in stale:
+        rel = f"wiki/{name}"
         page = _read(wiki_dir / name, rel)
         if page is None:
             continue  # unreadable pages are lint's business, not a reason to refuse answering

@@ -51,6 +51,7 @@ class AskOptions:
     wait: bool = True  # --save: wait for another wikic process to release the project
     on_wait: Callable[[str], None] | None = None
     quote: bool | None = None  # answer with the pages' own sentences, no model; None: schema's ask.mode
+    on_progress: Callable[[str], None] | None = None  # a note before long work (many pages to read)
 
 
 @dataclass
@@ -74,6 +75,7 @@ class AskResult:
     state_bytes: int = 0  # llama: size of the prefix state saved by this call
     model: str = ""
     saved: str | None = None
+    pages_read: int = 0  # pages read for this question: new or changed since the last (ask/index.py)
     seconds: dict[str, float | None] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -106,7 +108,7 @@ def ask(
     state = State.open(project.state_path)
     try:
         current = check_wiki(project, schema, mid, state, opts.stale_ok)
-        read = indexed(project.wiki_dir, state)
+        read = indexed(project.wiki_dir, state, _reading(opts))
         pages, hidden = shown_pages(schema, read.pages)
         index = read_index(project.wiki_dir, hidden)
         redactor = Redactor.from_config(schema.privacy.redact)
@@ -133,12 +135,23 @@ def ask(
                     key, "ask", _to_store(result), result.prefix_tokens + result.question_tokens, 0
                 )
         result.model = mid
+        result.pages_read = read.read
         if opts.save:
             result.saved = _save(wiki, state, result, opts, current)
     finally:
         state.close()
     result.seconds["total"] = time.monotonic() - started
     return result
+
+
+def _reading(opts: AskOptions) -> Callable[[int], None] | None:
+    say = opts.on_progress
+    if say is None:
+        return None
+    return lambda n: say(
+        f"ask: reading {n:,} pages new or changed since the last question "
+        "(what it reads of each is kept in .wikic/state.db: the next question reads only the changed)"
+    )
 
 
 def shown_pages(schema: Schema, pages: list[Page]) -> tuple[list[Page], frozenset[str]]:

@@ -61,6 +61,7 @@ def ask(
             stale_ok=stale_ok,
             wait=not no_wait,
             on_wait=lambda text: click.echo(text, err=True),
+            on_progress=lambda text: click.echo(text, err=True),
             quote=quote or None,
         )
         on_text = None if as_json else (lambda piece: click.echo(piece, nl=False))

@@ -1,0 +1,195 @@
+"""What ask keeps of each page (ask/index.py): the ranking made from the kept records is the
+ranking made from the pages read, page for page and sentence for sentence; only the pages
+changed since the last question are read again; a record whose stat cannot be trusted, or of
+another version, is read again; and forgetting a source drops every record."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from projects import make_project, run_build
+from test_ask import asking, large_notes
+from test_ask_select import bridge_notes
+
+from wikic.ask import index as ask_index
+from wikic.ask.context import load_pages
+from wikic.ask.select import Corpus, Ranking, page_scores, rank
+from wikic.project import Project
+from wikic.state import State
+
+QUESTIONS = [
+    "In which town was the director of Moonfall Harbor born?",
+    "Who was born in the town of Linden?",
+    "How many nests did observers count along the river?",
+    "Which animal lives in region 7 and what does it eat?",
+    "stable population survey",
+    "nothing here matches qwertyuiop",
+]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    project = make_project(tmp_path, {**bridge_notes(), **large_notes()})
+    report, _ = run_build(project)
+    assert report.ok, report.errors
+    return settled(project)
+
+
+def settled(project: Project) -> Project:
+    """Its pages not written in the tick of a question's reading (see the test of that), and
+    the wiki current again for ask (a build that finds them as it left them)."""
+    for page in project.wiki_dir.glob("*.md"):
+        past(page)
+    report, backend = run_build(project)
+    assert report.ok and backend.requests == []
+    return project
+
+
+def indexed(project: Project) -> ask_index.Indexed:
+    state = State.open(project.state_path)
+    try:
+        return ask_index.indexed(project.wiki_dir, state)
+    finally:
+        state.close()
+
+
+def rows(project: Project) -> dict[str, tuple[int, int, bytes]]:
+    state = State.open(project.state_path)
+    try:
+        return state.ask_rows()
+    finally:
+        state.close()
+
+
+def seen(ranking: Ranking) -> list[object]:
+    """A ranking as what it shows: each sentence with its page and all it carries."""
+    units = [
+        (s.page.slug, s.page.title, s.page.aliases, s.section, s.text, s.block, s.order, s.cites, s.links)
+        for s in [*ranking.ranked, None, *ranking.bridge_sentences]
+        if s is not None
+    ]
+    return [units, [p.slug for p in ranking.bridges]]
+
+
+def same_as_read(project: Project, got: ask_index.Indexed) -> None:
+    """The kept records give what the pages read give: the same pages in the same order, the
+    same corpus, the same ranking of every question."""
+    pages = load_pages(project.wiki_dir)
+    assert [(p.rel, p.title, p.type, p.aliases, p.plain) for p in got.pages] == [
+        (p.rel, p.title, p.type, p.aliases, p.plain) for p in pages
+    ]
+    fresh, kept = Corpus(pages), got.corpus(got.pages)
+    assert kept.unit_bm25.tf == fresh.unit_bm25.tf and kept.unit_bm25.idf == fresh.unit_bm25.idf
+    assert kept.ranker.bm25.tf == fresh.ranker.bm25.tf and kept.inbound == fresh.inbound
+    for question in QUESTIONS:
+        assert page_scores(question, got.pages, kept) == page_scores(question, pages, fresh)
+        for floor in (0.0, 0.3):
+            assert seen(rank(question, got.pages, kept, floor)) == seen(rank(question, pages, fresh, floor))
+
+
+def test_the_records_rank_as_the_pages_read(project: Project) -> None:
+    first = indexed(project)
+    assert first.read == len(load_pages(project.wiki_dir)) > 40
+    same_as_read(project, first)
+    again = indexed(project)
+    assert again.read == 0  # every page from its record
+    same_as_read(project, again)
+
+
+def test_some_of_the_pages_rank_as_those_pages_read(project: Project) -> None:
+    """A remote model is shown no page of a local-only source: the corpus of the others."""
+    got = indexed(project)
+    some = [p for p in got.pages if "o" in p.slug]
+    fresh = [p for p in load_pages(project.wiki_dir) if "o" in p.slug]
+    assert 0 < len(some) < len(got.pages)
+    for question in QUESTIONS:
+        kept = rank(question, some, got.corpus(some), 0.3)
+        assert seen(kept) == seen(rank(question, fresh, Corpus(fresh), 0.3))
+
+
+def past(path: Path, seconds: float = 10.0) -> None:
+    when = time.time_ns() - int(seconds * 1e9)
+    os.utime(path, ns=(when, when))
+
+
+def test_only_the_pages_changed_since_are_read_again(project: Project) -> None:
+    indexed(project)
+    otter = project.wiki_dir / "otter.md"
+    text = otter.read_text()
+    otter.write_text(text.replace("nests", "dens"))
+    past(otter, 5)
+    (project.wiki_dir / "badger.md").unlink()
+    new = project.wiki_dir / "zz-hand-made.md"  # its title from its heading
+    new.write_text("# Hand made\n\nThe heron nests in region 99 near the dens of the otter.\n")
+    aliased = project.wiki_dir / "heron.md"
+    aliased.write_text(
+        "---\ntitle: Grey Heron\naliases: [Ardea, heron]\nsources: [sources/otter.md, 7]\n---\n"
+        "# Grey Heron\n\nThe [[otter|Otter]] and the heron share the river. It nests high.\n"
+    )
+    for page in (new, aliased):
+        past(page, 5)
+    got = indexed(project)
+    assert got.read == 3  # the edited page and the new ones
+    assert "wiki/badger.md" not in rows(project)  # a page gone: its record too
+    same_as_read(project, got)
+    assert indexed(project).read == 0
+
+
+def test_a_page_written_in_the_tick_of_its_reading_is_read_again(project: Project) -> None:
+    indexed(project)
+    otter = project.wiki_dir / "otter.md"
+    otter.write_text(otter.read_text().replace("nests", "dens"))
+    future = time.time_ns() + 10**9  # not before the listing by RACY_NS: a later write may hide
+    os.utime(otter, ns=(future, future))
+    assert indexed(project).read == 1
+    assert rows(project)["wiki/otter.md"][1] == -1  # kept unmatched
+    assert indexed(project).read == 1  # and so read again
+    past(otter)
+    assert indexed(project).read == 1  # trusted now: kept with its mtime
+    assert indexed(project).read == 0
+
+
+def test_a_record_of_another_version_is_read_again(project: Project) -> None:
+    indexed(project)
+    state = State.open(project.state_path)
+    try:
+        (size, mtime, record) = state.ask_rows()["wiki/otter.md"]
+        state.save_ask_rows({"wiki/otter.md": (size, mtime, b"ask0\n" + record[len(ask_index.MARK) :])}, [])
+    finally:
+        state.close()
+    got = indexed(project)
+    assert got.read == 1
+    same_as_read(project, got)
+
+
+def test_ask_reads_each_page_once_and_answers_the_same(project: Project) -> None:
+    notes: list[str] = []
+    question = "Who was born in the town of Linden?"
+    first, backend = asking(project, question, use_cache=False)
+    again, backend2 = asking(project, question, use_cache=False, on_progress=notes.append)
+    assert first.pages_read > 40 and again.pages_read == 0 and notes == []
+    assert backend.requests[0].messages == backend2.requests[0].messages
+    assert first.to_json()["pages_read"] == first.pages_read
+
+
+def test_a_first_question_over_many_pages_says_so(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ask_index, "READ_NOTE", 10)
+    notes: list[str] = []
+    asking(project, "Who was born in the town of Linden?", on_progress=notes.append)
+    (note,) = notes
+    assert note.startswith("ask: reading ") and "pages new or changed" in note
+
+
+def test_forgetting_a_source_drops_every_record(project: Project) -> None:
+    asking(project, "Who was born in the town of Linden?")
+    assert len(rows(project)) > 40
+    (project.root / "sources" / "otter.md").unlink()
+    report, _ = run_build(project)
+    assert report.ok, report.errors
+    assert rows(project) == {}  # the pages that held its text were rewritten: what ask read of them goes
+    settled(project)
+    result, _ = asking(project, "How many nests did observers count along the river?")
+    assert result.pages_read > 40 and len(rows(project)) == result.pages_read
