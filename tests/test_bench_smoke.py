@@ -33,6 +33,7 @@ SMOKED = {
     "web_scale.py",
     "extract.py",
     "log_append.py",
+    "ask_scale.py",
 }
 ELSEWHERE = {"eval_qa.py": "test_eval_qa.py", "ask_modes.py": "test_eval_qa.py"}
 

@@ -165,9 +165,11 @@ def rank(question: str, pages: list[Page], corpus: Corpus | None = None, floor: 
     top_own = max(own) or 1.0
     share = {p.slug: scores[i] / top_page for i, p in enumerate(pages)}
     score = [own[i] / top_own + PAGE_WEIGHT * share[s.page.slug] for i, s in enumerate(units)]
-    order = sorted(range(len(units)), key=lambda i: (-score[i], units[i].page.slug, units[i].order))
     least = max(score) * floor
-    ranked = [units[i] for i in order if score[i] > 0 and score[i] >= least]
+    # those shown at all, then sorted: of a large wiki's millions of sentences, few
+    order = [i for i, x in enumerate(score) if x > 0 and x >= least]
+    order.sort(key=lambda i: (-score[i], units[i].page.slug, units[i].order))
+    ranked = [units[i] for i in order]
     bridges = _bridges(question, corpus, scores)
     hop = []
     for page in bridges:
@@ -252,11 +254,16 @@ def pack(ranking: Ranking, count: Counter, room: int, header: Callable[[Page], i
     packer.fill(ranking.ranked, room - reserve)
     packer.fill(ranking.bridge_sentences)
     packer.fill(ranking.ranked)
-    rank_of: dict[tuple[str, int], float] = {s.key: i for i, s in enumerate(ranking.ranked)}
     # a bridge page stands right after the best sentence's page, not last: the model reads the
     # chain in order, and small models read the middle of a prompt worst
-    for s in ranking.bridge_sentences:
-        rank_of[s.key] = 0.5
+    rank_of: dict[tuple[str, int], float] = {s.key: 0.5 for s in ranking.bridge_sentences}
+    wanted = packer.chosen.keys() - rank_of.keys()  # each from the ranking: found near its top
+    for i, s in enumerate(ranking.ranked):
+        if not wanted:
+            break
+        if (key := s.key) in wanted:
+            rank_of[key] = i
+            wanted.discard(key)
     return sorted(packer.chosen.values(), key=lambda s: rank_of.get(s.key, 0.5))
 
 
