@@ -46,9 +46,9 @@ def shown(ranking: Ranking) -> list[tuple[str, int, str]]:
     return [(s.page.slug, s.order, s.text) for s in [*ranking.ranked, *ranking.bridge_sentences]]
 
 
-def timed(fn: Callable[[], Ranking]) -> tuple[float, list[tuple[str, int, str]]]:
+def timed(fn: Callable[[str], Ranking], question: str) -> tuple[float, list[tuple[str, int, str]]]:
     started = time.perf_counter()
-    ranking = fn()
+    ranking = fn(question)
     return time.perf_counter() - started, shown(ranking)
 
 
@@ -77,17 +77,19 @@ def measure(root: Path, pages: int, questions: int) -> dict[str, Any]:
     same = True
     edited = sorted(wiki.glob("*.md"))[len(asked) :]
     for n, question in enumerate(asked):
-        base, expected = timed(lambda: read_all(question))
+        base, expected = timed(read_all, question)
         figures["read_all"].append(base)
-        State.open(project.state_path).drop_ask_rows()  # the first question over this wiki
+        state = State.open(project.state_path)
+        state.drop_ask_rows()  # the first question over this wiki
+        state.close()
         for what in ("first", "next"):
-            seconds, got = timed(lambda: from_records(question))
+            seconds, got = timed(from_records, question)
             figures[what].append(seconds)
             same = same and got == expected
         page = edited[n]
         page.write_text(page.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
-        _, expected = timed(lambda: read_all(question))
-        seconds, got = timed(lambda: from_records(question))
+        _, expected = timed(read_all, question)
+        seconds, got = timed(from_records, question)
         figures["one_changed"].append(seconds)
         same = same and got == expected
         say(f"question {n + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in figures.items()))
@@ -97,7 +99,8 @@ def measure(root: Path, pages: int, questions: int) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
     parser.add_argument("--pages", type=int, default=10_000)
     parser.add_argument("--questions", type=int, default=5)
     parser.add_argument("--keep", action="store_true", help="keep the generated wiki (its path on stderr)")
