@@ -152,16 +152,20 @@ def test_a_page_written_in_the_tick_of_its_reading_is_read_again(project: Projec
     assert indexed(project).read == 0
 
 
-def test_a_record_of_another_version_is_read_again(project: Project) -> None:
+def test_a_record_of_another_version_or_damaged_is_read_again(project: Project) -> None:
     indexed(project)
     state = State.open(project.state_path)
     try:
-        (size, mtime, record) = state.ask_rows()["wiki/otter.md"]
-        state.save_ask_rows({"wiki/otter.md": (size, mtime, b"ask0\n" + record[len(ask_index.MARK) :])}, [])
+        kept = state.ask_rows()
+        (size, mtime, record) = kept["wiki/otter.md"]
+        other = b"ask0\n" + record[len(ask_index.MARK) :]
+        size2, mtime2, record2 = kept["wiki/badger.md"]
+        cut = record2[: len(record2) // 2]
+        state.save_ask_rows({"wiki/otter.md": (size, mtime, other), "wiki/badger.md": (size2, mtime2, cut)}, [])
     finally:
         state.close()
     got = indexed(project)
-    assert got.read == 1
+    assert got.read == 2
     same_as_read(project, got)
 
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import marshal
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from wikic.ask.context import BOOKKEEPING, TYPE_ORDER
 from wikic.ask.passages import Sentence, sentences
@@ -30,6 +30,7 @@ from wikic.wiki.page import Citation, Page, split_page
 VERSION = 1  # bump whenever a record's shape, or what makes it, changes
 MARK = f"ask{VERSION}\n".encode()  # each record starts with it: one of another version is read again
 RACY_NS = 100_000_000  # an mtime this close to the listing may hide a later write in the same tick
+FIELDS = 11  # in a record (record())
 READ_NOTE = 1000  # pages to read from which a question says so first (indexed's on_read)
 
 
@@ -38,28 +39,65 @@ class Indexed:
     """The pages as ask reads them (in load_pages' order), and what ranking needs of each."""
 
     pages: list[Page]
-    parts: dict[str, _Part]  # rel -> the page's digest, sentences and their counted terms
+    parts: dict[str, _Part]  # rel -> what the page's record holds besides the Page
     read: int  # pages read (not from their records)
 
     def corpus(self, pages: list[Page]) -> Corpus:
         """The corpus of these pages (a list of `pages`, or some of them in that order): as
         select.Corpus makes it from the pages read."""
         parts = [self.parts[p.rel] for p in pages]
-        units = [s for part in parts for s in part.units]
+        rows = [row for part in parts for row in part.unit_rows]
+        units = _Units([p for p, part in zip(pages, parts, strict=True) for _ in part.unit_rows], rows)
+        orders = [row[3] for row in rows]
+        counts = [len(part.unit_rows) for part in parts]
+        targets = [part.targets for part in parts]
+        page_terms = [part.page_terms for part in parts]
         unit_terms = [t for part in parts for t in part.unit_terms]
-        return Corpus.of(pages, units, [part.page_terms for part in parts], unit_terms)
+        return Corpus.of(pages, units, orders, counts, targets, page_terms, unit_terms)
 
     def digests(self, pages: list[Page]) -> list[str]:
         """Of each page's plain text: what an answer depends on of it."""
         return [self.parts[p.rel].digest for p in pages]
 
 
+Row = tuple[str, str, int, int, list[tuple[str, int, int]], list[str]]  # a sentence as kept
+
+
 @dataclass
 class _Part:
     digest: str
-    units: list[Sentence]
+    unit_rows: list[Row]  # its sentences: section, text, block, place, citations, links
+    targets: list[str]  # the pages it links to from its sentences (select.Corpus.page_links)
     page_terms: dict[str, int]
     unit_terms: list[dict[str, int]]
+
+
+class _Units(Sequence[Sentence]):
+    """The sentences of the corpus, each made when first asked for: ranking asks for those it
+    shows (a few thousand of 700,000 at 100,000 pages)."""
+
+    def __init__(self, pages: list[Page], rows: list[Row]) -> None:
+        self.pages, self.rows = pages, rows
+        self.made: dict[int, Sentence] = {}
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, i: int) -> Sentence: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Sentence]: ...
+
+    def __getitem__(self, i: int | slice) -> Sentence | Sequence[Sentence]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(len(self.rows))[i]]
+        made = self.made.get(i)
+        if made is None:
+            section, text, block, at, cited, links = self.rows[i]
+            cites = [Citation(*c) for c in cited]
+            made = self.made[i] = Sentence(self.pages[i], section, text, block, at, cites, links)
+        return made
 
 
 def indexed(wiki_dir: Path, state: State, on_read: Callable[[int], None] | None = None) -> Indexed:
@@ -68,12 +106,13 @@ def indexed(wiki_dir: Path, state: State, on_read: Callable[[int], None] | None 
     read, where they are READ_NOTE or more (a first question over a large wiki)."""
     started = time.time_ns()
     rows = state.ask_rows()
-    kept: dict[str, bytes] = {}
+    kept: dict[str, list[Any]] = {}
     stale: list[tuple[str, tuple[int, int]]] = []
     for name, st in _listing(wiki_dir):
         row = rows.pop(f"wiki/{name}", None)
-        if row is not None and (row[0], row[1]) == st and row[2].startswith(MARK):
-            kept[f"wiki/{name}"] = row[2]
+        data = _decoded(row[2]) if row is not None and (row[0], row[1]) == st else None
+        if data is not None:
+            kept[f"wiki/{name}"] = data
         else:
             stale.append((name, st))
     if on_read is not None and len(stale) >= READ_NOTE:
@@ -85,8 +124,9 @@ def indexed(wiki_dir: Path, state: State, on_read: Callable[[int], None] | None 
         if page is None:
             continue  # unreadable pages are lint's business, not a reason to refuse answering
         trusted = st[1] if st[1] < started - RACY_NS else -1
-        fresh[rel] = (st[0], trusted, record(page))
-        kept[rel] = fresh[rel][2]
+        made = record(page)
+        fresh[rel] = (st[0], trusted, made)
+        kept[rel] = marshal.loads(memoryview(made)[len(MARK) :])
     if fresh or rows:
         state.save_ask_rows(fresh, rows)
     return _loaded(kept, len(fresh))
@@ -97,6 +137,7 @@ def record(page: Page) -> bytes:
     title, aliases = page.title, page.aliases
     units = sentences(page)
     unit_rows = [(s.section, s.text, s.block, s.order, [tuple(c) for c in s.cites], s.links) for s in units]
+    targets = list(dict.fromkeys(t for s in units for t in s.links if t))
     return MARK + marshal.dumps(
         [
             text_hash(page.plain),
@@ -108,9 +149,21 @@ def record(page: Page) -> bytes:
             page.plain,
             terms(" ".join([title, *aliases, title, page.plain])),
             unit_rows,
+            targets,
             [terms(" ".join([title, *aliases, s.text])) for s in units],
         ]
     )
+
+
+def _decoded(raw: bytes) -> list[Any] | None:
+    """A record's fields; None where it is of another version or not as record() makes them."""
+    if not raw.startswith(MARK):
+        return None
+    try:
+        data = marshal.loads(memoryview(raw)[len(MARK) :])
+    except (EOFError, ValueError, TypeError):
+        return None
+    return data if isinstance(data, list) and len(data) == FIELDS else None
 
 
 def _strings_or(value: Any, keep_str: bool = True) -> Any:
@@ -120,21 +173,16 @@ def _strings_or(value: Any, keep_str: bool = True) -> Any:
     return value if keep_str and isinstance(value, str) else None
 
 
-def _loaded(records: dict[str, bytes], read: int) -> Indexed:
+def _loaded(records: dict[str, list[Any]], read: int) -> Indexed:
     pages: list[Page] = []
     parts: dict[str, _Part] = {}
-    for rel, raw in records.items():
-        data = marshal.loads(memoryview(raw)[len(MARK) :])
-        digest, title, kind, aliases, sources, cites, plain, page_terms, unit_rows, unit_terms = data
+    for rel, data in records.items():
+        digest, title, kind, aliases, sources, cites, plain, page_terms, unit_rows, targets, unit_terms = data
         meta = {"title": title, "type": kind, "aliases": aliases, "sources": sources, "cites": cites}
         page = Page(rel, "", meta)
         page.__dict__["plain"] = plain  # Page.plain, as the page read made it
         pages.append(page)
-        units = [
-            Sentence(page, section, text, block, at, [Citation(*c) for c in cited], links)
-            for section, text, block, at, cited, links in unit_rows
-        ]
-        parts[rel] = _Part(digest, units, page_terms, unit_terms)
+        parts[rel] = _Part(digest, unit_rows, targets, page_terms, unit_terms)
     pages.sort(key=lambda p: (TYPE_ORDER.get(p.type, 0), p.slug))
     return Indexed(pages, parts, read)
 

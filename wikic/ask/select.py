@@ -6,8 +6,9 @@ of whole sentences into the room, evidence first."""
 from __future__ import annotations
 
 from collections import Counter as Tally
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 
 from rapidfuzz import fuzz, process
 
@@ -43,40 +44,66 @@ class Ranking:
 
 class Corpus:
     """What ranking needs of a wiki, whatever the question: its pages' ranker and its
-    sentences' BM25. Built once per wiki and kept for every question asked of it."""
+    sentences' BM25, with each sentence's page and place in it, and the pages each page
+    links to. Built once per wiki and kept for every question asked of it."""
 
     def __init__(self, pages: list[Page]) -> None:
-        units = [s for p in pages for s in sentences(p)]
-        self._made(pages, units, PageRanker(pages), BM25([unit_text(s) for s in units]))
+        cut = [sentences(p) for p in pages]
+        units = [s for found in cut for s in found]
+        targets = [list(dict.fromkeys(t for s in found for t in s.links if t)) for found in cut]
+        orders = [s.order for s in units]
+        ranked = PageRanker(pages), BM25([unit_text(s) for s in units])
+        self._made(pages, units, orders, [len(found) for found in cut], targets, *ranked)
 
     @classmethod
     def of(
         cls,
         pages: list[Page],
-        units: list[Sentence],
+        units: Sequence[Sentence],
+        orders: list[int],
+        counts: list[int],
+        targets: list[list[str]],
         page_terms: list[dict[str, int]],
         unit_terms: list[dict[str, int]],
     ) -> Corpus:
         """The corpus of pages already cut and counted (ask/index.py): their sentences in page
-        order, and terms() of each page's and each sentence's ranked text (page_text, unit_text)."""
+        order (made where asked for), each one's place in its page, how many each page has,
+        the pages each page links to, and terms() of each page's and each sentence's ranked
+        text (page_text, unit_text)."""
         corpus = cls.__new__(cls)
-        corpus._made(pages, units, PageRanker(pages, page_terms), BM25.of_terms(unit_terms))
+        ranked = PageRanker(pages, page_terms), BM25.of_terms(unit_terms)
+        corpus._made(pages, units, orders, counts, targets, *ranked)
         return corpus
 
-    def _made(self, pages: list[Page], units: list[Sentence], ranker: PageRanker, unit_bm25: BM25) -> None:
+    def _made(
+        self,
+        pages: list[Page],
+        units: Sequence[Sentence],
+        orders: list[int],
+        counts: list[int],
+        targets: list[list[str]],
+        ranker: PageRanker,
+        unit_bm25: BM25,
+    ) -> None:
         self.pages, self.units, self.ranker, self.unit_bm25 = pages, units, ranker, unit_bm25
-        links = {(s.page.slug, target) for s in self.units for target in s.links if target}
-        self.inbound = Tally(target for _, target in links)  # pages linking to each page
-        self.by_page: dict[str, list[int]] = {}  # slug -> its sentences' places in `units`
-        for i, s in enumerate(units):
-            self.by_page.setdefault(s.page.slug, []).append(i)
+        self.orders = orders  # each sentence's place in its page
+        self.slugs = [slug for p, n in zip(pages, counts, strict=True) for slug in repeat(p.slug, n)]
+        self.links = {p.slug: found for p, found in zip(pages, targets, strict=True)}
+        self.inbound = Tally(t for found in targets for t in found)  # pages linking to each page
+        self.spans: dict[str, range] = {}  # slug -> its sentences' places in `units`
+        at = 0
+        for page, n in zip(pages, counts, strict=True):
+            self.spans[page.slug] = range(at, at + n)
+            at += n
+
+    def of_page(self, slug: str) -> list[int]:
+        """The places in `units` of a page's sentences, in page order."""
+        return list(self.spans.get(slug, ()))
 
     def page_links(self, page: Page) -> list[str]:
-        """passages.page_links(page), from the page's sentences here."""
-        seen: dict[str, None] = {}
-        for i in self.by_page.get(page.slug, ()):
-            seen.update(dict.fromkeys(target for target in self.units[i].links if target))
-        return list(seen)
+        """The slugs a page links to from its sentences (not from its Sources, Topics or
+        Linked from lists: those name files and pages, not the entities it speaks of)."""
+        return list(self.links.get(page.slug, ()))
 
 
 def page_text(page: Page) -> str:
@@ -164,17 +191,18 @@ def rank(question: str, pages: list[Page], corpus: Corpus | None = None, floor: 
     own = corpus.unit_bm25.scores(question)
     top_own = max(own) or 1.0
     share = {p.slug: scores[i] / top_page for i, p in enumerate(pages)}
-    score = [own[i] / top_own + PAGE_WEIGHT * share[s.page.slug] for i, s in enumerate(units)]
+    score = [own[i] / top_own + PAGE_WEIGHT * share[slug] for i, slug in enumerate(corpus.slugs)]
     least = max(score) * floor
-    # those shown at all, then sorted: of a large wiki's millions of sentences, few
+    # those shown at all, then sorted: of a large wiki's hundreds of thousands of sentences, few
     order = [i for i, x in enumerate(score) if x > 0 and x >= least]
-    order.sort(key=lambda i: (-score[i], units[i].page.slug, units[i].order))
+    slugs, orders = corpus.slugs, corpus.orders
+    order.sort(key=lambda i: (-score[i], slugs[i], orders[i]))
     ranked = [units[i] for i in order]
     bridges = _bridges(question, corpus, scores)
     hop = []
     for page in bridges:
-        idx = corpus.by_page.get(page.slug, [])
-        best = sorted(idx, key=lambda i: (-own[i], units[i].order))
+        idx = corpus.of_page(page.slug)
+        best = sorted(idx, key=lambda i: (-own[i], orders[i]))
         opening = idx[: HOP_SENTENCES - 1]  # a page opens with what defines the entity
         hop += [units[i] for i in dict.fromkeys(opening + best[: HOP_SENTENCES - 1])]
     return Ranking(ranked, bridges, hop)
