@@ -161,7 +161,8 @@ def test_a_record_of_another_version_or_damaged_is_read_again(project: Project) 
         other = b"ask0\n" + record[len(ask_index.MARK) :]
         size2, mtime2, record2 = kept["wiki/badger.md"]
         cut = record2[: len(record2) // 2]
-        state.save_ask_rows({"wiki/otter.md": (size, mtime, other), "wiki/badger.md": (size2, mtime2, cut)}, [])
+        damaged = {"wiki/otter.md": (size, mtime, other), "wiki/badger.md": (size2, mtime2, cut)}
+        state.save_ask_rows(damaged, [])
     finally:
         state.close()
     got = indexed(project)

@@ -1,10 +1,12 @@
 """What ask reads of every page, kept in state.db (`ask_pages`) by the page's stat: over a
 large wiki a question reads again only the pages changed since the last one. Each page's
-record is what ranking needs of it (select.Corpus): its title, type, aliases, plain text and
-sentences, and their words counted; the pages come back as Pages without their text, the
-plain text set (what the prompt shows), with the Corpus made from the records, the same as
-one made from the pages read (tests/test_ask_index.py). A page whose mtime is too recent to
-tell a later write in the same tick is kept unmatched, and read again next time.
+record is what ranking needs of it (select.Corpus): its title, type, aliases, plain text,
+sentences and the pages they link to, and their words counted; the pages come back as Pages
+without their text, the plain text set (what the prompt shows), with the Corpus made from the
+records (a sentence made only where ranking asks for it), the same as one made from the pages
+read (tests/test_ask_index.py). A page whose mtime is too recent to tell a later write in the
+same tick is kept unmatched, and read again next time; a record of another version, or
+damaged, is read again.
 
 A record holds a page's text: when a source is forgotten, every record goes with the rest of
 what may hold its text (privacy/forget.purge), and the next question makes them again."""

@@ -9,6 +9,7 @@ from collections import Counter as Tally
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
+from typing import overload
 
 from rapidfuzz import fuzz, process
 
@@ -37,9 +38,32 @@ Counter = Callable[[str], int]
 class Ranking:
     """A question's sentences best first, and the bridge pages of its second hop."""
 
-    ranked: list[Sentence]
+    ranked: Sequence[Sentence]
     bridges: list[Page] = field(default_factory=list)
     bridge_sentences: list[Sentence] = field(default_factory=list)
+
+
+class _Picked(Sequence[Sentence]):
+    """units[i] for each i of `order`, each looked up where asked for: a large wiki's ranking
+    holds tens of thousands of sentences, of which packing reads the first few hundred (and
+    the corpus of ask/index.py makes a sentence only when it is looked up)."""
+
+    def __init__(self, units: Sequence[Sentence], order: list[int]) -> None:
+        self.units, self.order = units, order
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    @overload
+    def __getitem__(self, k: int) -> Sentence: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> Sequence[Sentence]: ...
+
+    def __getitem__(self, k: int | slice) -> Sentence | Sequence[Sentence]:
+        if isinstance(k, slice):
+            return [self.units[i] for i in self.order[k]]
+        return self.units[self.order[k]]
 
 
 class Corpus:
@@ -197,7 +221,7 @@ def rank(question: str, pages: list[Page], corpus: Corpus | None = None, floor: 
     order = [i for i, x in enumerate(score) if x > 0 and x >= least]
     slugs, orders = corpus.slugs, corpus.orders
     order.sort(key=lambda i: (-score[i], slugs[i], orders[i]))
-    ranked = [units[i] for i in order]
+    ranked = _Picked(units, order)
     bridges = _bridges(question, corpus, scores)
     hop = []
     for page in bridges:
@@ -263,7 +287,7 @@ class Packer:
         self.used += cost
         return True
 
-    def fill(self, candidates: list[Sentence], limit: int | None = None) -> None:
+    def fill(self, candidates: Sequence[Sentence], limit: int | None = None) -> None:
         """In rank order, up to the first sentence that does not fit: a shorter, less relevant
         sentence never takes the room of a better one (as a chunk index stops at the first
         chunk that does not fit); an already shown sentence or text is passed over."""

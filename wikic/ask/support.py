@@ -49,7 +49,7 @@ def unsupported(answer: str, context: str, question: str = "") -> list[str]:
     return [s for s in answer_sentences(answer) if not supports(ANSWER_PREFIX.sub("", s), texts)]
 
 
-def quoted(ranked: list[Sentence], limit: int = QUOTE_SENTENCES) -> list[Sentence]:
+def quoted(ranked: Sequence[Sentence], limit: int = QUOTE_SENTENCES) -> list[Sentence]:
     """The best `limit` sentences, each text once (a source page repeats its topic pages' sentences)."""
     out: list[Sentence] = []
     said: set[str] = set()
