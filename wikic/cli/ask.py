@@ -45,6 +45,9 @@ def ask(
 
     The wiki is the prompt's prefix; with the embedded model its state is saved in
     .wikic/prefix/, so later questions (in any process) only pay for their own tokens.
+    A wiki larger than ask.budget is shown by the sentences that bear on the question;
+    what ask reads of each page to rank them is kept in .wikic/state.db, so a question
+    reads only the pages changed since the last one.
 
     \b
     Example: wikic ask "how does HNSW trade memory for speed?"
