@@ -59,7 +59,7 @@ def indexed(project: Project) -> ask_index.Indexed:
 def rows(project: Project) -> dict[str, tuple[int, int, bytes]]:
     state = State.open(project.state_path)
     try:
-        return state.ask_rows()
+        return {rel: (size, mtime, record) for rel, size, mtime, record in state.ask_rows()}
     finally:
         state.close()
 
@@ -154,9 +154,9 @@ def test_a_page_written_in_the_tick_of_its_reading_is_read_again(project: Projec
 
 def test_a_record_of_another_version_or_damaged_is_read_again(project: Project) -> None:
     indexed(project)
+    kept = rows(project)
     state = State.open(project.state_path)
     try:
-        kept = state.ask_rows()
         (size, mtime, record) = kept["wiki/otter.md"]
         other = b"ask0\n" + record[len(ask_index.MARK) :]
         size2, mtime2, record2 = kept["wiki/badger.md"]

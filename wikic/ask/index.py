@@ -107,16 +107,16 @@ def indexed(wiki_dir: Path, state: State, on_read: Callable[[int], None] | None 
     it was kept, else read (and its record kept). `on_read`: told how many pages are to be
     read, where they are READ_NOTE or more (a first question over a large wiki)."""
     started = time.time_ns()
-    rows = state.ask_rows()
+    listed = {f"wiki/{name}": st for name, st in _listing(wiki_dir)}
     kept: dict[str, list[Any]] = {}
-    stale: list[tuple[str, tuple[int, int]]] = []
-    for name, st in _listing(wiki_dir):
-        row = rows.pop(f"wiki/{name}", None)
-        data = _decoded(row[2]) if row is not None and (row[0], row[1]) == st else None
-        if data is not None:
-            kept[f"wiki/{name}"] = data
-        else:
-            stale.append((name, st))
+    gone: list[str] = []
+    for rel, size, mtime, raw in state.ask_rows():  # each decoded as it comes: not all held as bytes
+        st = listed.get(rel)
+        if st is None:
+            gone.append(rel)
+        elif (size, mtime) == st and (data := _decoded(raw)) is not None:
+            kept[rel] = data
+    stale = [(rel[5:], st) for rel, st in sorted(listed.items()) if rel not in kept]
     if on_read is not None and len(stale) >= READ_NOTE:
         on_read(len(stale))
     fresh: dict[str, tuple[int, int, bytes]] = {}
@@ -129,8 +129,8 @@ def indexed(wiki_dir: Path, state: State, on_read: Callable[[int], None] | None 
         made = record(page)
         fresh[rel] = (st[0], trusted, made)
         kept[rel] = marshal.loads(memoryview(made)[len(MARK) :])
-    if fresh or rows:
-        state.save_ask_rows(fresh, rows)
+    if fresh or gone:
+        state.save_ask_rows(fresh, gone)
     return _loaded(kept, len(fresh))
 
 

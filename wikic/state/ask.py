@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from wikic.errors import StateError
 from wikic.state.connection import Tables
@@ -11,10 +11,11 @@ AskRow = tuple[int, int, bytes]  # the page's size and mtime as read, its record
 
 
 class AskTables(Tables):
-    def ask_rows(self) -> dict[str, AskRow]:
-        """rel -> the page's stat when it was read, and what ask kept of it."""
-        rows = self.db.execute("SELECT rel, size, mtime_ns, record FROM ask_pages")
-        return {rel: (size, mtime, bytes(record)) for rel, size, mtime, record in rows}
+    def ask_rows(self) -> Iterator[tuple[str, int, int, bytes]]:
+        """Each page's path (wiki/x.md), its stat when it was read, and what ask kept of it:
+        one at a time (351 MB of them at 100,000 pages)."""
+        for rel, size, mtime, record in self.db.execute("SELECT rel, size, mtime_ns, record FROM ask_pages"):
+            yield rel, size, mtime, bytes(record)
 
     def save_ask_rows(self, rows: dict[str, AskRow], gone: Iterable[str]) -> bool:
         """These pages' records kept, those of the pages `gone` dropped; False where the
