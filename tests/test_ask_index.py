@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -48,18 +49,27 @@ def settled(project: Project) -> Project:
     return project
 
 
+OPEN: list[State] = []  # the states the indexes read their bodies from, closed after each test
+
+
+@pytest.fixture(autouse=True)
+def _closed() -> Iterator[None]:
+    yield
+    while OPEN:
+        OPEN.pop().close()
+
+
 def indexed(project: Project) -> ask_index.Indexed:
     state = State.open(project.state_path)
-    try:
-        return ask_index.indexed(project.wiki_dir, state)
-    finally:
-        state.close()
+    OPEN.append(state)
+    return ask_index.indexed(project.wiki_dir, state)
 
 
-def rows(project: Project) -> dict[str, tuple[int, int, bytes]]:
+def rows(project: Project) -> dict[str, tuple[int, int, bytes, bytes]]:
     state = State.open(project.state_path)
     try:
-        return {rel: (size, mtime, record) for rel, size, mtime, record in state.ask_rows()}
+        bodies = dict(state.ask_bodies())
+        return {rel: (size, mtime, head, bodies[rel]) for rel, size, mtime, head in state.ask_heads()}
     finally:
         state.close()
 
@@ -78,10 +88,11 @@ def same_as_read(project: Project, got: ask_index.Indexed) -> None:
     """The kept records give what the pages read give: the same pages in the same order, the
     same corpus, the same ranking of every question."""
     pages = load_pages(project.wiki_dir)
+    kept = got.corpus(got.pages)  # the bodies read: the plain text with them
     assert [(p.rel, p.title, p.type, p.aliases, p.plain) for p in got.pages] == [
         (p.rel, p.title, p.type, p.aliases, p.plain) for p in pages
     ]
-    fresh, kept = Corpus(pages), got.corpus(got.pages)
+    fresh = Corpus(pages)
     assert kept.unit_bm25.tf == fresh.unit_bm25.tf and kept.unit_bm25.idf == fresh.unit_bm25.idf
     assert kept.ranker.bm25.tf == fresh.ranker.bm25.tf and kept.inbound == fresh.inbound
     for question in QUESTIONS:
@@ -155,19 +166,40 @@ def test_a_page_written_in_the_tick_of_its_reading_is_read_again(project: Projec
 def test_a_record_of_another_version_or_damaged_is_read_again(project: Project) -> None:
     indexed(project)
     kept = rows(project)
+    size, mtime, head, body = kept["wiki/otter.md"]
+    other = b"ask0\n" + head[len(ask_index.MARK) :]  # its head of another version: read with the heads
+    size2, mtime2, head2, body2 = kept["wiki/badger.md"]
+    cut = body2[: len(body2) // 2]  # its body damaged: read again where the bodies are read
     state = State.open(project.state_path)
     try:
-        (size, mtime, record) = kept["wiki/otter.md"]
-        other = b"ask0\n" + record[len(ask_index.MARK) :]
-        size2, mtime2, record2 = kept["wiki/badger.md"]
-        cut = record2[: len(record2) // 2]
-        damaged = {"wiki/otter.md": (size, mtime, other), "wiki/badger.md": (size2, mtime2, cut)}
+        damaged = {"wiki/otter.md": (size, mtime, other, body), "wiki/badger.md": (size2, mtime2, head2, cut)}
         state.save_ask_rows(damaged, [])
     finally:
         state.close()
     got = indexed(project)
-    assert got.read == 2
+    assert got.read == 1
     same_as_read(project, got)
+    assert got.read == 2
+
+
+def test_an_answer_asked_before_reads_no_body(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its key is of the heads: the bodies (what ranking needs, most of a record) stay unread."""
+    question = "Who was born in the town of Linden?"
+    asking(project, question)
+    got = indexed(project)
+    assert got.read == 0 and got.bodies == {}  # read where a corpus is asked for
+    bodies: list[int] = []
+    real = State.ask_bodies
+
+    def counted(self: State) -> Iterator[tuple[str, bytes]]:
+        bodies.append(1)
+        return real(self)
+
+    monkeypatch.setattr(State, "ask_bodies", counted)
+    stored, backend = asking(project, question)
+    assert stored.answer_cached and backend.requests == [] and bodies == []
+    fresh, _ = asking(project, question, use_cache=False)
+    assert not fresh.answer_cached and bodies == [1] and fresh.answer == stored.answer
 
 
 def test_ask_reads_each_page_once_and_answers_the_same(project: Project) -> None:

@@ -113,16 +113,17 @@ def ask(
         index = read_index(project.wiki_dir, hidden)
         redactor = Redactor.from_config(schema.privacy.redact)
         prompts = Prompts(project.root)
-        corpus = read.corpus(pages)
-        shown = AskWiki(prompts, schema.title, schema.scope, index, pages, project.root, redactor, corpus)
+        shown = AskWiki(prompts, schema.title, schema.scope, index, pages, project.root, redactor)
         wiki = _Wiki(project, schema, shown)
         # the source lines shown beside the pages are part of what an answer depends on; a wiki
         # older than its sources (--stale-ok) may show other lines than its build saw: no cache
         sources = fingerprint(sorted(state.source_hashes().items()))
-        key = answer_key(question, index, pages, read.digests(pages), prompts, schema, mid, sources)
+        key = answer_key(question, index, pages, read.digests_of(pages), prompts, schema, mid, sources)
         quoting = schema.ask.mode == "quote" if opts.quote is None else opts.quote
         caching = opts.use_cache and current and not quoting
         stored = state.cached(key) if caching else None
+        if stored is None:  # ranked, or shown whole: the pages' bodies read (an answer stored needs none)
+            shown.corpus = read.corpus(pages)
         if quoting:
             result = _quote(wiki, question, on_text)
         elif stored is not None:

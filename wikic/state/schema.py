@@ -99,7 +99,7 @@ CREATE TABLE IF NOT EXISTS kept (name TEXT PRIMARY KEY, blob BLOB NOT NULL);
 -- What `wikic ask` reads of each page (ask/index.py), by the page's stat: a question over a
 -- large wiki reads only the pages changed since; all dropped when a source is forgotten.
 CREATE TABLE IF NOT EXISTS ask_pages (
-    rel TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, record BLOB NOT NULL);
+    rel TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, head BLOB NOT NULL, body BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS kept_pages (id TEXT PRIMARY KEY, page BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS kept_heads (id TEXT PRIMARY KEY, head TEXT NOT NULL) WITHOUT ROWID;
 -- Any change of the planned rows, by any writer (an older wikic too), marks the kept plan as not
