@@ -69,9 +69,9 @@ def measure(root: Path, pages: int, questions: int) -> dict[str, Any]:
         state = State.open(project.state_path)
         try:
             kept = index.indexed(wiki, state)
+            return rank(question, kept.pages, kept.corpus(kept.pages), 0.3)  # the bodies from `state`
         finally:
             state.close()
-        return rank(question, kept.pages, kept.corpus(kept.pages), 0.3)
 
     figures: dict[str, list[float]] = {"read_all": [], "first": [], "next": [], "one_changed": []}
     same = True
