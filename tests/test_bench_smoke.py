@@ -133,6 +133,12 @@ def test_ask_latency() -> None:
     assert figures["state_bytes_per_prefix_token"] > 0
 
 
+def test_ask_scale() -> None:
+    figures = json.loads(bench("ask_scale.py", "--pages", "40", "--questions", "2").stdout)
+    assert figures["pages"] == 40 and figures["questions"] == 2 and figures["same"] is True
+    assert set(figures["seconds"]) == {"read_all", "first", "next", "one_changed"}
+
+
 def _imports(path: Path) -> set[str]:
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
