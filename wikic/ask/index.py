@@ -11,8 +11,10 @@ same as one made from the pages read (tests/test_ask_index.py). A page whose mti
 recent to tell a later write in the same tick is kept unmatched, and read again next time; a
 record of another version, or damaged, is read again.
 
-A record holds a page's text: when a source is forgotten, every record goes with the rest of
-what may hold its text (privacy/forget.purge), and the next question makes them again."""
+A record holds a page's text: when a source is forgotten, the build that forgets it rewrites
+or removes every page holding its text, and then the records of the pages not as they were read
+go with the rest of what may hold it (privacy/forget.purge): what is kept is only what wiki/
+holds. The next question reads those pages again."""
 
 from __future__ import annotations
 

@@ -128,7 +128,7 @@ def purge(project: Project, state: State, forgotten: list[str]) -> dict[str, Any
     with state.transaction():
         loose = state.drop_cache(MODEL_STAGES, other=True)  # keyed by the old wiki: never asked again
         unreferenced = state.drop_cache(MODEL_STAGES, unreferenced=True)
-        asked = state.drop_ask_rows()  # what ask read of the pages, before they were rewritten
+        asked = state.drop_ask_rows(_asked_changed(project, state))  # as they were before the build
     compacted = state.compact(shrink=False)  # every byte deleted is zeroed: no rewrite of the rest
     return {
         "prefix_files": prefixes,
@@ -136,6 +136,22 @@ def purge(project: Project, state: State, forgotten: list[str]) -> dict[str, Any
         "ask_pages": asked,
         "compacted": compacted,
     }
+
+
+def _asked_changed(project: Project, state: State) -> list[str]:
+    """The pages whose record ask keeps (ask/index.py) that are gone or not as it read them (by
+    stat): the build that dropped the forgotten sources rewrote or removed every page holding
+    their text, so what ask keeps after is only what wiki/ holds."""
+    changed = []
+    for rel, size, mtime, _ in state.ask_heads():
+        try:
+            st = os.stat(project.root / rel)
+        except OSError:
+            changed.append(rel)
+            continue
+        if (st.st_size, st.st_mtime_ns) != (size, mtime):
+            changed.append(rel)
+    return changed
 
 
 def _forget_extracted(project: Project, forgotten: Iterable[str]) -> None:

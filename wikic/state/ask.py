@@ -37,7 +37,7 @@ class AskTables(Tables):
             return False
         return True
 
-    def drop_ask_rows(self) -> int:
-        """Every page's record (a source forgotten: the pages that held its text are rewritten,
-        and what ask kept of them goes too); how many."""
-        return int(self.db.execute("DELETE FROM ask_pages").rowcount)
+    def drop_ask_rows(self, rels: Iterable[str]) -> int:
+        """These pages' records (a source forgotten: the pages that held its text were rewritten
+        or removed, and what ask kept of them goes too); how many."""
+        return sum(self.db.execute("DELETE FROM ask_pages WHERE rel = ?", (rel,)).rowcount for rel in rels)

@@ -97,7 +97,7 @@ CREATE TRIGGER IF NOT EXISTS planned_names_gone AFTER DELETE ON planned
     BEGIN DELETE FROM planned_names WHERE path = old.path; END;
 CREATE TABLE IF NOT EXISTS kept (name TEXT PRIMARY KEY, blob BLOB NOT NULL);
 -- What `wikic ask` reads of each page (ask/index.py), by the page's stat: a question over a
--- large wiki reads only the pages changed since; all dropped when a source is forgotten.
+-- large wiki reads only the pages changed since; those of the pages a forgetting build changed dropped.
 CREATE TABLE IF NOT EXISTS ask_pages (
     rel TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, head BLOB NOT NULL, body BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS kept_pages (id TEXT PRIMARY KEY, page BLOB NOT NULL);
