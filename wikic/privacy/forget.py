@@ -143,9 +143,10 @@ def _asked_changed(project: Project, state: State) -> list[str]:
     stat): the build that dropped the forgotten sources rewrote or removed every page holding
     their text, so what ask keeps after is only what wiki/ holds."""
     changed = []
-    for rel, size, mtime, _ in state.ask_heads():
+    root = os.path.join(project.root, "")  # a string joined per page, no Path made: 100,000 of them
+    for rel, size, mtime in state.ask_stats():
         try:
-            st = os.stat(project.root / rel)
+            st = os.stat(root + rel)
         except OSError:
             changed.append(rel)
             continue

@@ -17,6 +17,10 @@ class AskTables(Tables):
         for rel, size, mtime, head in self.db.execute("SELECT rel, size, mtime_ns, head FROM ask_pages"):
             yield rel, size, mtime, bytes(head)
 
+    def ask_stats(self) -> Iterator[tuple[str, int, int]]:
+        """Each page's path and its stat when it was read."""
+        yield from self.db.execute("SELECT rel, size, mtime_ns FROM ask_pages")
+
     def ask_bodies(self) -> Iterator[tuple[str, bytes]]:
         """Each page's path and its record's body: one at a time (350 MB of them at 100,000
         pages)."""
