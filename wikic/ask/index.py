@@ -98,11 +98,9 @@ class Indexed:
             if read is None:
                 read = Page(rel, "")  # gone since its head was read: a page without sentences
             head, body = record(read)
-            digest, title, kind, aliases, sources, cites = marshal.loads(memoryview(head)[len(MARK) :])
-            self.digests[rel] = digest
-            page.meta = {"title": title, "type": kind, "aliases": aliases, "sources": sources, "cites": cites}
-            self._take(page, marshal.loads(memoryview(body)[len(MARK) :]))
-            fresh[rel] = (-1, -1, head, body)  # matched by no stat: read again next time
+            self.digests[rel], page.meta = head[0], _meta(head)
+            self._take(page, body)
+            fresh[rel] = (-1, -1, _packed(head), _packed(body))  # matched by no stat: read again next time
             self.read += 1
         if fresh:
             self.state.save_ask_rows(fresh, [])
@@ -180,26 +178,24 @@ def indexed(wiki_dir: Path, state: State, on_read: Callable[[int], None] | None 
         if page is None:
             continue  # unreadable pages are lint's business, not a reason to refuse answering
         trusted = st[1] if st[1] < started - RACY_NS else -1
-        head, body = record(page)
-        fresh[rel] = (st[0], trusted, head, body)
-        heads[rel] = marshal.loads(memoryview(head)[len(MARK) :])
-        bodies[rel] = marshal.loads(memoryview(body)[len(MARK) :])
+        heads[rel], bodies[rel] = record(page)
+        fresh[rel] = (st[0], trusted, _packed(heads[rel]), _packed(bodies[rel]))
     if fresh or gone:
         state.save_ask_rows(fresh, gone)
     got = Indexed(wiki_dir, state, [], {}, read=len(fresh))
-    for rel, (digest, title, kind, aliases, sources, cites) in heads.items():
-        meta = {"title": title, "type": kind, "aliases": aliases, "sources": sources, "cites": cites}
-        page = _Headed(rel, "", meta)
+    for rel, head in heads.items():
+        page = _Headed(rel, "", _meta(head))
         got.pages.append(page)
-        got.digests[rel] = digest
+        got.digests[rel] = head[0]
         if rel in bodies:
             got._take(page, bodies[rel])
     got.pages.sort(key=lambda p: (TYPE_ORDER.get(p.type, 0), p.slug))
     return got
 
 
-def record(page: Page) -> tuple[bytes, bytes]:
-    """What ask keeps of a page read (its head and its body): see the module."""
+def record(page: Page) -> tuple[list[Any], list[Any]]:
+    """What ask keeps of a page read, its head and its body (see the module), as they are
+    read back (_packed, _decoded)."""
     title, aliases = page.title, page.aliases
     units = sentences(page)
     unit_rows = [(s.section, s.text, s.block, s.order, [tuple(c) for c in s.cites], s.links) for s in units]
@@ -214,7 +210,17 @@ def record(page: Page) -> tuple[bytes, bytes]:
         targets,
         [terms(" ".join([title, *aliases, s.text])) for s in units],
     ]
-    return MARK + marshal.dumps(head), MARK + marshal.dumps(body)
+    return head, body
+
+
+def _packed(fields: list[Any]) -> bytes:
+    return MARK + marshal.dumps(fields)
+
+
+def _meta(head: list[Any]) -> dict[str, Any]:
+    """A page's front matter as ask reads it, from its record's head."""
+    _, title, kind, aliases, sources, cites = head
+    return {"title": title, "type": kind, "aliases": aliases, "sources": sources, "cites": cites}
 
 
 def _decoded(raw: bytes, fields: int) -> list[Any] | None:

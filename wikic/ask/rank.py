@@ -37,7 +37,7 @@ class BM25:
     query's terms only, so one query costs what its terms occur in, not the whole list."""
 
     def __init__(self, docs: Sequence[str], k1: float = 1.5, b: float = 0.75) -> None:
-        self._index([terms(d) for d in docs], k1, b)
+        self._index([Counter(words(d)) for d in docs], k1, b)
 
     @classmethod
     def of_terms(cls, tf: list[dict[str, int]], k1: float = 1.5, b: float = 0.75) -> BM25:

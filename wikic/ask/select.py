@@ -76,8 +76,8 @@ class Corpus:
         units = [s for found in cut for s in found]
         targets = [list(dict.fromkeys(t for s in found for t in s.links if t)) for found in cut]
         orders = [s.order for s in units]
-        ranked = PageRanker(pages), BM25([unit_text(s) for s in units])
-        self._made(pages, units, orders, [len(found) for found in cut], targets, *ranked)
+        rankers = PageRanker(pages), BM25([unit_text(s) for s in units])
+        self._made(pages, units, orders, [len(found) for found in cut], targets, *rankers)
 
     @classmethod
     def of(
@@ -95,8 +95,8 @@ class Corpus:
         the pages each page links to, and terms() of each page's and each sentence's ranked
         text (page_text, unit_text)."""
         corpus = cls.__new__(cls)
-        ranked = PageRanker(pages, page_terms), BM25.of_terms(unit_terms)
-        corpus._made(pages, units, orders, counts, targets, *ranked)
+        rankers = PageRanker(pages, page_terms), BM25.of_terms(unit_terms)
+        corpus._made(pages, units, orders, counts, targets, *rankers)
         return corpus
 
     def _made(
