@@ -17,7 +17,8 @@
         └── BadOutput           the model's output stayed unusable after repair
 
 Anything that is not a WikicError is a bug and keeps its traceback, but for an OSError the
-machine caused (a full disk, too few file handles): `refused` says it as a WikicError.
+machine caused (a full disk, too few file handles): `refused` says it as a WikicError, and for
+an error a Ctrl-C caused on its way out: `interrupted` says so.
 """
 
 from __future__ import annotations
@@ -127,3 +128,18 @@ def refused(exc: OSError) -> WikicError | None:
         return None
     where = f" ({exc.filename})" if exc.filename else ""
     return WikicError(f"{what}{where}; finished work is kept, run the command again once fixed")
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether a KeyboardInterrupt (Ctrl-C, or SIGTERM in watch) is behind `exc`. Python's
+    threading can turn one into another error: a signal that lands while the main thread waits
+    for a lock a worker holds (the thread pool's as_completed) leaves the lock untaken, and the
+    `with` around it then raises RuntimeError('release unlocked lock') in its place."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False

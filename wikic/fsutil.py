@@ -8,8 +8,9 @@ import ctypes.util
 import os
 import sys
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from wikic.pool import run_all
 
 TMP_MARK = ".wikic-tmp-"
 TMP_SUFFIX = ".part"  # not .md: nothing that lists pages (lint, ask, Obsidian) mistakes one for a page
@@ -56,8 +57,8 @@ def atomic_write_many(
                 _write(tmp, data)
             _sync_file_systems({tmp.parent for tmp in temps})
         else:
-            with ThreadPoolExecutor(min(SYNC_THREADS, len(files))) as pool:
-                list(pool.map(_write_synced, temps, [data for _, data in files]))
+            pairs = [(tmp, data) for tmp, (_, data) in zip(temps, files, strict=True)]
+            run_all(lambda pair: _write_synced(*pair), pairs, SYNC_THREADS)
         for tmp, (path, data) in zip(temps, files, strict=True):
             os.replace(tmp, path)
             if renamed is not None:

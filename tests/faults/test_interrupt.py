@@ -3,13 +3,20 @@ ones never start, and the process ends within about one call's time."""
 
 from __future__ import annotations
 
+import queue
 import signal
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from faults.harness import calls, integrity, make_project, notes, spawn, wait_until, wiki_snapshot, wikic
+from wikic.build.report import Progress
+from wikic.cli.common import guarded
+from wikic.errors import interrupted
+from wikic.watch.watcher import Rebuild, Watcher, WatchOptions
 
 LATENCY = 0.6
 JOBS = 4
@@ -55,3 +62,64 @@ def test_an_interrupt_cancels_the_queued_calls(
     assert done + report["llm"]["calls"] == len(calls(ref_log))  # no finished call paid twice
     assert wiki_snapshot(project) == wiki_snapshot(reference)
     assert integrity(project) == "ok"
+
+
+def _unlocked_on_the_way_out() -> RuntimeError:
+    """What CPython's threading raises when Ctrl-C lands while the main thread waits for a lock
+    a worker holds (as_completed's condition): the lock stays untaken, and the `with` around
+    it fails to release it, the KeyboardInterrupt only its context."""
+    try:
+        try:
+            raise KeyboardInterrupt
+        finally:
+            raise RuntimeError("release unlocked lock")
+    except RuntimeError as exc:
+        return exc
+
+
+def test_an_interrupt_turned_into_another_error_is_still_an_interrupt(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    error = _unlocked_on_the_way_out()
+    assert interrupted(error) and interrupted(KeyboardInterrupt())
+    assert not interrupted(RuntimeError("release unlocked lock"))
+
+    def run() -> int:
+        raise error
+
+    with pytest.raises(SystemExit) as exited:
+        guarded(False, run)
+    assert exited.value.code == 130
+    assert "interrupted; finished work is kept" in capsys.readouterr().err
+
+    def bug() -> int:
+        raise RuntimeError("release unlocked lock")
+
+    with pytest.raises(RuntimeError):  # without the interrupt, a bug keeps its traceback
+        guarded(False, bug)
+
+
+def test_watch_stops_on_an_interrupt_turned_into_another_error(tmp_path: Path) -> None:
+    """SIGTERM mid-build once came out of the thread pool as RuntimeError('release unlocked
+    lock'): watch said "internal error" and went on watching, the signal spent."""
+    project = make_project(tmp_path / "p", notes(2))  # type: ignore[arg-type]
+    results: queue.Queue[Rebuild] = queue.Queue()
+    said: list[str] = []
+    watcher = Watcher(
+        project, WatchOptions(debounce=0.1, poll_interval=0.1), results.put, said.append, Progress(quiet=True)
+    )
+
+    def signalled(schema: Any) -> Any:  # the first build's backend, as the signal lands
+        raise _unlocked_on_the_way_out()
+
+    watcher.backends = signalled  # type: ignore[assignment]
+    returned: list[int] = []
+    thread = threading.Thread(target=lambda: returned.append(watcher.run()), daemon=True)
+    thread.start()
+    thread.join(timeout=60)
+    if thread.is_alive():  # the watch went on: end it, and fail
+        watcher.stop()
+        thread.join(timeout=60)
+        pytest.fail("the watch went on after the interrupt")
+    assert returned == [0] and results.empty()
+    assert said[-1] == "wikic watch: stopped"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -18,6 +17,7 @@ from wikic.backends.base import Backend, Completion, Request
 from wikic.backends.structured import Invalid, complete_json
 from wikic.errors import AuthError, BackendError, Timeout, Unavailable, WikicError
 from wikic.hashing import json_digest
+from wikic.pool import run_all
 from wikic.state import ActionRecord, State
 
 STAGE_VERSION = {"digest": 2, "write": 2}
@@ -173,17 +173,9 @@ class Runner:
             for a in todo:
                 self._run_one(a)
             return
-        pool = ThreadPoolExecutor(max_workers=self.jobs)
-        try:
-            futures = [pool.submit(self._run_one, a) for a in todo]
-            for f in as_completed(futures):
-                f.result()
-        except BaseException:
-            # Ctrl-C, SIGTERM (watch) or a bug: the calls under way finish and are kept,
-            # the queued ones never start.
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-        pool.shutdown(wait=True)
+        # Ctrl-C, SIGTERM (watch) or a bug: the calls under way finish and are kept,
+        # the queued ones never start.
+        run_all(self._run_one, todo, self.jobs)
 
     def _run_one(self, action: Action) -> None:
         if self._refused is not None:

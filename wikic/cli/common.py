@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from wikic.errors import WikicError, refused
+from wikic.errors import WikicError, interrupted, refused
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -43,14 +43,12 @@ def fail(exc: WikicError, as_json: bool) -> None:
 def guarded(as_json: bool, fn: Callable[[], int]) -> None:
     try:
         code = fn()
-    except WikicError as exc:
-        fail(exc, as_json)
-    except OSError as exc:
-        error = refused(exc)
+    except (KeyboardInterrupt, Exception) as exc:
+        if interrupted(exc):
+            echo("wikic: interrupted; finished work is kept, run the command again to resume", err=True)
+            sys.exit(130)
+        error = exc if isinstance(exc, WikicError) else refused(exc) if isinstance(exc, OSError) else None
         if error is None:
             raise
         fail(error, as_json)
-    except KeyboardInterrupt:
-        echo("wikic: interrupted; finished work is kept, run the command again to resume", err=True)
-        sys.exit(130)
     sys.exit(code)

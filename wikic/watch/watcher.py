@@ -41,7 +41,7 @@ from wikic.backends import Backend, make_backend
 from wikic.build.report import Progress, Report
 from wikic.build.run import BuildOptions, build
 from wikic.config import Schema
-from wikic.errors import WikicError, refused
+from wikic.errors import WikicError, interrupted, refused
 from wikic.fsutil import TMP_MARK
 from wikic.project import Project
 from wikic.prompts import PROJECT_DIR
@@ -233,16 +233,21 @@ class Watcher:
         result.named = still_there(self.project.root, changed)
         try:  # the lock is taken per build: a `wikic build` by hand can run between two of ours
             result.report = build(self.project, self.options.build, self.progress, self.backends, self.say)
-        except WikicError as exc:
-            result.error, result.exit_code = str(exc), exc.exit_code
         except MemoryError:
             raise
-        except Exception as exc:  # a bug in wikic must not end a day-long watch
-            said = refused(exc) if isinstance(exc, OSError) else None  # a full disk is not a bug
-            result.error = (
-                str(said) if said else f"internal error (please report it): {exc!r}\n{traceback.format_exc()}"
-            )
-            result.exit_code = 1
+        except Exception as exc:
+            if interrupted(exc):  # the stop signal, come out as another error (errors.interrupted)
+                raise KeyboardInterrupt from exc
+            if isinstance(exc, WikicError):
+                result.error, result.exit_code = str(exc), exc.exit_code
+            else:  # a bug in wikic must not end a day-long watch; a full disk is not a bug
+                said = refused(exc) if isinstance(exc, OSError) else None
+                result.error = (
+                    str(said)
+                    if said
+                    else f"internal error (please report it): {exc!r}\n{traceback.format_exc()}"
+                )
+                result.exit_code = 1
         self.progress.end_line()
         self.emit(result)
 
