@@ -99,9 +99,11 @@ def test_an_interrupt_turned_into_another_error_is_still_an_interrupt(
         guarded(False, bug)
 
 
-def test_watch_stops_on_an_interrupt_turned_into_another_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("during", ["build", "wait"])
+def test_watch_stops_on_an_interrupt_turned_into_another_error(tmp_path: Path, during: str) -> None:
     """SIGTERM mid-build once came out of the thread pool as RuntimeError('release unlocked
-    lock'): watch said "internal error" and went on watching, the signal spent."""
+    lock'): watch said "internal error" and went on watching, the signal spent. Waiting for a
+    change, the same error once ended the watch with a traceback."""
     project = make_project(tmp_path / "p", notes(2))  # type: ignore[arg-type]
     results: queue.Queue[Rebuild] = queue.Queue()
     said: list[str] = []
@@ -109,10 +111,13 @@ def test_watch_stops_on_an_interrupt_turned_into_another_error(tmp_path: Path) -
         project, WatchOptions(debounce=0.1, poll_interval=0.1), results.put, said.append, Progress(quiet=True)
     )
 
-    def signalled(schema: Any) -> Any:  # the first build's backend, as the signal lands
+    def signalled(*_: Any) -> Any:  # the first build's backend, or the wait after it, as the signal lands
         raise _unlocked_on_the_way_out()
 
-    watcher.backends = signalled  # type: ignore[assignment]
+    if during == "build":
+        watcher.backends = signalled  # type: ignore[assignment]
+    else:
+        watcher.queue.wait = signalled  # type: ignore[method-assign]
     returned: list[int] = []
     thread = threading.Thread(target=lambda: returned.append(watcher.run()), daemon=True)
     thread.start()
@@ -121,5 +126,10 @@ def test_watch_stops_on_an_interrupt_turned_into_another_error(tmp_path: Path) -
         watcher.stop()
         thread.join(timeout=60)
         pytest.fail("the watch went on after the interrupt")
-    assert returned == [0] and results.empty()
+    assert returned == [0]
     assert said[-1] == "wikic watch: stopped"
+    if during == "build":
+        assert results.empty()
+    else:  # the first build was done and said
+        first = results.get_nowait()
+        assert first.report is not None and first.report.ok

@@ -212,8 +212,9 @@ class Watcher:
                 self._rebuild([])
                 while (changed := self.queue.wait()) is not None:
                     self._rebuild(changed)
-        except KeyboardInterrupt:
-            pass
+        except (KeyboardInterrupt, Exception) as exc:
+            if not interrupted(exc):  # (a signal while waiting for a change can come out as another error)
+                raise
         finally:
             with _signals_ignored():
                 self._stop()
