@@ -12,6 +12,7 @@ from webkit import built_project
 
 from wikic.cli.main import cli
 from wikic.project import Project
+from wikic.web.graph import Graph, to_json_lines
 from wikic.web.layout import force_layout
 
 
@@ -38,6 +39,17 @@ def test_json_has_sources_actions_pages_and_edges(project: Project) -> None:
     assert ("sources/tools.md", "digest:sources/tools.md", "input") in edges
     assert ("digest:sources/tools.md", "wiki/faiss.md", "output") in edges
     assert ("wiki/faiss.md", "wiki/hnsw.md", "link") in edges
+
+
+def test_json_is_a_node_or_an_edge_per_line(project: Project) -> None:
+    """Readable by a person and by line tools (grep, wc -l), as the indented JSON it replaced."""
+    text = graph(project, "json")
+    data = json.loads(text)
+    lines = text.splitlines()
+    items = [json.loads(line.strip().rstrip(",")) for line in lines if line.startswith("    ")]
+    assert items == data["nodes"] + data["edges"] and items
+    assert len(lines) == len(items) + 6  # the braces, and each list's opening and closing line
+    assert json.loads(to_json_lines(Graph())) == {"nodes": [], "edges": []}
 
 
 def test_dot_and_graphml_carry_the_same_graph(project: Project) -> None:

@@ -120,4 +120,15 @@ def render(graph: Graph, fmt: str) -> str:
         return to_dot(graph)
     if fmt == "graphml":
         return to_graphml(graph)
-    return json.dumps(graph.to_json(), indent=2, ensure_ascii=False) + "\n"
+    return to_json_lines(graph)
+
+
+def to_json_lines(graph: Graph) -> str:
+    """The JSON with a node or an edge per line: as readable to a person or a line tool as
+    indented JSON, and made by json's C encoder (indent= takes its pure-Python one)."""
+    encode = json.JSONEncoder(ensure_ascii=False).encode  # one encoder: dumps() makes one per call
+    parts = []
+    for key, items in graph.to_json().items():
+        rows = ",\n".join(["    " + text for text in map(encode, items)])
+        parts.append(f"  {json.dumps(key)}: [\n{rows}\n  ]" if items else f"  {json.dumps(key)}: []")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
