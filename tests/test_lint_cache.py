@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from projects import make_project, run_build
 
+from wikic import snapshot
+from wikic.fsutil import TMP_MARK
 from wikic.lint.runner import lint, lint_cached
 from wikic.project import Project
 from wikic.state import State
@@ -169,6 +171,36 @@ def test_one_scan_of_wiki_lists_what_page_files_and_attachments_do(tmp_path: Pat
     taken = PageStats.take(wiki)
     assert [wiki / name for name, _ in taken.stats] == page_files(wiki)
     assert taken.attachments == attachments(wiki)
+
+
+def test_the_summary_walk_gives_the_lints_scan_without_listing_wiki_again(tmp_path: Path) -> None:
+    """`wikic lint` takes its stats of wiki/ from the walk its summary keeps (snapshot.wiki):
+    the same pages and attachments as its own scan, or, past plain files and folders, the scan."""
+    wiki = tmp_path / "wiki"
+    for folder in ("img/deep", ".hidden/inner", "sub/.dot", "x.md", ".obsidian"):
+        (wiki / folder).mkdir(parents=True, exist_ok=True)
+    files = [
+        *("a.md", "B.md", "index.md", "log.md", ".x.md", "tab\tname.md", f"{TMP_MARK}9-a.md.part"),
+        *("Diagram.PNG", "notes.txt", ".keep", "ünï.JPG", "img/deep/scan.pdf", "img/page.md", "img/.hid.png"),
+        *(".hidden/secret.png", ".hidden/inner/deeper.png", "sub/.dot/no.png", "sub/Yes.PNG"),
+        *("x.md/inside.gif", ".obsidian/workspace.json"),
+    ]
+    for name in files:
+        (wiki / name).write_text("x" * len(name))
+    project = Project(tmp_path)
+    taken = time.time_ns()
+    derived = PageStats.of_walk(snapshot.wiki(project), taken)
+    scanned = PageStats.take(wiki)
+    assert derived is not None and derived.taken_ns == taken
+    assert (derived.stats, derived.attachments) == (scanned.stats, scanned.attachments)
+    assert "yes.png" in derived.attachments and "tab\tname.md" in dict(derived.stats)
+
+    (wiki / "linked.md").symlink_to(wiki / "a.md")  # a link: the scan reads it (it follows it)
+    assert PageStats.of_walk(snapshot.wiki(project), taken) is None
+    (wiki / "linked.md").unlink()
+    os.mkfifo(wiki / "pipe.png")
+    assert PageStats.of_walk(snapshot.wiki(project), taken) is None
+    assert PageStats.of_walk(snapshot.wiki(Project(tmp_path / "none")), taken) is None
 
 
 def _many(project: Project, count: int) -> None:

@@ -133,7 +133,7 @@ def refused(exc: OSError) -> WikicError | None:
 def interrupted(exc: BaseException) -> bool:
     """Whether a KeyboardInterrupt (Ctrl-C, or SIGTERM in watch) is behind `exc`. Python's
     threading can turn one into another error: a signal that lands while the main thread waits
-    for a lock a worker holds (the thread pool's as_completed) leaves the lock untaken, and the
+    for a lock a worker holds (as concurrent.futures' as_completed does) leaves it untaken, and the
     `with` around it then raises RuntimeError('release unlocked lock') in its place."""
     seen: set[int] = set()
     cause: BaseException | None = exc

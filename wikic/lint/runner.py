@@ -8,6 +8,7 @@ Deterministic rules live in rules.py and citations.py, model-based ones
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -197,9 +198,11 @@ def lint_cached(
         from wikic import snapshot
         from wikic.lint import totals
 
-        # wiki/ walked before the lint stats and reads it (not by the caller's stats, which may
-        # be older): a page changed between the two is one the next build finds changed
-        done = totals.linted(project, state, schema, snapshot.wiki(project))
+        # wiki/ walked before the lint reads it (not by the caller's stats, which may be older),
+        # its stats the lint's: a page changed since is one the next build and lint find changed
+        taken = time.time_ns()
+        walked = snapshot.wiki(project)
+        done = totals.linted(project, state, schema, walked, PageStats.of_walk(walked, taken))
     else:
         with gc_paused():
             done = cached_findings(project, schema, levels, state, fresh, store, wiki_stats)

@@ -66,7 +66,7 @@ from wikic.project import Project
 from wikic.settings import load_schema
 from wikic.state import Meta, State
 from wikic.wiki.page import Page
-from wikic.wiki.read import INDEX, LOG, attachments, gc_paused, read_page
+from wikic.wiki.read import INDEX, LOG, PageStats, attachments, gc_paused, read_page
 
 if TYPE_CHECKING:
     from wikic.build.report import Report
@@ -163,13 +163,16 @@ def _hand(rel: str) -> Finding:
 
 
 # --- the full count ------------------------------------------------------------------
-def linted(project: Project, state: State, schema: Schema, after: Tree) -> Linted:
+def linted(
+    project: Project, state: State, schema: Schema, after: Tree, wiki_stats: PageStats | None = None
+) -> Linted:
     """`wikic lint`'s cached lint over every page, its counts kept as a build's summary keeps
-    them, so that the next build patches them (`after`: wiki/ as walked before it was read)."""
+    them, so that the next build patches them (`after`: wiki/ as walked before it was read;
+    `wiki_stats`: the lint's stats of it, from that walk)."""
     levels = rule_levels(schema, LintOptions())
     mark = _settings(schema, levels, own_settings(schema, levels))
     with gc_paused():
-        return _counted(project, state, schema, levels, False, mark, after)[0]
+        return _counted(project, state, schema, levels, False, mark, after, wiki_stats)[0]
 
 
 def _counted(
@@ -180,12 +183,13 @@ def _counted(
     fresh: bool,
     mark: str,
     after: Tree | None,
+    wiki_stats: PageStats | None = None,
 ) -> tuple[Linted, Counts]:
     """The cached lint (cache.py) over every page, and its counts; kept where the build left
     a wiki/ to compare the next with."""
     from wikic.lint.cache import cached_findings
 
-    done = cached_findings(project, schema, levels, state, fresh)
+    done = cached_findings(project, schema, levels, state, fresh, wiki_stats=wiki_stats)
     off = {rel: sorted(rs) for rel, rs in done.disabled.items()}
     counts = dict(_tally(done.findings, off))
     if after is not None and after.complete:

@@ -16,6 +16,7 @@ from pathlib import Path
 from wikic.errors import OUT_OF_FILES
 from wikic.fsutil import TMP_MARK
 from wikic.hashing import bytes_hash
+from wikic.snapshot import KIND, Tree
 from wikic.wiki.page import Page, split_page, unreadable_page
 
 INDEX = "index.md"
@@ -111,6 +112,10 @@ def page_files(wiki_dir: Path) -> list[Path]:
     return [wiki_dir / name for name in names]
 
 
+# the lines of a walk's entries other than folders and plain files (snapshot.walk)
+NOT_PLAIN = ("\t-> ", f"\t{KIND} ", "\tmissing\n", "\tunreadable\n")
+
+
 @dataclass
 class PageStats:
     """The .md files directly in wiki/ (as page_files lists them) with their (size, mtime_ns),
@@ -147,6 +152,32 @@ class PageStats:
                 continue
             found.append((e.name, (st.st_size, st.st_mtime_ns)))
         return cls(taken, sorted(found), others)
+
+    @classmethod
+    def of_walk(cls, walked: Tree, taken_ns: int) -> PageStats | None:
+        """What `take` would find, from a stat walk of wiki/ begun at `taken_ns` (snapshot.wiki),
+        so that wiki/ is not listed twice; None where the walk met anything but folders and
+        plain files (a link, a pipe, an entry unreadable or gone meanwhile, no wiki/): `take`
+        reads those as it does."""
+        text = "\n".join(walked.lines) + "\n"
+        if walked.lazy or not walked.complete or any(mark in text for mark in NOT_PLAIN):
+            return None
+        found: list[tuple[str, tuple[int, int]]] = []
+        others: set[str] = set()
+        for path, stat in walked.stats.items():  # 100,000 of them: the plain case first
+            name = path[5:]  # after "wiki/"
+            if "/" in name:
+                *folders, name = name.split("/")
+                if any(f.startswith(".") for f in folders):
+                    continue  # in a hidden folder: not listed (take), not walked (attachments)
+                if not name.endswith(".md") and not name.startswith("."):
+                    others.add(name.casefold())
+            elif name.endswith(".md"):
+                if not name.startswith((".", TMP_MARK)):
+                    found.append((name, stat))
+            elif not name.startswith("."):
+                others.add(name.casefold())
+        return cls(taken_ns, sorted(found), others)
 
 
 @contextmanager
