@@ -81,6 +81,7 @@ def build(
         else:
             if not opts.dry_run:
                 state.delete_meta(Meta.UPTODATE)  # about to change things: no build may skip on it
+                state.delete_meta(Meta.LINT_KEPT)  # ...nor `wikic lint` answer from its findings
             factory = backend_factory or (lambda s: make_backend(s.model, project.root))
             setup = _Setup(project, schema, opts, mid, progress, found)
             job = _Build(setup, state, report, lambda: factory(schema))

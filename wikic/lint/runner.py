@@ -25,6 +25,8 @@ from wikic.wiki.read import PageStats, Wiki, gc_paused, read_wiki
 
 if TYPE_CHECKING:
     from wikic.config import Schema
+    from wikic.lint.entries import Linted
+    from wikic.snapshot import Tree
 
 RULES: dict[str, tuple[str, rules.RuleFn]] = {**rules.RULES, **citations.RULES}
 LLM_RULES: dict[str, str] = {"contradiction": "warning", "unsupported-claim": "warning"}
@@ -163,7 +165,9 @@ def lint_project(project: Project, opts: LintOptions) -> LintResult:
         return lint(project, opts, schema)
     try:
         with ProjectLock(project.lock_path, wait=False), open_state(project) as state:
-            return lint_cached(project, state, schema, only=levels, keep_counts=True)
+            from wikic.lint.unchanged import lint_kept
+
+            return lint_kept(project, state, schema, levels)
     except LockError:
         pass  # a build is running: read what it stored so far, store nothing
     peeked = State.peek(project.state_path)
@@ -190,22 +194,34 @@ def lint_cached(
     (of those schema.yaml turns on); `keep_counts` (`wikic lint`, `wikic site`): its counts
     kept too, as a build's summary keeps them (lint/totals.py), so that the next build patches
     them."""
-    from wikic.lint.cache import cached_findings
-
     schema = schema or load_schema(project.schema_path)
-    levels = rule_levels(schema, LintOptions())
     if keep_counts and store and not fresh:
         from wikic import snapshot
-        from wikic.lint import totals
 
-        # wiki/ walked before the lint reads it (not by the caller's stats, which may be older),
-        # its stats the lint's: a page changed since is one the next build and lint find changed
+        # wiki/ walked before the lint reads it (not by the caller's stats, which may be older)
         taken = time.time_ns()
-        walked = snapshot.wiki(project)
-        done = totals.linted(project, state, schema, walked, PageStats.of_walk(walked, taken))
+        done = counted_lint(project, state, schema, snapshot.wiki(project), taken)
     else:
+        from wikic.lint.cache import cached_findings
+
+        levels = rule_levels(schema, LintOptions())
         with gc_paused():
             done = cached_findings(project, schema, levels, state, fresh, store, wiki_stats)
+    return cached_result(done, schema, only)
+
+
+def counted_lint(project: Project, state: State, schema: Schema, walked: Tree, taken_ns: int) -> Linted:
+    """The cached lint with its counts kept (`lint_cached`'s keep_counts), over wiki/ as
+    `walked` from `taken_ns` found it: its stats are the lint's, and a page changed since is
+    one the next build and lint find changed."""
+    from wikic.lint import totals
+
+    return totals.linted(project, state, schema, walked, PageStats.of_walk(walked, taken_ns))
+
+
+def cached_result(done: Linted, schema: Schema, only: dict[str, str] | None) -> LintResult:
+    """A cached lint's findings as `lint` gives them: levels, suppressions, `only` these rules."""
+    levels = rule_levels(schema, LintOptions())
     found = done.findings if only is None else [f for f in done.findings if f.rule in only]
     result = _result(found, done.switches, done.pages, only or levels, 0, [])
     result.checked = done.checked

@@ -19,6 +19,7 @@ class Meta(StrEnum):
     LINT_NAMES = "lint_names"  # the wiki's names as the last full lint read them (marshalled)
     LINT_NAMES_MORE = "lint_names_more"  # the names of the pages added since, by the build (JSON)
     LINT_TOTALS = "lint_totals"  # the build's lint summary kept with what lets an edit patch it (JSON)
+    LINT_KEPT = "lint_kept"  # `wikic lint`'s findings, kept for the build's clean mark they were made at
     SETTLED = "settled"  # what the last finished build read its sources with, and when (JSON)
     SETTLED_LINES = "settled_lines"  # its settled sources' walk lines, paths and hashes (settled.py)
     ASK_SAVED = "ask_saved_mark"  # the build's "clean" mark as it is with a just-saved answer
