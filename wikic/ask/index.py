@@ -29,7 +29,7 @@ from typing import Any, overload
 from wikic.ask.context import BOOKKEEPING, TYPE_ORDER
 from wikic.ask.passages import Sentence, sentences
 from wikic.ask.rank import terms
-from wikic.ask.select import Corpus
+from wikic.ask.select import Corpus, page_text, unit_text
 from wikic.hashing import text_hash
 from wikic.state import State
 from wikic.wiki.page import Citation, Page, split_page
@@ -205,10 +205,10 @@ def record(page: Page) -> tuple[list[Any], list[Any]]:
     head = [text_hash(page.plain), title, page.type, aliases, sources, cites]
     body = [
         page.plain,
-        terms(" ".join([title, *aliases, title, page.plain])),
+        terms(page_text(page)),  # what ranking counts of the page and of each sentence (select.py)
         unit_rows,
         targets,
-        [terms(" ".join([title, *aliases, s.text])) for s in units],
+        [terms(unit_text(s)) for s in units],
     ]
     return head, body
 

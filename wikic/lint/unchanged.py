@@ -3,9 +3,9 @@ build answers with nothing to do. They are kept with the build's clean mark (Met
 wikic's version, schema.yaml, the templates and sources/ by stat, wiki/ by stat, as a clean
 build left them), and given back while the project still walks to that mark: the pages, the
 sources, the rules and the build's records are then those the findings were made from. Every
-build drops them (pipeline.py), forgetting a source's with the rest. They are kept only where
-no entry walked changed within RACY_NS of the walk: a write in the same clock tick, of the
-same size, would leave the stat as it was."""
+build that changes anything drops them first (pipeline.py), a forgotten source's with the
+rest. They are kept only where no entry walked changed within RACY_NS of the walk: a write in
+the same clock tick, of the same size, would leave the stat as it was."""
 
 from __future__ import annotations
 
