@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,7 @@ from wikic.ask.context import load_pages
 from wikic.ask.select import Corpus, Ranking, page_scores, rank
 from wikic.project import Project
 from wikic.state import State
+from wikic.wiki.page import Page
 
 QUESTIONS = [
     "In which town was the director of Moonfall Harbor born?",
@@ -65,11 +66,12 @@ def indexed(project: Project) -> ask_index.Indexed:
     return ask_index.indexed(project.wiki_dir, state)
 
 
-def rows(project: Project) -> dict[str, tuple[int, int, bytes, bytes]]:
+def rows(project: Project) -> dict[str, tuple[int, int, bytes, bytes, str]]:
     state = State.open(project.state_path)
     try:
-        bodies = dict(state.ask_bodies())
-        return {rel: (size, mtime, head, bodies[rel]) for rel, size, mtime, head in state.ask_heads()}
+        bodies, terms = dict(state.ask_bodies()), dict(state.ask_terms())
+        heads = state.ask_heads()
+        return {rel: (size, mtime, head, bodies[rel], terms[rel]) for rel, size, mtime, head in heads}
     finally:
         state.close()
 
@@ -99,6 +101,24 @@ def same_as_read(project: Project, got: ask_index.Indexed) -> None:
         assert page_scores(question, got.pages, kept) == page_scores(question, pages, fresh)
         for floor in (0.0, 0.3):
             assert seen(rank(question, got.pages, kept, floor)) == seen(rank(question, pages, fresh, floor))
+    same_when_scanned(project, pages)
+
+
+def same_when_scanned(project: Project, pages: list[Page], where: str = "") -> None:
+    """A corpus for one question (ask/scan.py), of the terms kept and the bodies of the pages it
+    shows alone, ranks it as the corpus of the pages read does: to the bit."""
+    pages = [p for p in pages if where in p.slug]
+    for question in QUESTIONS:
+        got = indexed(project)
+        mine = [p for p in got.pages if where in p.slug]
+        scanned = got.corpus(mine, question)
+        fresh = Corpus(pages)
+        assert page_scores(question, mine, scanned) == page_scores(question, pages, fresh)
+        assert scanned.unit_bm25.scores(question) == fresh.unit_bm25.scores(question)
+        for floor in (0.0, 0.3):
+            assert seen(rank(question, mine, scanned, floor)) == seen(rank(question, pages, fresh, floor))
+        slugs = [p.slug for p in pages]
+        assert [scanned.inbound_of(slug) for slug in slugs] == [fresh.inbound_of(slug) for slug in slugs]
 
 
 def test_the_records_rank_as_the_pages_read(project: Project) -> None:
@@ -119,6 +139,7 @@ def test_some_of_the_pages_rank_as_those_pages_read(project: Project) -> None:
     for question in QUESTIONS:
         kept = rank(question, some, got.corpus(some), 0.3)
         assert seen(kept) == seen(rank(question, fresh, Corpus(fresh), 0.3))
+    same_when_scanned(project, load_pages(project.wiki_dir), "o")
 
 
 def past(path: Path, seconds: float = 10.0) -> None:
@@ -166,13 +187,16 @@ def test_a_page_written_in_the_tick_of_its_reading_is_read_again(project: Projec
 def test_a_record_of_another_version_or_damaged_is_read_again(project: Project) -> None:
     indexed(project)
     kept = rows(project)
-    size, mtime, head, body = kept["wiki/otter.md"]
+    size, mtime, head, body, terms = kept["wiki/otter.md"]
     other = b"ask0\n" + head[len(ask_index.MARK) :]  # its head of another version: read with the heads
-    size2, mtime2, head2, body2 = kept["wiki/badger.md"]
+    size2, mtime2, head2, body2, terms2 = kept["wiki/badger.md"]
     cut = body2[: len(body2) // 2]  # its body damaged: read again where the bodies are read
     state = State.open(project.state_path)
     try:
-        damaged = {"wiki/otter.md": (size, mtime, other, body), "wiki/badger.md": (size2, mtime2, head2, cut)}
+        damaged = {
+            "wiki/otter.md": (size, mtime, other, body, terms),
+            "wiki/badger.md": (size2, mtime2, head2, cut, terms2),
+        }
         state.save_ask_rows(damaged, [])
     finally:
         state.close()
@@ -182,24 +206,54 @@ def test_a_record_of_another_version_or_damaged_is_read_again(project: Project) 
     assert got.read == 2
 
 
+def test_terms_damaged_or_missing_are_read_again(project: Project) -> None:
+    """A page's terms cut short, of another record, or not kept at all: its page is read again
+    where a question is ranked, and the question ranks as over the pages read."""
+    indexed(project)
+    kept = rows(project)
+    state = State.open(project.state_path)
+    try:
+        size, mtime, head, body, terms = kept["wiki/otter.md"]
+        cut = terms[: terms.index("\n", terms.index("nest")) - 3]  # a word's line cut short
+        size2, mtime2, head2, body2, terms2 = kept["wiki/badger.md"]
+        other = kept["wiki/beaver.md"][4]  # another page's
+        damaged = {
+            "wiki/otter.md": (size, mtime, head, body, cut),
+            "wiki/badger.md": (size2, mtime2, head2, body2, other),
+        }
+        state.save_ask_rows(damaged, [])
+        state.db.execute("DELETE FROM ask_terms WHERE rel = 'wiki/camel.md'")
+    finally:
+        state.close()
+    pages = load_pages(project.wiki_dir)
+    fresh = Corpus(pages)
+    for question in QUESTIONS:
+        got = indexed(project)
+        scanned = got.corpus(got.pages, question)
+        assert got.read == (3 if question == QUESTIONS[0] else 0)  # and kept anew
+        for floor in (0.0, 0.3):
+            mine = rank(question, got.pages, scanned, floor)
+            assert seen(mine) == seen(rank(question, pages, fresh, floor))
+
+
 def test_an_answer_asked_before_reads_no_body(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     """Its key is of the heads: the bodies (what ranking needs, most of a record) stay unread."""
     question = "Who was born in the town of Linden?"
     asking(project, question)
     got = indexed(project)
-    assert got.read == 0 and got.bodies == {}  # read where a corpus is asked for
+    assert got.read == 0 and got.rows == {}  # read where a corpus is asked for
     bodies: list[int] = []
     real = State.ask_bodies
 
-    def counted(self: State) -> Iterator[tuple[str, bytes]]:
+    def counted(self: State, rels: Iterable[str] | None = None) -> Iterator[tuple[str, bytes]]:
         bodies.append(1)
-        return real(self)
+        return real(self, rels)
 
     monkeypatch.setattr(State, "ask_bodies", counted)
     stored, backend = asking(project, question)
     assert stored.answer_cached and backend.requests == [] and bodies == []
     fresh, _ = asking(project, question, use_cache=False)
-    assert not fresh.answer_cached and bodies == [1] and fresh.answer == stored.answer
+    assert not fresh.answer_cached and bodies and fresh.answer == stored.answer
 
 
 def test_ask_reads_each_page_once_and_answers_the_same(project: Project) -> None:
@@ -225,17 +279,18 @@ def test_forgetting_a_source_drops_the_records_of_the_pages_it_changed(project: 
     records go, and what is kept after is only what wiki/ holds (each record's page as read)."""
     asking(project, "Who was born in the town of Linden?")
     before = rows(project)
-    assert len(before) > 40 and any(b"otter" in head + body for _, _, head, body in before.values())
+    assert len(before) > 40 and any(b"otter" in head + body for _, _, head, body, _ in before.values())
+    assert any("otter" in terms for *_, terms in before.values())
     (project.root / "sources" / "otter.md").unlink()
     report, _ = run_build(project)
     assert report.ok, report.errors
     after = rows(project)
     dropped = before.keys() - after.keys()
     assert "wiki/otter.md" in dropped and len(after) > 40
-    for rel, (size, mtime, head, body) in after.items():
+    for rel, (size, mtime, head, body, terms) in after.items():
         st = (project.root / rel).stat()
         assert (st.st_size, st.st_mtime_ns) == (size, mtime)  # as its page is now
-        assert b"otter" not in head + body  # nothing of the forgotten source
+        assert b"otter" not in head + body and "otter" not in terms  # nothing of the forgotten source
     result, _ = asking(project, "How many nests did observers count along the river?")
     listed = {f"wiki/{p.name}" for p in project.wiki_dir.glob("*.md")} - {"wiki/index.md", "wiki/log.md"}
     assert result.pages_read == len(listed - after.keys())  # only the pages the build changed

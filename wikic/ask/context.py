@@ -96,6 +96,7 @@ class AskWiki:
     root: Path | None = None  # the project, for the source lines pages cite; None: none shown
     redactor: Redactor = NONE  # privacy.redact, as the build applied it to the lines pages cite
     corpus: Corpus | None = None  # the pages' own, where already made (ask/index.py); else made here
+    read: Callable[[list[Page]], None] = lambda pages: None  # their text read where not yet (ask/index.py)
 
 
 def compact_index(index: str) -> str:
@@ -132,6 +133,7 @@ class ContextBuilder:
         self._lines: dict[Path, list[str] | None] = {}
         self._fits: bool | None = None  # whether the whole wiki fits: the same for every question
         self._corpus = wiki.corpus if wiki.corpus is not None and wiki.corpus.pages is wiki.pages else None
+        self._read_pages = wiki.read
         self._heads: dict[str, int] = {}
 
     def render(
@@ -157,9 +159,11 @@ class ContextBuilder:
     def build(self, question: str) -> Context:
         """The whole wiki in the prefix when it fits; else the prefix without pages and the
         question's sentences after it, then the source lines they cite as room allows."""
-        system, user = self.render(question, self.pages, [])
-        if self._whole_fits(system) and self.count(system) + self.count(user) <= self.limit:
-            return Context(system, user, list(self.pages), [])
+        if self._whole_fits(question):
+            self._read_pages(self.pages)
+            system, user = self.render(question, self.pages, [])
+            if self.count(system) + self.count(user) <= self.limit:
+                return Context(system, user, list(self.pages), [])
         system, index = self.index_prefix(question)
         room = self.limit - self.count(system)
         empty = self.count(self.render(question, [], [], index)[1])
@@ -181,13 +185,29 @@ class ContextBuilder:
         pages = list({s.page.slug: s.page for s in chosen}.values())
         return Context(system, user, [], pages, "selected", chosen, [s.ref for s in sources])
 
-    def _whole_fits(self, system: str) -> bool:
+    def _whole_fits(self, question: str) -> bool:
         """Whether the prefix with every page can fit, decided once: no tokenizer needs the
         whole of a large wiki to see that its first CHARS_PER_TOKEN x limit characters
         already take more than the limit."""
         if self._fits is None:
-            self._fits = self.count(system[: self.limit * CHARS_PER_TOKEN]) <= self.limit
+            window = self.limit * CHARS_PER_TOKEN
+            self._fits = self.count(self._opening(question, window)[:window]) <= self.limit
         return self._fits
+
+    def _opening(self, question: str, chars: int) -> str:
+        """The system message with every page, or, where the shipped template makes it (the
+        pages last, in order), its first pages' part that holds `chars` characters: that
+        begins as the whole does, and needs no other page's text read."""
+        if not self.prompts.shipped("ask.system.j2"):
+            self._read_pages(self.pages)
+            return self.render(question, self.pages, [])[0]
+        shown = 0
+        while True:
+            self._read_pages(self.pages[:shown])
+            system = self.render(question, self.pages[:shown], [])[0]
+            if len(system) >= chars or shown == len(self.pages):
+                return system
+            shown = min(len(self.pages), max(1, 2 * shown))
 
     def _check(self, need: int) -> None:
         if need > self.limit:

@@ -1,15 +1,17 @@
 """What ask reads of every page, kept in state.db (`ask_pages`) by the page's stat: over a
 large wiki a question reads again only the pages changed since the last one. A page's record
-is in two parts: its head (its plain text's digest, title, type, aliases, and the front
-matter's sources and cites as ask reads them: what the answer key and the pages a remote
-model may see need) and its body (its plain text, its sentences and the pages they link to,
-the words of the page and of each sentence counted: what ranking needs, select.Corpus). A
-question answered before reads the heads alone; one that ranks reads the bodies too. The
-pages come back as Pages without their text, the plain text set once the bodies are read,
-with the Corpus made from the records (a sentence made only where ranking asks for it), the
-same as one made from the pages read (tests/test_ask_index.py). A page whose mtime is too
-recent to tell a later write in the same tick is kept unmatched, and read again next time; a
-record of another version, or damaged, is read again.
+is in two parts, with a third beside it: its head (its plain text's digest, title, type,
+aliases, the front matter's sources and cites as ask reads them, and how many sentences and
+words it has: what the answer key, the pages a remote model may see and ranking's totals
+need), its body (its plain text and its sentences: what a page or sentence shown needs) and
+its terms (`ask_terms`, ask/terms.py: the words of the page and of each sentence counted, and
+the pages it links to: what ranking needs). A question answered before reads the heads alone;
+one that ranks finds its words in every page's terms (ask/scan.py) and reads the bodies of
+the pages it shows. The pages come back as Pages without their text, the plain text set once
+the bodies are read; the corpus made from the records (a sentence made only where ranking
+asks for it) ranks as one made from the pages read (tests/test_ask_index.py). A page whose
+mtime is too recent to tell a later write in the same tick is kept unmatched, and read again
+next time; a record of another version, or damaged, is read again.
 
 A record holds a page's text: when a source is forgotten, the build that forgets it rewrites
 or removes every page holding its text, and then the records of the pages not as they were read
@@ -18,10 +20,11 @@ holds. The next question reads those pages again."""
 
 from __future__ import annotations
 
+import bisect
 import marshal
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
@@ -30,86 +33,138 @@ from wikic.ask.context import BOOKKEEPING, TYPE_ORDER
 from wikic.ask.passages import Sentence, sentences
 from wikic.ask.rank import terms
 from wikic.ask.select import Corpus, page_text, unit_text
+from wikic.ask.terms import Counted, counted, of_digest, terms_text
+from wikic.errors import UsageError
 from wikic.hashing import text_hash
 from wikic.state import State
 from wikic.wiki.page import Citation, Page, split_page
 
-VERSION = 1  # bump whenever a record's shape, or what makes it, changes
+VERSION = 2  # bump whenever a record's shape, or what makes it, changes
 MARK = f"ask{VERSION}\n".encode()  # each part starts with it: one of another version is read again
 RACY_NS = 100_000_000  # an mtime this close to the listing may hide a later write in the same tick
-HEAD, BODY = 6, 5  # fields of each part (record())
+HEAD, BODY = 9, 2  # fields of each part (record())
 READ_NOTE = 1000  # pages to read from which a question says so first (indexed's on_read)
 
 Row = tuple[str, str, int, int, list[tuple[str, int, int]], list[str]]  # a sentence as kept
 
 
-@dataclass
-class _Body:
-    unit_rows: list[Row]  # its sentences: section, text, block, place, citations, links
-    targets: list[str]  # the pages it links to from its sentences (select.Corpus.page_links)
-    page_terms: dict[str, int]
-    unit_terms: list[dict[str, int]]
+@dataclass(frozen=True)
+class Sizes:
+    """How much of a page ranking counts (its record's head): its sentences, the words of its
+    page_text and of its sentences' unit_text."""
+
+    units: int
+    words: int
+    unit_words: int
 
 
 @dataclass
 class Indexed:
     """The pages as ask reads them (in load_pages' order), from their heads; their bodies read
-    where a corpus is asked for (corpus())."""
+    where asked for (plain(), corpus()), their terms where a question is ranked."""
 
     wiki_dir: Path
     state: State
     pages: list[Page]
     digests: dict[str, str]  # rel -> the page's plain text's digest
-    bodies: dict[str, _Body] = field(default_factory=dict)  # those read so far
+    sizes: dict[str, Sizes] = field(default_factory=dict)
+    rows: dict[str, list[Row]] = field(default_factory=dict)  # the bodies read so far: their sentences
+    texts: dict[str, str] = field(default_factory=dict)  # the terms of the pages read this time
     read: int = 0  # pages read (not from their records)
 
-    def corpus(self, pages: list[Page]) -> Corpus:
+    def corpus(self, pages: list[Page], question: str | None = None) -> Corpus:
         """The corpus of these pages (a list of `pages`, or some of them in that order): as
-        select.Corpus makes it from the pages read."""
-        self._bodies([p for p in pages if p.rel not in self.bodies])
-        parts = [self.bodies[p.rel] for p in pages]
-        rows = [row for part in parts for row in part.unit_rows]
-        units = _Units([p for p, part in zip(pages, parts, strict=True) for _ in part.unit_rows], rows)
-        orders = [row[3] for row in rows]
-        counts = [len(part.unit_rows) for part in parts]
-        targets = [part.targets for part in parts]
-        page_terms = [part.page_terms for part in parts]
-        unit_terms = [t for part in parts for t in part.unit_terms]
-        return Corpus.of(pages, units, orders, counts, targets, page_terms, unit_terms)
+        select.Corpus makes it from the pages read. For `question`, one that ranks it alone
+        (ask/scan.py), of the terms of every page and the bodies of those it shows."""
+        if question is not None:
+            from wikic.ask.scan import scanned
+
+            return scanned(self, pages, question)
+        self.plain(pages)
+        parts = {rel: part for rel, text in self.terms_of(pages) if (part := parsed(text)) is not None}
+        missing = [p for p in pages if p.rel not in parts]
+        self.read_again(missing)
+        parts.update((p.rel, counted(self.texts[p.rel])) for p in missing)
+        counts = [self.sizes[p.rel].units for p in pages]
+        orders = [at for n in counts for at in range(n)]
+        mine = [parts[p.rel] for p in pages]
+        targets = [part.targets for part in mine]
+        page_terms = [part.page_terms for part in mine]
+        unit_terms = [t for part in mine for t in part.unit_terms]
+        return Corpus.of(pages, self.units(pages), orders, counts, targets, page_terms, unit_terms)
+
+    def units(self, pages: list[Page]) -> _Units:
+        """The sentences of these pages, in page order, each made when first asked for."""
+        return _Units(pages, [self.sizes[p.rel].units for p in pages], self._rows_of)
 
     def digests_of(self, pages: list[Page]) -> list[str]:
         """Of each page's plain text: what an answer depends on of it."""
         return [self.digests[p.rel] for p in pages]
 
+    def terms_of(self, pages: Iterable[Page] | None = None) -> Iterator[tuple[str, str]]:
+        """The terms (ask/terms.py) of these pages, or of every page kept (the caller picks
+        those it ranks): as read this time, else as kept where they are of the page's record."""
+        wanted = None if pages is None else {p.rel for p in pages}
+        for rel, text in self.state.ask_terms(wanted):
+            digest = self.digests.get(rel)
+            if rel not in self.texts and digest is not None and of_digest(text, digest):
+                yield rel, text
+        for rel, text in self.texts.items():  # those the database could not take, or read again
+            if wanted is None or rel in wanted:
+                yield rel, text
+
+    def plain(self, pages: list[Page]) -> None:
+        """These pages' plain text and sentences, from their records' bodies."""
+        self._bodies([p for p in pages if p.rel not in self.rows])
+
+    def _rows_of(self, page: Page) -> list[Row]:
+        if page.rel not in self.rows:
+            self._bodies([page])
+        return self.rows[page.rel]
+
     def _bodies(self, pages: list[Page]) -> None:
         """These pages' bodies, from their records; a page whose body is not as record() makes
-        it (damaged since its head was read) read again, its head taken anew."""
+        it (damaged since its head was read) read again."""
         wanted = {p.rel: p for p in pages}
         if not wanted:
             return
-        for rel, raw in self.state.ask_bodies():  # each decoded as it comes
+        for rel, raw in self.state.ask_bodies(wanted):  # each decoded as it comes
             page = wanted.get(rel)
             if page is not None and (data := _decoded(raw, BODY)) is not None:
                 self._take(page, data)
                 del wanted[rel]
+        self.read_again(list(wanted.values()))
+
+    def read_again(self, pages: list[Page]) -> None:
+        """These pages read from wiki/ and their records kept anew: their bodies or terms were
+        not as record() makes them. One changed since its head was read (in the ask under way)
+        cannot be told from its head: the question is asked again."""
         fresh = {}
-        for rel, page in wanted.items():
-            read = _read(self.wiki_dir / rel[5:], rel)
-            if read is None:
-                read = Page(rel, "")  # gone since its head was read: a page without sentences
-            head, body = record(read)
-            self.digests[rel], page.meta = head[0], _meta(head)
+        started = time.time_ns()
+        for page in pages:
+            rel = page.rel
+            path = self.wiki_dir / rel[5:]
+            try:
+                st = os.stat(path)
+                size, mtime = st.st_size, (st.st_mtime_ns if st.st_mtime_ns < started - RACY_NS else -1)
+            except OSError:
+                size = mtime = -1  # matched by no stat: read again next time
+            read = _read(path, rel)
+            head, body, text = record(read or Page(rel, ""))  # gone: a page without sentences
+            if head[0] != self.digests[rel] or _sizes(head) != self.sizes[rel]:
+                raise UsageError(f"{rel} changed while ask read it: ask again")
             self._take(page, body)
-            fresh[rel] = (-1, -1, _packed(head), _packed(body))  # matched by no stat: read again next time
+            self.texts[rel] = text
+            fresh[rel] = (size, mtime, _packed(head), _packed(body), text)
             self.read += 1
         if fresh:
             self.state.save_ask_rows(fresh, [])
 
     def _take(self, page: Page, data: list[Any]) -> None:
-        plain, page_terms, unit_rows, targets, unit_terms = data
+        plain, unit_rows = data
         assert isinstance(page, _Headed)
         page.body_plain = plain  # Page.plain, as the page read made it
-        self.bodies[page.rel] = _Body(unit_rows, targets, page_terms, unit_terms)
+        self.rows[page.rel] = unit_rows
 
 
 class _Headed(Page):
@@ -126,15 +181,19 @@ class _Headed(Page):
 
 
 class _Units(Sequence[Sentence]):
-    """The sentences of the corpus, each made when first asked for: ranking asks for those it
-    shows (a few thousand of 700,000 at 100,000 pages)."""
+    """The sentences of some pages, in page order, each made when first asked for, its page's
+    body read then: ranking asks for those it shows (a few thousand of 700,000 at 100,000
+    pages)."""
 
-    def __init__(self, pages: list[Page], rows: list[Row]) -> None:
-        self.pages, self.rows = pages, rows
+    def __init__(self, pages: list[Page], counts: list[int], rows_of: Callable[[Page], list[Row]]) -> None:
+        self.pages, self.rows_of = pages, rows_of
+        self.starts = [0]
+        for n in counts:
+            self.starts.append(self.starts[-1] + n)
         self.made: dict[int, Sentence] = {}
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return self.starts[-1]
 
     @overload
     def __getitem__(self, i: int) -> Sentence: ...
@@ -144,12 +203,16 @@ class _Units(Sequence[Sentence]):
 
     def __getitem__(self, i: int | slice) -> Sentence | Sequence[Sentence]:
         if isinstance(i, slice):
-            return [self[k] for k in range(len(self.rows))[i]]
+            return [self[k] for k in range(len(self))[i]]
         made = self.made.get(i)
         if made is None:
-            section, text, block, at, cited, links = self.rows[i]
+            if not 0 <= i < len(self):
+                raise IndexError(i)
+            at = bisect.bisect_right(self.starts, i) - 1
+            page = self.pages[at]
+            section, text, block, order, cited, links = self.rows_of(page)[i - self.starts[at]]
             cites = [Citation(*c) for c in cited]
-            made = self.made[i] = Sentence(self.pages[i], section, text, block, at, cites, links)
+            made = self.made[i] = Sentence(page, section, text, block, order, cites, links)
         return made
 
 
@@ -157,7 +220,7 @@ def indexed(wiki_dir: Path, state: State, on_read: Callable[[int], None] | None 
     """Every page in wiki/ (not index.md or log.md) from its record's head where its stat is as
     when it was kept, else read (and its record kept). `on_read`: told how many pages are to be
     read, where they are READ_NOTE or more (a first question over a large wiki). `state` stays
-    open while the result is used: its corpus reads the bodies from it."""
+    open while the result is used: its corpus reads the bodies and terms from it."""
     started = time.time_ns()
     listed = {f"wiki/{name}": st for name, st in _listing(wiki_dir)}
     heads: dict[str, list[Any]] = {}
@@ -171,46 +234,57 @@ def indexed(wiki_dir: Path, state: State, on_read: Callable[[int], None] | None 
     stale = [(rel, st) for rel, st in sorted(listed.items()) if rel not in heads]
     if on_read is not None and len(stale) >= READ_NOTE:
         on_read(len(stale))
-    fresh: dict[str, tuple[int, int, bytes, bytes]] = {}
+    fresh: dict[str, tuple[int, int, bytes, bytes, str]] = {}
     bodies: dict[str, list[Any]] = {}
+    texts: dict[str, str] = {}
     for rel, st in stale:
         page = _read(wiki_dir / rel[5:], rel)
         if page is None:
             continue  # unreadable pages are lint's business, not a reason to refuse answering
         trusted = st[1] if st[1] < started - RACY_NS else -1
-        heads[rel], bodies[rel] = record(page)
-        fresh[rel] = (st[0], trusted, _packed(heads[rel]), _packed(bodies[rel]))
-    if fresh or gone:
-        state.save_ask_rows(fresh, gone)
-    got = Indexed(wiki_dir, state, [], {}, read=len(fresh))
+        heads[rel], bodies[rel], texts[rel] = record(page)
+        fresh[rel] = (st[0], trusted, _packed(heads[rel]), _packed(bodies[rel]), texts[rel])
+    if (fresh or gone) and state.save_ask_rows(fresh, gone):
+        texts = {}  # kept: read from the database with the others
+    got = Indexed(wiki_dir, state, [], {}, texts=texts, read=len(fresh))
     for rel, head in heads.items():
         page = _Headed(rel, "", _meta(head))
         got.pages.append(page)
         got.digests[rel] = head[0]
+        got.sizes[rel] = _sizes(head)
         if rel in bodies:
             got._take(page, bodies[rel])
     got.pages.sort(key=lambda p: (TYPE_ORDER.get(p.type, 0), p.slug))
     return got
 
 
-def record(page: Page) -> tuple[list[Any], list[Any]]:
-    """What ask keeps of a page read, its head and its body (see the module), as they are
-    read back (_packed, _decoded)."""
-    title, aliases = page.title, page.aliases
+def record(page: Page) -> tuple[list[Any], list[Any], str]:
+    """What ask keeps of a page read, its head, its body (see the module) and its terms (ask/
+    terms.py), as they are read back (_packed, _decoded)."""
     units = sentences(page)
     unit_rows = [(s.section, s.text, s.block, s.order, [tuple(c) for c in s.cites], s.links) for s in units]
     targets = list(dict.fromkeys(t for s in units for t in s.links if t))
+    page_terms = terms(page_text(page))  # what ranking counts of the page and of each sentence (select.py)
+    unit_terms = [terms(unit_text(s)) for s in units]
     sources = _strings_or(page.meta.get("sources"))
     cites = _strings_or(page.meta.get("cites"), keep_str=False)
-    head = [text_hash(page.plain), title, page.type, aliases, sources, cites]
-    body = [
-        page.plain,
-        terms(page_text(page)),  # what ranking counts of the page and of each sentence (select.py)
-        unit_rows,
-        targets,
-        [terms(unit_text(s)) for s in units],
-    ]
-    return head, body
+    digest = text_hash(page.plain)
+    unit_words = sum(n for counted in unit_terms for n in counted.values())
+    sizes = [len(units), sum(page_terms.values()), unit_words]
+    head = [digest, page.title, page.type, page.aliases, sources, cites, *sizes]
+    return head, [page.plain, unit_rows], terms_text(digest, page_terms, unit_terms, targets)
+
+
+def parsed(text: str) -> Counted | None:
+    """A page's terms as the corpus takes them; None where they are not as terms_text makes them."""
+    try:
+        return counted(text)
+    except (ValueError, IndexError):  # json's errors are ValueErrors
+        return None
+
+
+def _sizes(head: list[Any]) -> Sizes:
+    return Sizes(*head[6:9])
 
 
 def _packed(fields: list[Any]) -> bytes:
@@ -219,7 +293,7 @@ def _packed(fields: list[Any]) -> bytes:
 
 def _meta(head: list[Any]) -> dict[str, Any]:
     """A page's front matter as ask reads it, from its record's head."""
-    _, title, kind, aliases, sources, cites = head
+    _, title, kind, aliases, sources, cites = head[:6]
     return {"title": title, "type": kind, "aliases": aliases, "sources": sources, "cites": cites}
 
 

@@ -32,6 +32,16 @@ def terms(text: str) -> dict[str, int]:
     return dict(Counter(words(text)))
 
 
+def idf(n: int, df: int) -> float:
+    """A term's weight, in `df` of `n` documents."""
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+def norm(length: int, avg: float, k1: float, b: float) -> float:
+    """What a document of `length` words adds to a term's count in its score."""
+    return k1 * (1 - b + b * length / avg) if avg else k1
+
+
 class BM25:
     """Okapi BM25 (k1, b) over a fixed list of documents. Scoring walks the postings of the
     query's terms only, so one query costs what its terms occur in, not the whole list."""
@@ -48,6 +58,7 @@ class BM25:
 
     def _index(self, tf: list[dict[str, int]], k1: float, b: float) -> None:
         self.k1, self.b = k1, b
+        self.known: frozenset[str] | None = None  # every term's postings (of_hits: those asked)
         self.tf = tf
         self.len = [sum(c.values()) for c in self.tf]
         self.avg = (sum(self.len) / len(self.len)) if self.len else 0.0
@@ -56,17 +67,48 @@ class BM25:
             for w in c:
                 self.postings.setdefault(w, []).append(i)
         n = len(tf)
-        self.idf = {w: math.log(1 + (n - len(p) + 0.5) / (len(p) + 0.5)) for w, p in self.postings.items()}
-        avg = self.avg
-        self.norm = [self.k1 * (1 - self.b + self.b * ln / avg) if avg else self.k1 for ln in self.len]
+        self.idf = {w: idf(n, len(p)) for w, p in self.postings.items()}
+        self.norm = [norm(ln, self.avg, k1, b) for ln in self.len]
+
+    @classmethod
+    def of_hits(
+        cls,
+        n: int,
+        total: int,
+        hits: dict[int, dict[str, int]],
+        lengths: dict[int, int],
+        df: dict[str, int],
+        k1: float = 1.5,
+        b: float = 0.75,
+    ) -> BM25:
+        """Over `n` documents of `total` words in all, of which only those a query's terms
+        occur in are known (ask/scan.py): `hits`, each one's counts of those terms; `lengths`,
+        each one's words; `df`, in how many of the n each term occurs. Its scores for a query
+        of those terms are those of the BM25 of all n documents, to the bit."""
+        bm25 = cls.__new__(cls)
+        bm25.k1, bm25.b = k1, b
+        bm25.known = frozenset(df)
+        bm25.tf = [{}] * n  # one empty dict shared: the documents no term of the query is in
+        bm25.avg = total / n if n else 0.0
+        bm25.norm = [k1] * n
+        for i, counted in hits.items():
+            bm25.tf[i] = counted
+            bm25.norm[i] = norm(lengths[i], bm25.avg, k1, b)
+        bm25.len = []  # not known: only the norms of the documents hit are
+        bm25.postings = {t: sorted(i for i, counted in hits.items() if t in counted) for t in df}
+        bm25.idf = {t: idf(n, found) for t, found in df.items() if found}
+        return bm25
 
     def scores(self, query: str) -> list[float]:
+        asked = set(words(query))
+        if self.known is not None and not asked <= self.known:
+            raise RuntimeError(f"a BM25 of the terms {sorted(self.known)} asked for {sorted(asked)}")
         out = [0.0] * len(self.tf)
-        for t in set(words(query)):
-            idf = self.idf.get(t)
-            if idf is None:
+        for t in asked:
+            weight = self.idf.get(t)
+            if weight is None:
                 continue
             for i in self.postings[t]:
                 f = self.tf[i][t]
-                out[i] += idf * f * (self.k1 + 1) / (f + self.norm[i])
+                out[i] += weight * f * (self.k1 + 1) / (f + self.norm[i])
         return out

@@ -122,8 +122,9 @@ def ask(
         quoting = schema.ask.mode == "quote" if opts.quote is None else opts.quote
         caching = opts.use_cache and current and not quoting
         stored = state.cached(key) if caching else None
-        if stored is None:  # ranked, or shown whole: the pages' bodies read (an answer stored needs none)
-            shown.corpus = read.corpus(pages)
+        shown.read = read.plain  # where ranked or shown whole (an answer stored needs no page's text)
+        if stored is None:  # ranked: its words found in every page's terms, the pages shown read
+            shown.corpus = read.corpus(pages, question)
         if quoting:
             result = _quote(wiki, question, on_text)
         elif stored is not None:

@@ -77,7 +77,8 @@ class Corpus:
         targets = [list(dict.fromkeys(t for s in found for t in s.links if t)) for found in cut]
         orders = [s.order for s in units]
         rankers = PageRanker(pages), BM25([unit_text(s) for s in units])
-        self._made(pages, units, orders, [len(found) for found in cut], targets, *rankers)
+        self._made(pages, units, orders, [len(found) for found in cut], *rankers)
+        self._linked(pages, targets)
 
     @classmethod
     def of(
@@ -96,7 +97,8 @@ class Corpus:
         text (page_text, unit_text)."""
         corpus = cls.__new__(cls)
         rankers = PageRanker(pages, page_terms), BM25.of_terms(unit_terms)
-        corpus._made(pages, units, orders, counts, targets, *rankers)
+        corpus._made(pages, units, orders, counts, *rankers)
+        corpus._linked(pages, targets)
         return corpus
 
     def _made(
@@ -105,15 +107,12 @@ class Corpus:
         units: Sequence[Sentence],
         orders: list[int],
         counts: list[int],
-        targets: list[list[str]],
         ranker: PageRanker,
         unit_bm25: BM25,
     ) -> None:
         self.pages, self.units, self.ranker, self.unit_bm25 = pages, units, ranker, unit_bm25
         self.orders = orders  # each sentence's place in its page
         self.slugs = [slug for p, n in zip(pages, counts, strict=True) for slug in repeat(p.slug, n)]
-        self.links = {p.slug: found for p, found in zip(pages, targets, strict=True)}
-        self.inbound = Tally(t for found in targets for t in found)  # pages linking to each page
         self.spans: dict[str, range] = {}  # slug -> its sentences' places in `units`
         at = 0
         for page, n in zip(pages, counts, strict=True):
@@ -124,10 +123,18 @@ class Corpus:
         """The places in `units` of a page's sentences, in page order."""
         return list(self.spans.get(slug, ()))
 
+    def _linked(self, pages: list[Page], targets: list[list[str]]) -> None:
+        self.links = {p.slug: found for p, found in zip(pages, targets, strict=True)}
+        self.inbound = Tally(t for found in targets for t in found)  # pages linking to each page
+
     def page_links(self, page: Page) -> list[str]:
         """The slugs a page links to from its sentences (not from its Sources, Topics or
         Linked from lists: those name files and pages, not the entities it speaks of)."""
         return list(self.links.get(page.slug, ()))
+
+    def inbound_of(self, slug: str) -> int:
+        """How many of the pages link to this one from their sentences."""
+        return self.inbound.get(slug, 0)
 
 
 def page_text(page: Page) -> str:
@@ -152,10 +159,15 @@ class PageRanker:
     """page_scores over a fixed list of pages, indexed once: a process that ranks many
     questions against one wiki (`wikic mcp`'s search) pays for the index only once."""
 
-    def __init__(self, pages: list[Page], counted: list[dict[str, int]] | None = None) -> None:
-        """`counted`: terms() of each page's page_text, where they are known (ask/index.py)."""
+    def __init__(
+        self, pages: list[Page], counted: list[dict[str, int]] | None = None, bm25: BM25 | None = None
+    ) -> None:
+        """`counted`: terms() of each page's page_text, where they are known (ask/index.py);
+        `bm25`: their BM25, where it is made otherwise (ask/scan.py)."""
         self.pages = pages
-        self.bm25 = BM25([page_text(p) for p in pages]) if counted is None else BM25.of_terms(counted)
+        if bm25 is None:
+            bm25 = BM25([page_text(p) for p in pages]) if counted is None else BM25.of_terms(counted)
+        self.bm25 = bm25
         self.names: list[str] = []  # casefolded titles and aliases, as `named` compares them
         self.owner: list[int] = []  # the page each name belongs to
         for i, page in enumerate(pages):
@@ -250,7 +262,7 @@ def _bridges(question: str, corpus: Corpus, scores: list[float]) -> list[Page]:
                 continue
             seen.add(slug)
             out.append(page)
-    out.sort(key=lambda p: corpus.inbound.get(p.slug, 0))
+    out.sort(key=lambda p: corpus.inbound_of(p.slug))
     return out[:HOP_PAGES]
 
 

@@ -62,6 +62,10 @@ class Prompts:
 
         raise jinja2.TemplateNotFound(name)
 
+    def shipped(self, name: str) -> bool:
+        """Whether the template is wikic's own, not the project's."""
+        return self.source_of(name).parent == PACKAGE_DIR
+
     def stage_hash(self, stage: str) -> str:
         """A hash of the templates a stage uses, to explain why its prompts changed."""
         if stage not in self._hashes:

@@ -101,6 +101,9 @@ CREATE TABLE IF NOT EXISTS kept (name TEXT PRIMARY KEY, blob BLOB NOT NULL);
 -- large wiki reads only the pages changed since; those of the pages a forgetting build changed dropped.
 CREATE TABLE IF NOT EXISTS ask_pages (
     rel TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, head BLOB NOT NULL, body BLOB NOT NULL);
+-- Beside each record, what ranking reads of its page as text (ask/terms.py): a question finds its
+-- own words' lines in each, and reads the records of the pages it shows alone.
+CREATE TABLE IF NOT EXISTS ask_terms (rel TEXT PRIMARY KEY, terms TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS kept_pages (id TEXT PRIMARY KEY, page BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS kept_heads (id TEXT PRIMARY KEY, head TEXT NOT NULL) WITHOUT ROWID;
 -- Any change of the planned rows, by any writer (an older wikic too), marks the kept plan as not
