@@ -33,7 +33,7 @@ from wikic.ask.context import BOOKKEEPING, TYPE_ORDER
 from wikic.ask.passages import Sentence, sentences
 from wikic.ask.rank import terms
 from wikic.ask.select import Corpus, page_text, unit_text
-from wikic.ask.terms import Counted, counted, of_digest, terms_text
+from wikic.ask.terms import Counted, counted, links_of, terms_text
 from wikic.errors import UsageError
 from wikic.hashing import text_hash
 from wikic.state import State
@@ -81,7 +81,7 @@ class Indexed:
 
             return scanned(self, pages, question)
         self.plain(pages)
-        parts = {rel: part for rel, text in self.terms_of(pages) if (part := parsed(text)) is not None}
+        parts = {rel: part for rel, text, _ in self.terms_of(pages) if (part := parsed(text)) is not None}
         missing = [p for p in pages if p.rel not in parts]
         self.read_again(missing)
         parts.update((p.rel, counted(self.texts[p.rel])) for p in missing)
@@ -101,17 +101,19 @@ class Indexed:
         """Of each page's plain text: what an answer depends on of it."""
         return [self.digests[p.rel] for p in pages]
 
-    def terms_of(self, pages: Iterable[Page] | None = None) -> Iterator[tuple[str, str]]:
+    def terms_of(self, pages: Iterable[Page] | None = None) -> Iterator[tuple[str, str, str]]:
         """The terms (ask/terms.py) of these pages, or of every page kept (the caller picks
-        those it ranks): as read this time, else as kept where they are of the page's record."""
+        those it ranks), with their links' line: as read this time, else as kept where they
+        are of the page's record."""
         wanted = None if pages is None else {p.rel for p in pages}
+        texts, digests = self.texts, self.digests
         for rel, text in self.state.ask_terms(wanted):
-            digest = self.digests.get(rel)
-            if rel not in self.texts and digest is not None and of_digest(text, digest):
-                yield rel, text
-        for rel, text in self.texts.items():  # those the database could not take, or read again
-            if wanted is None or rel in wanted:
-                yield rel, text
+            digest = digests.get(rel)
+            if digest is not None and rel not in texts and (links := links_of(text, digest)) is not None:
+                yield rel, text, links
+        for rel, text in texts.items():  # those the database could not take, or read again
+            if (wanted is None or rel in wanted) and (links := links_of(text, digests[rel])) is not None:
+                yield rel, text, links
 
     def plain(self, pages: list[Page]) -> None:
         """These pages' plain text and sentences, from their records' bodies."""

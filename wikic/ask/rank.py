@@ -77,17 +77,17 @@ class BM25:
         total: int,
         hits: dict[int, dict[str, int]],
         lengths: dict[int, int],
-        df: dict[str, int],
+        postings: dict[str, list[int]],
         k1: float = 1.5,
         b: float = 0.75,
     ) -> BM25:
         """Over `n` documents of `total` words in all, of which only those a query's terms
         occur in are known (ask/scan.py): `hits`, each one's counts of those terms; `lengths`,
-        each one's words; `df`, in how many of the n each term occurs. Its scores for a query
-        of those terms are those of the BM25 of all n documents, to the bit."""
+        each one's words; `postings`, the documents each term is in, in order. Its scores for a
+        query of those terms are those of the BM25 of all n documents, to the bit."""
         bm25 = cls.__new__(cls)
         bm25.k1, bm25.b = k1, b
-        bm25.known = frozenset(df)
+        bm25.known = frozenset(postings)
         bm25.tf = [{}] * n  # one empty dict shared: the documents no term of the query is in
         bm25.avg = total / n if n else 0.0
         bm25.norm = [k1] * n
@@ -95,8 +95,8 @@ class BM25:
             bm25.tf[i] = counted
             bm25.norm[i] = norm(lengths[i], bm25.avg, k1, b)
         bm25.len = []  # not known: only the norms of the documents hit are
-        bm25.postings = {t: sorted(i for i, counted in hits.items() if t in counted) for t in df}
-        bm25.idf = {t: idf(n, found) for t, found in df.items() if found}
+        bm25.postings = postings
+        bm25.idf = {t: idf(n, len(found)) for t, found in postings.items() if found}
         return bm25
 
     def scores(self, query: str) -> list[float]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from wikic.ask.rank import BM25, words
 from wikic.ask.select import Corpus, PageRanker
-from wikic.ask.terms import lengths, line_of, targets_line
+from wikic.ask.terms import lengths, word_line
 from wikic.wiki.page import Page
 
 if TYPE_CHECKING:
@@ -25,32 +25,34 @@ class _Found:
 
     def __init__(self, asked: list[str]) -> None:
         self.asked = asked
+        self.needles = [(word, f"\n{word} ") for word in asked]
         self.pages: dict[int, dict[str, int]] = {}  # page -> its count of each word asked
-        self.units: dict[int, list[tuple[int, str, int]]] = {}  # page -> (sentence, word, count)
+        self.units: dict[int, list[tuple[str, list[int], list[int]]]] = {}  # page -> (word, places, counts)
         self.lengths: dict[int, list[int]] = {}  # page -> its sentences' words, where one is hit
         self.links: dict[int, str] = {}  # page -> the pages it links to (JSON), where it links
 
-    def take(self, at: int, text: str) -> bool:
+    def take(self, at: int, text: str, links: str) -> bool:
         """One page's terms; False (and nothing taken) where they are not as terms_text makes them."""
+        counts: dict[str, int] = {}
+        hits: list[tuple[str, list[int], list[int]]] = []
         try:
-            counts: dict[str, int] = {}
-            hits: list[tuple[int, str, int]] = []
-            for word in self.asked:
-                found = line_of(text, word)
-                if found is not None:
-                    if found[0]:
-                        counts[word] = found[0]
-                    hits += [(place, word, n) for place, n in found[1]]
-            links = targets_line(text)
-            sized = lengths(text) if hits else []
-            if any(place >= len(sized) for place, _, _ in hits):
-                return False
+            for word, needle in self.needles:
+                found = text.find(needle)
+                if found >= 0:
+                    count, places, each = word_line(text, found, word)
+                    if count:
+                        counts[word] = count
+                    if places:
+                        hits.append((word, places, each))
+            if hits:
+                sized = lengths(text)
+                if any(len(places) != len(each) or max(places) >= len(sized) for _, places, each in hits):
+                    return False
+                self.units[at], self.lengths[at] = hits, sized
         except (ValueError, IndexError):
             return False
         if counts:
             self.pages[at] = counts
-        if hits:
-            self.units[at], self.lengths[at] = hits, sized
         if links != "[]":
             self.links[at] = links
         return True
@@ -63,12 +65,18 @@ class Scanned(Corpus):
     def __init__(self, indexed: Indexed, pages: list[Page], question: str) -> None:
         found = _Found(list(dict.fromkeys(words(question))))
         where = {p.rel: i for i, p in enumerate(pages)}
-        taken = {rel for rel, text in indexed.terms_of(pages) if found.take(where[rel], text)}
+        taken = set()
+        for rel, text, links in indexed.terms_of():  # every page's (those not ranked passed over)
+            at = where.get(rel)
+            if at is not None and found.take(at, text, links):
+                taken.add(rel)
         again = [p for p in pages if p.rel not in taken]  # none kept, or not as made: read again
         indexed.read_again(again)
-        for page in again:
-            if not found.take(where[page.rel], indexed.texts[page.rel]):
-                raise RuntimeError(f"{page.rel}: its terms as made cannot be read back")
+        for rel, text, links in indexed.terms_of(again):
+            if found.take(where[rel], text, links):
+                taken.add(rel)
+        if len(taken) < len(pages):
+            raise RuntimeError(f"{len(pages) - len(taken)} pages' terms as made cannot be read back")
         self._links = {pages[at].slug: line for at, line in found.links.items()}
         sizes = [indexed.sizes[p.rel] for p in pages]
         counts = [s.units for s in sizes]
@@ -77,29 +85,30 @@ class Scanned(Corpus):
         for at, n in enumerate(counts):
             starts[at] = total
             total += n
-        page_df = Tally(word for counted in found.pages.values() for word in counted)
         page_bm25 = BM25.of_hits(
             len(pages),
             sum(s.words for s in sizes),
             found.pages,
             {at: sizes[at].words for at in found.pages},
-            {word: page_df[word] for word in found.asked},
+            {
+                word: sorted(at for at, counted in found.pages.items() if word in counted)
+                for word in found.asked
+            },
         )
         unit_hits: dict[int, dict[str, int]] = {}
         unit_lengths: dict[int, int] = {}
-        for at, hits in found.units.items():
-            for place, word, n in hits:
-                unit = starts[at] + place
-                unit_hits.setdefault(unit, {})[word] = n
-                unit_lengths[unit] = found.lengths[at][place]
-        unit_df = Tally(word for counted in unit_hits.values() for word in counted)
-        unit_bm25 = BM25.of_hits(
-            total,
-            sum(s.unit_words for s in sizes),
-            unit_hits,
-            unit_lengths,
-            {word: unit_df[word] for word in found.asked},
-        )
+        postings: dict[str, list[int]] = {word: [] for word in found.asked}
+        for at in sorted(found.units):  # in page order: each word's sentences in order
+            start, sized = starts[at], found.lengths[at]
+            for word, places, each in found.units[at]:
+                postings[word] += [start + place for place in places]
+                for place, n in zip(places, each, strict=True):
+                    counted = unit_hits.get(start + place)
+                    if counted is None:
+                        counted = unit_hits[start + place] = {}
+                        unit_lengths[start + place] = sized[place]
+                    counted[word] = n
+        unit_bm25 = BM25.of_hits(total, sum(s.unit_words for s in sizes), unit_hits, unit_lengths, postings)
         orders = [place for n in counts for place in range(n)]
         self._made(pages, indexed.units(pages), orders, counts, PageRanker(pages, bm25=page_bm25), unit_bm25)
 

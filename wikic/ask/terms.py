@@ -4,12 +4,15 @@ per word, so that a question finds the lines of its own words with str.find and 
 record need be decoded but those of the pages it shows (ask/scan.py).
 
     <the page's plain text's digest, as its record's head has it>
-    #<each sentence's words counted, in page order>
     <the pages its sentences link to, as JSON>
-    <word> <its count in the page> <sentence>:<its count there>,...
+    #<each sentence's words counted, in page order>
+    <word> <its count in the page> <each sentence it is in, by place>,...[;<its count in each>,...]
+
+(the counts in the sentences left out where each is 1).
 
 A word is of ask/rank.py's words(): no space, no comma, no colon, never a line's first "#" or
-"[", so a word's line is the one text.find(f"\\n{word} ") finds."""
+"[", so a word's line is the one text.find(f"\\n{word} ") finds. The links' line holds the only
+quotes: a page's JSON string is found in no other line."""
 
 from __future__ import annotations
 
@@ -29,63 +32,63 @@ class Counted:
 def terms_text(
     digest: str, page_terms: dict[str, int], unit_terms: list[dict[str, int]], targets: list[str]
 ) -> str:
-    units: dict[str, list[str]] = {}
+    places: dict[str, list[int]] = {}
+    counts: dict[str, list[int]] = {}
     for at, counted in enumerate(unit_terms):
         for word, n in counted.items():
-            units.setdefault(word, []).append(f"{at}:{n}")
+            places.setdefault(word, []).append(at)
+            counts.setdefault(word, []).append(n)
     sizes = "#" + " ".join(str(sum(c.values())) for c in unit_terms)
-    lines = [digest, sizes, json.dumps(targets, ensure_ascii=False)]
-    for word in dict.fromkeys([*page_terms, *units]):
-        lines.append(f"{word} {page_terms.get(word, 0)} {','.join(units.get(word, ()))}")
+    lines = [digest, json.dumps(targets, ensure_ascii=False), sizes]
+    for word in dict.fromkeys([*page_terms, *places]):
+        line = f"{word} {page_terms.get(word, 0)} {','.join(map(str, places.get(word, ())))}"
+        if any(n != 1 for n in counts.get(word, ())):
+            line += ";" + ",".join(map(str, counts[word]))
+        lines.append(line)
     return "\n".join(lines) + "\n"
 
 
-def of_digest(text: str, digest: str) -> bool:
-    """Whether the text is of the page whose plain text has this digest (of its record)."""
-    return text.startswith(digest) and text[len(digest) : len(digest) + 2] == "\n#"
-
-
-def line_of(text: str, word: str) -> tuple[int, list[tuple[int, int]]] | None:
-    """A word's count in the page and, for each sentence it is in, the sentence's place and its
-    count there; None where the page has no such word."""
-    at = text.find(f"\n{word} ")
-    if at < 0:
+def links_of(text: str, digest: str) -> str | None:
+    """The links' line (JSON) where the text is of the page whose plain text has this digest
+    (its record's); else None."""
+    start = len(digest) + 1
+    if not text.startswith(digest) or text[start - 1 : start + 1] != "\n[":
         return None
+    end = text.find("\n", start)
+    return text[start:end] if end > 0 and text[end - 1] == "]" else None
+
+
+def word_line(text: str, at: int, word: str) -> tuple[int, list[int], list[int]]:
+    """The line found at `at` (text.find(f"\\n{word} ")): the word's count in the page, the
+    places of the sentences it is in, and its count in each."""
     start = at + len(word) + 2
-    line = text[start : text.index("\n", start)]
-    count, _, units = line.partition(" ")
-    found = []
-    if units:
-        for unit in units.split(","):
-            place, _, n = unit.partition(":")
-            found.append((int(place), int(n)))
-    return int(count), found
+    count, _, units = text[start : text.index("\n", start)].partition(" ")
+    return (int(count), *_units(units))
+
+
+def _units(units: str) -> tuple[list[int], list[int]]:
+    if not units:
+        return [], []
+    places, _, counts = units.partition(";")
+    at = list(map(int, places.split(",")))
+    return at, (list(map(int, counts.split(","))) if counts else [1] * len(at))
 
 
 def lengths(text: str) -> list[int]:
     """The words of each sentence."""
     start = text.index("\n#") + 2
-    line = text[start : text.index("\n", start)]
-    return [int(n) for n in line.split()]
-
-
-def targets_line(text: str) -> str:
-    """The pages its sentences link to, as JSON (json.loads gives the list)."""
-    start = text.index("\n", text.index("\n#") + 2) + 1
-    return text[start : text.index("\n", start)]
+    return list(map(int, text[start : text.index("\n", start)].split()))
 
 
 def counted(text: str) -> Counted:
     """All of it (select.Corpus.of), for a corpus of every page."""
-    head, lens, links, *lines = text.split("\n")[:-1]
+    _, links, lens, *lines = text.split("\n")[:-1]
     units: list[dict[str, int]] = [{} for _ in lens[1:].split()]
     page: dict[str, int] = {}
     for line in lines:
         word, count, found = line.split(" ")
         if count != "0":
             page[word] = int(count)
-        if found:
-            for unit in found.split(","):
-                place, _, n = unit.partition(":")
-                units[int(place)][word] = int(n)
+        for place, n in zip(*_units(found), strict=True):
+            units[place][word] = n
     return Counted(page, units, json.loads(links))
