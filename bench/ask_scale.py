@@ -8,9 +8,13 @@ process meets the wiki:
 
 - every page read (what ask did before ask/index.py): the pages read and parsed, their
   corpus made, the question ranked;
-- the first question: every page read and its record kept in state.db (ask_pages);
-- the next questions: every page from its record;
-- after one page changed: that page read, the others from their records.
+- the first question: every page read and its record kept in state.db (ask_pages,
+  ask_terms);
+- the next questions, every record's body decoded (the corpus of every page, as before
+  ask/scan.py);
+- the next questions: the question's words found in every page's terms, the bodies of the
+  pages it shows decoded (ask/scan.py, as `wikic ask` ranks);
+- after one page changed: that page read, the others as the line before.
 
 Each way must rank every question the same (sentence for sentence); the ratios are
 against the first figure, measured in the same run. JSON on stdout, progress on stderr.
@@ -42,14 +46,20 @@ def say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def shown(ranking: Ranking) -> list[tuple[str, int, str]]:
+Shown = list[tuple[str, int, str]]  # a ranking as what it shows
+
+
+def shown(ranking: Ranking) -> Shown:
     return [(s.page.slug, s.order, s.text) for s in [*ranking.ranked, *ranking.bridge_sentences]]
 
 
-def timed(fn: Callable[[str], Ranking], question: str) -> tuple[float, list[tuple[str, int, str]]]:
+def timed(
+    fn: Callable[[str], list[tuple[str, int, str]]], question: str
+) -> tuple[float, list[tuple[str, int, str]]]:
+    """The seconds to rank the question and make what it shows (a sentence is made when shown)."""
     started = time.perf_counter()
-    ranking = fn(question)
-    return time.perf_counter() - started, shown(ranking)
+    got = fn(question)
+    return time.perf_counter() - started, got
 
 
 def measure(root: Path, pages: int, questions: int) -> dict[str, Any]:
@@ -61,19 +71,24 @@ def measure(root: Path, pages: int, questions: int) -> dict[str, Any]:
     words = sorted({w for p in wiki.glob("*.md") for w in p.stem.split("-") if len(w) > 3})
     asked = [" ".join(rng.sample(words, 2)) for _ in range(questions)]
 
-    def read_all(question: str) -> Ranking:
+    def read_all(question: str) -> Shown:
         every = load_pages(wiki)
-        return rank(question, every, Corpus(every), 0.3)
+        return shown(rank(question, every, Corpus(every), 0.3))
 
-    def from_records(question: str) -> Ranking:
+    def from_records(question: str, scan: bool = True) -> Shown:
         state = State.open(project.state_path)
         try:
             kept = index.indexed(wiki, state)
-            return rank(question, kept.pages, kept.corpus(kept.pages), 0.3)  # the bodies from `state`
+            corpus = kept.corpus(kept.pages, question if scan else None)  # the bodies from `state`
+            return shown(rank(question, kept.pages, corpus, 0.3))
         finally:
             state.close()
 
-    figures: dict[str, list[float]] = {"read_all": [], "first": [], "next": [], "one_changed": []}
+    def all_bodies(question: str) -> Shown:
+        return from_records(question, scan=False)
+
+    ways = ("read_all", "first", "next_all_bodies", "next", "one_changed")
+    figures: dict[str, list[float]] = {way: [] for way in ways}
     same = True
     edited = sorted(wiki.glob("*.md"))[len(asked) :]
     for n, question in enumerate(asked):
@@ -82,8 +97,8 @@ def measure(root: Path, pages: int, questions: int) -> dict[str, Any]:
         state = State.open(project.state_path)
         state.drop_ask_rows([rel for rel, *_ in state.ask_heads()])  # the first question over this wiki
         state.close()
-        for what in ("first", "next"):
-            seconds, got = timed(from_records, question)
+        for what, way in (("first", from_records), ("next_all_bodies", all_bodies), ("next", from_records)):
+            seconds, got = timed(way, question)
             figures[what].append(seconds)
             same = same and got == expected
         page = edited[n]
