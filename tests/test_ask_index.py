@@ -236,6 +236,21 @@ def test_terms_damaged_or_missing_are_read_again(project: Project) -> None:
             assert seen(mine) == seen(rank(question, pages, fresh, floor))
 
 
+def test_records_the_database_cannot_take_rank_from_memory(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process writing: the records are not kept, and the question ranks from the
+    pages read this time, as over the pages read."""
+    monkeypatch.setattr(State, "save_ask_rows", lambda self, rows, gone: False)
+    pages = load_pages(project.wiki_dir)
+    fresh = Corpus(pages)
+    for question in QUESTIONS:
+        got = indexed(project)
+        assert got.read == len(pages) and rows(project) == {}
+        mine = rank(question, got.pages, got.corpus(got.pages, question), 0.3)
+        assert seen(mine) == seen(rank(question, pages, fresh, 0.3))
+
+
 def test_an_answer_asked_before_reads_no_body(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     """Its key is of the heads: the bodies (what ranking needs, most of a record) stay unread."""
     question = "Who was born in the town of Linden?"
