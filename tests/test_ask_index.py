@@ -15,6 +15,7 @@ from projects import make_project, run_build
 from test_ask import asking, large_notes
 from test_ask_select import bridge_notes
 
+from wikic import snapshot
 from wikic.ask import index as ask_index
 from wikic.ask.context import load_pages
 from wikic.ask.select import Corpus, Ranking, page_scores, rank
@@ -249,6 +250,25 @@ def test_records_the_database_cannot_take_rank_from_memory(
         assert got.read == len(pages) and rows(project) == {}
         mine = rank(question, got.pages, got.corpus(got.pages, question), 0.3)
         assert seen(mine) == seen(rank(question, pages, fresh, 0.3))
+
+
+def test_the_walk_of_the_wiki_lists_the_pages_as_ask_lists_them(tmp_path: Path) -> None:
+    """ask takes its listing of wiki/ from the walk its clean mark makes: the same pages with the
+    same stats (a link's of the file it points at), not index.md or log.md, nothing below a
+    folder; a folder named like a page is no page either way (ask cannot read it)."""
+    wiki = tmp_path / "wiki"
+    (wiki / "sub").mkdir(parents=True)
+    for name in ("a.md", "b c.md", "index.md", "log.md", ".hidden.md", "notes.txt", "c.md.tmp", "sub/d.md"):
+        (wiki / name).write_text(f"# {name}\n")
+    (wiki / "folder.md").mkdir()
+    (wiki / "link.md").symlink_to(wiki / "a.md")
+    (wiki / "dangling.md").symlink_to(wiki / "nowhere.md")
+    os.utime(wiki / "a.md", ns=(1, 10**18))
+    _, pages = ask_index.listing(snapshot.wiki(Project(tmp_path)), 0)
+    listed = {f"wiki/{name}": st for name, st in ask_index._listing(wiki) if name != "folder.md"}
+    assert pages == listed
+    assert set(pages) == {"wiki/a.md", "wiki/b c.md", "wiki/.hidden.md", "wiki/link.md"}
+    assert pages["wiki/link.md"] == pages["wiki/a.md"] == ((wiki / "a.md").stat().st_size, 10**18)
 
 
 def test_an_answer_asked_before_reads_no_body(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, NamedTuple, overload
 
 from wikic.ask.context import BOOKKEEPING, TYPE_ORDER
 from wikic.ask.passages import Sentence, sentences
@@ -36,6 +36,7 @@ from wikic.ask.select import Corpus, page_text, unit_text
 from wikic.ask.terms import Counted, counted, links_of, terms_text
 from wikic.errors import UsageError
 from wikic.hashing import text_hash
+from wikic.snapshot import Tree
 from wikic.state import State
 from wikic.wiki.page import Citation, Page, split_page
 
@@ -46,10 +47,10 @@ HEAD, BODY = 9, 2  # fields of each part (record())
 READ_NOTE = 1000  # pages to read from which a question says so first (indexed's on_read)
 
 Row = tuple[str, str, int, int, list[tuple[str, int, int]], list[str]]  # a sentence as kept
+Listing = tuple[int, dict[str, tuple[int, int]]]  # when wiki/ was listed (ns), each page's size and mtime
 
 
-@dataclass(frozen=True)
-class Sizes:
+class Sizes(NamedTuple):
     """How much of a page ranking counts (its record's head): its sentences, the words of its
     page_text and of its sentences' unit_text."""
 
@@ -153,7 +154,7 @@ class Indexed:
                 size = mtime = -1  # matched by no stat: read again next time
             read = _read(path, rel)
             head, body, text = record(read or Page(rel, ""))  # gone: a page without sentences
-            if head[0] != self.digests[rel] or _sizes(head) != self.sizes[rel]:
+            if head[0] != self.digests[rel] or Sizes._make(head[6:9]) != self.sizes[rel]:
                 raise UsageError(f"{rel} changed while ask read it: ask again")
             self._take(page, body)
             self.texts[rel] = text
@@ -218,22 +219,26 @@ class _Units(Sequence[Sentence]):
         return made
 
 
-def indexed(wiki_dir: Path, state: State, on_read: Callable[[int], None] | None = None) -> Indexed:
+def indexed(
+    wiki_dir: Path, state: State, on_read: Callable[[int], None] | None = None, listed: Listing | None = None
+) -> Indexed:
     """Every page in wiki/ (not index.md or log.md) from its record's head where its stat is as
     when it was kept, else read (and its record kept). `on_read`: told how many pages are to be
-    read, where they are READ_NOTE or more (a first question over a large wiki). `state` stays
-    open while the result is used: its corpus reads the bodies and terms from it."""
-    started = time.time_ns()
-    listed = {f"wiki/{name}": st for name, st in _listing(wiki_dir)}
+    read, where they are READ_NOTE or more (a first question over a large wiki); `listed`: the
+    pages as a walk of wiki/ just found them (listing()), else listed here. `state` stays open
+    while the result is used: its corpus reads the bodies and terms from it."""
+    if listed is None:
+        listed = time.time_ns(), {f"wiki/{name}": st for name, st in _listing(wiki_dir)}
+    started, stats = listed
     heads: dict[str, list[Any]] = {}
     gone: list[str] = []
     for rel, size, mtime, raw in state.ask_heads():
-        st = listed.get(rel)
+        st = stats.get(rel)
         if st is None:
             gone.append(rel)
         elif (size, mtime) == st and (data := _decoded(raw, HEAD)) is not None:
             heads[rel] = data
-    stale = [(rel, st) for rel, st in sorted(listed.items()) if rel not in heads]
+    stale = [(rel, st) for rel, st in sorted(stats.items()) if rel not in heads]
     if on_read is not None and len(stale) >= READ_NOTE:
         on_read(len(stale))
     fresh: dict[str, tuple[int, int, bytes, bytes, str]] = {}
@@ -249,14 +254,15 @@ def indexed(wiki_dir: Path, state: State, on_read: Callable[[int], None] | None 
     if (fresh or gone) and state.save_ask_rows(fresh, gone):
         texts = {}  # kept: read from the database with the others
     got = Indexed(wiki_dir, state, [], {}, texts=texts, read=len(fresh))
-    for rel, head in heads.items():
+    # in load_pages' order: by type, then slug (the page's file name; head[2] is Page.type)
+    for rel in sorted(heads, key=lambda rel: (TYPE_ORDER.get(heads[rel][2], 0), rel[5:-3])):
+        head = heads[rel]
         page = _Headed(rel, "", _meta(head))
         got.pages.append(page)
         got.digests[rel] = head[0]
-        got.sizes[rel] = _sizes(head)
+        got.sizes[rel] = Sizes._make(head[6:9])
         if rel in bodies:
             got._take(page, bodies[rel])
-    got.pages.sort(key=lambda p: (TYPE_ORDER.get(p.type, 0), p.slug))
     return got
 
 
@@ -285,10 +291,6 @@ def parsed(text: str) -> Counted | None:
         return None
 
 
-def _sizes(head: list[Any]) -> Sizes:
-    return Sizes(*head[6:9])
-
-
 def _packed(fields: list[Any]) -> bytes:
     return MARK + marshal.dumps(fields)
 
@@ -315,6 +317,16 @@ def _strings_or(value: Any, keep_str: bool = True) -> Any:
     if isinstance(value, list):
         return [str(v) for v in value] if not keep_str else [v for v in value if isinstance(v, str)]
     return value if keep_str and isinstance(value, str) else None
+
+
+def listing(walked: Tree, taken_ns: int) -> Listing:
+    """The pages of a walk of wiki/ (snapshot.wiki) begun at `taken_ns`, as _listing finds them:
+    the files wiki/*.md (a link's as the file it points at), not index.md or log.md."""
+    pages = {}
+    for name, st in walked.stats.items():
+        if name.endswith(".md") and name.count("/") == 1 and name[5:-3] not in BOOKKEEPING:
+            pages[name] = st
+    return taken_ns, pages
 
 
 def _listing(wiki_dir: Path) -> list[tuple[str, tuple[int, int]]]:

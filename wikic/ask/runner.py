@@ -15,9 +15,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from wikic import snapshot
 from wikic.ask.answers import Citations, check_citations, save_answer
 from wikic.ask.context import AskWiki, Context, ContextBuilder, read_index
-from wikic.ask.index import indexed
+from wikic.ask.index import indexed, listing
 from wikic.ask.passages import line_ref
 from wikic.ask.select import rank
 from wikic.ask.support import quote_answer, quoted, unsupported
@@ -107,8 +108,10 @@ def ask(
     mid = model_id(schema.model, project.root)
     state = State.open(project.state_path)
     try:
-        current = check_wiki(project, schema, mid, state, opts.stale_ok)
-        read = indexed(project.wiki_dir, state, _reading(opts))
+        walked_ns = time.time_ns()
+        walked = snapshot.wiki(project)  # the mark's walk gives ask its listing of wiki/ too
+        current = check_wiki(project, schema, mid, state, opts.stale_ok, walked)
+        read = indexed(project.wiki_dir, state, _reading(opts), listing(walked, walked_ns))
         pages, hidden = shown_pages(schema, read.pages)
         index = read_index(project.wiki_dir, hidden)
         redactor = Redactor.from_config(schema.privacy.redact)
@@ -180,26 +183,34 @@ def _save(wiki: _Wiki, state: State, result: AskResult, opts: AskOptions, curren
     return saved
 
 
-def wiki_mark(project: Project, schema: Schema, mid: str) -> str:
-    """What the build records as "clean" when it leaves the wiki current: its inputs and wiki/."""
-    from wikic.snapshot import build_inputs, clean_mark
+def wiki_mark(project: Project, schema: Schema, mid: str, walked: snapshot.Tree | None = None) -> str:
+    """What the build records as "clean" when it leaves the wiki current: its inputs and wiki/
+    (as `walked` just now)."""
+    return snapshot.clean_mark(project, snapshot.build_inputs(project, mid), walked)
 
-    return clean_mark(project, build_inputs(project, mid))
 
-
-def is_current(project: Project, schema: Schema, mid: str, state: State) -> bool:
+def is_current(
+    project: Project, schema: Schema, mid: str, state: State, walked: snapshot.Tree | None = None
+) -> bool:
     """Built from the sources, schema and templates as they are now. An answer saved since
     (a new name in wiki/, which the next build will index) does not make the wiki stale."""
-    mark = wiki_mark(project, schema, mid)
+    mark = wiki_mark(project, schema, mid, walked)
     return mark in (state.get_meta(Meta.CLEAN), state.get_meta(SAVED_MARK))
 
 
-def check_wiki(project: Project, schema: Schema, mid: str, state: State, stale_ok: bool) -> bool:
+def check_wiki(
+    project: Project,
+    schema: Schema,
+    mid: str,
+    state: State,
+    stale_ok: bool,
+    walked: snapshot.Tree | None = None,
+) -> bool:
     """Refuse to answer from a wiki that was never built, or (unless stale_ok) is older than its
     inputs; True when it is current."""
     if not (project.wiki_dir / "index.md").is_file():
         raise ProjectError("the wiki has not been built yet (no wiki/index.md); run `wikic build` first")
-    current = is_current(project, schema, mid, state)
+    current = is_current(project, schema, mid, state, walked)
     if not (current or stale_ok):
         raise ProjectError(
             "the wiki is out of date: sources/, schema.yaml, the prompts or the files in wiki/ changed "
