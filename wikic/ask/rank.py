@@ -59,15 +59,19 @@ class BM25:
     def _index(self, tf: list[dict[str, int]], k1: float, b: float) -> None:
         self.k1, self.b = k1, b
         self.known: frozenset[str] | None = None  # every term's postings (of_hits: those asked)
-        self.tf = tf
+        self.tf, self.n = tf, len(tf)
         self.len = [sum(c.values()) for c in self.tf]
         self.avg = (sum(self.len) / len(self.len)) if self.len else 0.0
-        self.postings: dict[str, list[int]] = {}
+        self.postings: dict[str, list[int]] = {}  # the documents each term is in, in order
+        self.counts: dict[str, list[int]] = {}  # and its count in each
         for i, c in enumerate(self.tf):
-            for w in c:
-                self.postings.setdefault(w, []).append(i)
-        n = len(tf)
-        self.idf = {w: idf(n, len(p)) for w, p in self.postings.items()}
+            for w, f in c.items():
+                if w in self.postings:
+                    self.postings[w].append(i)
+                    self.counts[w].append(f)
+                else:
+                    self.postings[w], self.counts[w] = [i], [f]
+        self.idf = {w: idf(self.n, len(p)) for w, p in self.postings.items()}
         self.norm = [norm(ln, self.avg, k1, b) for ln in self.len]
 
     @classmethod
@@ -75,27 +79,26 @@ class BM25:
         cls,
         n: int,
         total: int,
-        hits: dict[int, dict[str, int]],
         lengths: dict[int, int],
         postings: dict[str, list[int]],
+        counts: dict[str, list[int]],
         k1: float = 1.5,
         b: float = 0.75,
     ) -> BM25:
         """Over `n` documents of `total` words in all, of which only those a query's terms
-        occur in are known (ask/scan.py): `hits`, each one's counts of those terms; `lengths`,
-        each one's words; `postings`, the documents each term is in, in order. Its scores for a
+        occur in are known (ask/scan.py): `lengths`, the words of each; `postings`, the
+        documents each term is in, in order, and `counts`, its count in each. Its scores for a
         query of those terms are those of the BM25 of all n documents, to the bit."""
         bm25 = cls.__new__(cls)
         bm25.k1, bm25.b = k1, b
         bm25.known = frozenset(postings)
-        bm25.tf = [{}] * n  # one empty dict shared: the documents no term of the query is in
+        bm25.tf, bm25.n = [], n  # not known: only the counts of the terms asked are
         bm25.avg = total / n if n else 0.0
         bm25.norm = [k1] * n
-        for i, counted in hits.items():
-            bm25.tf[i] = counted
-            bm25.norm[i] = norm(lengths[i], bm25.avg, k1, b)
-        bm25.len = []  # not known: only the norms of the documents hit are
-        bm25.postings = postings
+        for i, length in lengths.items():
+            bm25.norm[i] = norm(length, bm25.avg, k1, b)
+        bm25.len = []  # not known either: only the norms of the documents hit are
+        bm25.postings, bm25.counts = postings, counts
         bm25.idf = {t: idf(n, len(found)) for t, found in postings.items() if found}
         return bm25
 
@@ -103,12 +106,12 @@ class BM25:
         asked = set(words(query))
         if self.known is not None and not asked <= self.known:
             raise RuntimeError(f"a BM25 of the terms {sorted(self.known)} asked for {sorted(asked)}")
-        out = [0.0] * len(self.tf)
+        out = [0.0] * self.n
+        norms, k1 = self.norm, self.k1
         for t in asked:
             weight = self.idf.get(t)
             if weight is None:
                 continue
-            for i in self.postings[t]:
-                f = self.tf[i][t]
-                out[i] += weight * f * (self.k1 + 1) / (f + self.norm[i])
+            for i, f in zip(self.postings[t], self.counts[t], strict=True):
+                out[i] += weight * f * (k1 + 1) / (f + norms[i])
         return out

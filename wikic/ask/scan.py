@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter as Tally
 from functools import cached_property
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from wikic.ask.rank import BM25, words
@@ -17,7 +18,7 @@ from wikic.ask.terms import lengths, word_line
 from wikic.wiki.page import Page
 
 if TYPE_CHECKING:
-    from wikic.ask.index import Indexed
+    from wikic.ask.index import Indexed, Sizes
 
 
 class _Found:
@@ -80,37 +81,11 @@ class Scanned(Corpus):
         self._links = {pages[at].slug: line for at, line in found.links.items()}
         sizes = [indexed.sizes[p.rel] for p in pages]
         counts = [s.units for s in sizes]
-        starts = [0] * len(pages)
-        total = 0
-        for at, n in enumerate(counts):
-            starts[at] = total
-            total += n
-        page_bm25 = BM25.of_hits(
-            len(pages),
-            sum(s.words for s in sizes),
-            found.pages,
-            {at: sizes[at].words for at in found.pages},
-            {
-                word: sorted(at for at, counted in found.pages.items() if word in counted)
-                for word in found.asked
-            },
-        )
-        unit_hits: dict[int, dict[str, int]] = {}
-        unit_lengths: dict[int, int] = {}
-        postings: dict[str, list[int]] = {word: [] for word in found.asked}
-        for at in sorted(found.units):  # in page order: each word's sentences in order
-            start, sized = starts[at], found.lengths[at]
-            for word, places, each in found.units[at]:
-                postings[word] += [start + place for place in places]
-                for place, n in zip(places, each, strict=True):
-                    counted = unit_hits.get(start + place)
-                    if counted is None:
-                        counted = unit_hits[start + place] = {}
-                        unit_lengths[start + place] = sized[place]
-                    counted[word] = n
-        unit_bm25 = BM25.of_hits(total, sum(s.unit_words for s in sizes), unit_hits, unit_lengths, postings)
+        starts = list(accumulate(counts, initial=0))  # each page's first sentence's place
+        ranker = PageRanker(pages, bm25=_pages_bm25(found, sizes))
+        unit_bm25 = _sentences_bm25(found, sizes, starts)
         orders = [place for n in counts for place in range(n)]
-        self._made(pages, indexed.units(pages), orders, counts, PageRanker(pages, bm25=page_bm25), unit_bm25)
+        self._made(pages, indexed.units(pages), orders, counts, ranker, unit_bm25)
 
     def page_links(self, page: Page) -> list[str]:
         line = self._links.get(page.slug)
@@ -124,6 +99,34 @@ class Scanned(Corpus):
         """Pages linking to each page: every page's links, read in one JSON text."""
         lists = [line[1:-1] for line in self._links.values()]
         return Tally(json.loads("[" + ",".join(lists) + "]"))
+
+
+def _pages_bm25(found: _Found, sizes: list[Sizes]) -> BM25:
+    """The pages' BM25 (of their page_text) for the words asked."""
+    postings: dict[str, list[int]] = {word: [] for word in found.asked}
+    counts: dict[str, list[int]] = {word: [] for word in found.asked}
+    for at in sorted(found.pages):  # in page order
+        for word, n in found.pages[at].items():
+            postings[word].append(at)
+            counts[word].append(n)
+    lengths = {at: sizes[at].words for at in found.pages}
+    return BM25.of_hits(len(sizes), sum(s.words for s in sizes), lengths, postings, counts)
+
+
+def _sentences_bm25(found: _Found, sizes: list[Sizes], starts: list[int]) -> BM25:
+    """The sentences' BM25 (of their unit_text) for the words asked; `starts`: each page's first
+    sentence's place among all."""
+    postings: dict[str, list[int]] = {word: [] for word in found.asked}
+    counts: dict[str, list[int]] = {word: [] for word in found.asked}
+    lengths: dict[int, int] = {}
+    for at in sorted(found.units):  # in page order: each word's sentences in order
+        start, sized = starts[at], found.lengths[at]
+        for word, places, each in found.units[at]:
+            postings[word] += [start + place for place in places]
+            counts[word] += each
+            for place in places:
+                lengths[start + place] = sized[place]
+    return BM25.of_hits(starts[-1], sum(s.unit_words for s in sizes), lengths, postings, counts)
 
 
 def scanned(indexed: Indexed, pages: list[Page], question: str) -> Corpus:
