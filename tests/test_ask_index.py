@@ -17,9 +17,10 @@ from test_ask_select import bridge_notes
 
 from wikic import snapshot
 from wikic.ask import index as ask_index
-from wikic.ask.context import load_pages
+from wikic.ask.context import AskWiki, ContextBuilder, load_pages, read_index
 from wikic.ask.select import Corpus, Ranking, page_scores, rank
 from wikic.project import Project
+from wikic.prompts.loader import Prompts
 from wikic.state import State
 from wikic.wiki.page import Page
 
@@ -269,6 +270,47 @@ def test_the_walk_of_the_wiki_lists_the_pages_as_ask_lists_them(tmp_path: Path) 
     assert pages == listed
     assert set(pages) == {"wiki/a.md", "wiki/b c.md", "wiki/.hidden.md", "wiki/link.md"}
     assert pages["wiki/link.md"] == pages["wiki/a.md"] == ((wiki / "a.md").stat().st_size, 10**18)
+
+
+def test_the_opening_pages_begin_the_system_message_as_every_page_does(project: Project) -> None:
+    """Whether the whole wiki fits is told from the opening of the system message with every
+    page: with wikic's own template, the first pages' render is that opening (no other page's
+    text read); with the project's own, every page is rendered."""
+    pages = load_pages(project.wiki_dir)
+    index = read_index(project.wiki_dir, frozenset())
+    wiki = AskWiki(Prompts(project.root), "Animals", "notes", index, pages)
+    builder = ContextBuilder(wiki, len, 100)
+    whole = builder.render("Where?", pages, [])[0]
+    assert len(whole) > 5000
+    for chars in (10, 2000, 5000, len(whole) - 1, len(whole), len(whole) + 10):
+        opening = builder._opening("Where?", chars)
+        assert whole.startswith(opening) and (len(opening) >= chars or opening == whole)
+        assert opening == whole or len(opening) < len(whole)
+    own = project.root / "prompts" / "ask.system.j2"
+    own.parent.mkdir()
+    own.write_text("{{ pages | length }} pages.\n{% for page in pages %}{{ page.text }}\n{% endfor %}")
+    builder = ContextBuilder(AskWiki(Prompts(project.root), "Animals", "notes", index, pages), len, 100)
+    assert builder._opening("Where?", 10) == builder.render("Where?", pages, [])[0]
+
+
+def test_a_ranked_question_reads_the_bodies_of_the_pages_it_shows(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asking(project, "warm the records", use_cache=False)
+    wanted: list[str] = []
+    real = State.ask_bodies
+
+    def counted(self: State, rels: Iterable[str] | None = None) -> Iterator[tuple[str, bytes]]:
+        assert rels is not None  # never every body
+        wanted.extend(rels)
+        return real(self, rels)
+
+    monkeypatch.setattr(State, "ask_bodies", counted)
+    project.schema_path.write_text(project.schema_path.read_text() + "ask:\n  budget: 600\n")
+    result, _ = asking(project, "Who was born in the town of Linden?", use_cache=False, stale_ok=True)
+    listed = len(list(project.wiki_dir.glob("*.md"))) - 2
+    assert result.mode == "selected" and result.context_pages > 0 and 0 < len(set(wanted)) < listed / 2
+    assert set(result.pages) <= set(wanted)
 
 
 def test_an_answer_asked_before_reads_no_body(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
