@@ -209,7 +209,8 @@ def test_a_record_of_another_version_or_damaged_is_read_again(project: Project) 
 
 
 def test_terms_damaged_or_missing_are_read_again(project: Project) -> None:
-    """A page's terms cut short, of another record, or not kept at all: its page is read again
+    """A page's terms cut short, of another record, of another count of sentences, or not kept at
+    all: its page is read again
     where a question is ranked, and the question ranks as over the pages read."""
     indexed(project)
     kept = rows(project)
@@ -219,9 +220,13 @@ def test_terms_damaged_or_missing_are_read_again(project: Project) -> None:
         cut = terms[: terms.index("\n", terms.index("nest")) - 3]  # a word's line cut short
         size2, mtime2, head2, body2, terms2 = kept["wiki/badger.md"]
         other = kept["wiki/beaver.md"][4]  # another page's
+        size3, mtime3, head3, body3, terms3 = kept["wiki/moose.md"]
+        lens = terms3.index("\n#")
+        short = terms3[:lens] + terms3[lens:].replace(" ", "", 1)  # a sentence fewer (two lengths as one)
         damaged = {
             "wiki/otter.md": (size, mtime, head, body, cut),
             "wiki/badger.md": (size2, mtime2, head2, body2, other),
+            "wiki/moose.md": (size3, mtime3, head3, body3, short),
         }
         state.save_ask_rows(damaged, [])
         state.db.execute("DELETE FROM ask_terms WHERE rel = 'wiki/camel.md'")
@@ -229,13 +234,16 @@ def test_terms_damaged_or_missing_are_read_again(project: Project) -> None:
         state.close()
     pages = load_pages(project.wiki_dir)
     fresh = Corpus(pages)
-    for question in QUESTIONS:
+    read = []
+    for question in [*QUESTIONS, "How big is a moose?"]:
         got = indexed(project)
         scanned = got.corpus(got.pages, question)
-        assert got.read == (3 if question == QUESTIONS[0] else 0)  # and kept anew
+        read.append(got.read)
         for floor in (0.0, 0.3):
             mine = rank(question, got.pages, scanned, floor)
             assert seen(mine) == seen(rank(question, pages, fresh, floor))
+    # each read once, and kept anew: a count of sentences not its head's where a word asked is in it
+    assert read[0] == 3 and sum(read) == 4 and read[-1] <= 1
 
 
 def test_records_the_database_cannot_take_rank_from_memory(

@@ -32,6 +32,7 @@ from typing import Any, NamedTuple, overload
 from wikic.ask.context import BOOKKEEPING, TYPE_ORDER
 from wikic.ask.passages import Sentence, sentences
 from wikic.ask.rank import terms
+from wikic.ask.scan import Scanned
 from wikic.ask.select import Corpus, page_text, unit_text
 from wikic.ask.terms import Counted, counted, links_of, terms_text
 from wikic.errors import UsageError
@@ -78,9 +79,7 @@ class Indexed:
         select.Corpus makes it from the pages read. For `question`, one that ranks it alone
         (ask/scan.py), of the terms of every page and the bodies of those it shows."""
         if question is not None:
-            from wikic.ask.scan import scanned
-
-            return scanned(self, pages, question)
+            return Scanned(self, pages, question)
         self.plain(pages)
         parts = {rel: part for rel, text, _ in self.terms_of(pages) if (part := parsed(text)) is not None}
         missing = [p for p in pages if p.rel not in parts]

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 class _Found:
     """What a question's words are in, page by page (each page's place in the pages ranked)."""
 
-    def __init__(self, asked: list[str]) -> None:
-        self.asked = asked
+    def __init__(self, asked: list[str], units: list[int]) -> None:
+        self.asked, self.units_of = asked, units  # each page's sentences, as its head says
         self.needles = [(word, f"\n{word} ") for word in asked]
         self.pages: dict[int, dict[str, int]] = {}  # page -> its count of each word asked
         self.units: dict[int, list[tuple[str, list[int], list[int]]]] = {}  # page -> (word, places, counts)
@@ -47,6 +47,8 @@ class _Found:
                         hits.append((word, places, each))
             if hits:
                 sized = lengths(text)
+                if len(sized) != self.units_of[at]:
+                    return False
                 if any(len(places) != len(each) or max(places) >= len(sized) for _, places, each in hits):
                     return False
                 self.units[at], self.lengths[at] = hits, sized
@@ -64,7 +66,9 @@ class Scanned(Corpus):
     asked for, how many pages link to each counted when first asked for."""
 
     def __init__(self, indexed: Indexed, pages: list[Page], question: str) -> None:
-        found = _Found(list(dict.fromkeys(words(question))))
+        sizes = [indexed.sizes[p.rel] for p in pages]
+        counts = [s.units for s in sizes]
+        found = _Found(list(dict.fromkeys(words(question))), counts)
         where = {p.rel: i for i, p in enumerate(pages)}
         taken = set()
         for rel, text, links in indexed.terms_of():  # every page's (those not ranked passed over)
@@ -79,8 +83,6 @@ class Scanned(Corpus):
         if len(taken) < len(pages):
             raise RuntimeError(f"{len(pages) - len(taken)} pages' terms as made cannot be read back")
         self._links = {pages[at].slug: line for at, line in found.links.items()}
-        sizes = [indexed.sizes[p.rel] for p in pages]
-        counts = [s.units for s in sizes]
         starts = list(accumulate(counts, initial=0))  # each page's first sentence's place
         ranker = PageRanker(pages, bm25=_pages_bm25(found, sizes))
         unit_bm25 = _sentences_bm25(found, sizes, starts)
@@ -127,7 +129,3 @@ def _sentences_bm25(found: _Found, sizes: list[Sizes], starts: list[int]) -> BM2
             for place in places:
                 lengths[start + place] = sized[place]
     return BM25.of_hits(starts[-1], sum(s.unit_words for s in sizes), lengths, postings, counts)
-
-
-def scanned(indexed: Indexed, pages: list[Page], question: str) -> Corpus:
-    return Scanned(indexed, pages, question)
