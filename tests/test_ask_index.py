@@ -31,6 +31,7 @@ QUESTIONS = [
     "Which animal lives in region 7 and what does it eat?",
     "stable population survey",
     "nothing here matches qwertyuiop",
+    "What is it?",  # stop words alone: no word to find
 ]
 
 

@@ -24,7 +24,7 @@ class AskTables(Tables):
         yield from self.db.execute("SELECT rel, size, mtime_ns FROM ask_pages")
 
     def ask_bodies(self, rels: Iterable[str] | None = None) -> Iterator[tuple[str, bytes]]:
-        """Each page's path and its record's body, or those of these pages: one at a time (250
+        """Each page's path and its record's body, or those of these pages: one at a time (200
         MB of them at 100,000 pages)."""
         if rels is None:
             for rel, body in self.db.execute("SELECT rel, body FROM ask_pages"):
