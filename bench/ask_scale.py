@@ -53,9 +53,7 @@ def shown(ranking: Ranking) -> Shown:
     return [(s.page.slug, s.order, s.text) for s in [*ranking.ranked, *ranking.bridge_sentences]]
 
 
-def timed(
-    fn: Callable[[str], list[tuple[str, int, str]]], question: str
-) -> tuple[float, list[tuple[str, int, str]]]:
+def timed(fn: Callable[[str], Shown], question: str) -> tuple[float, Shown]:
     """The seconds to rank the question and make what it shows (a sentence is made when shown)."""
     started = time.perf_counter()
     got = fn(question)
