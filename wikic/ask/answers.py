@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wikic.build.linker import Linker, PageEntry
+from wikic.build.linker import Linker
 from wikic.fsutil import atomic_write
 from wikic.hashing import bytes_hash
 from wikic.project import Project
@@ -66,7 +66,7 @@ def check_citations(text: str, shown: list[Page], every: list[Page]) -> Citation
 
 
 def _linker(pages: list[Page]) -> Linker:
-    return Linker([PageEntry(p.slug, p.title, p.type, list(p.aliases)) for p in pages])
+    return Linker.of_pages([(p.slug, p.title, p.type, p.aliases) for p in pages])
 
 
 def content_hash(text: str) -> str:

@@ -67,16 +67,32 @@ class PageEntry:
     links: set[str] = field(default_factory=set)  # slugs this page links to
 
 
+Named = tuple[str, str, str, list[str]]  # a page's slug, title, type and aliases
+
+
+def _named(pages: list[Named]) -> tuple[dict[str, str], dict[str, str]]:
+    """Each folded title and alias's page, and each page's title."""
+    names: dict[str, str] = {}
+    # Topic pages win over source pages of the same title, then earlier slugs.
+    for slug, title, _, aliases in sorted(pages, key=lambda p: (p[2] == "source", p[0])):
+        for name in [title, *aliases]:
+            names.setdefault(name.casefold().strip(), slug)
+    return names, {slug: title for slug, title, _, _ in pages}
+
+
 class Linker:
     """Page titles and aliases to slugs: exact (case-insensitive), then fuzzy."""
 
     def __init__(self, entries: list[PageEntry]) -> None:
-        names: dict[str, str] = {}
-        # Topic pages win over source pages of the same title, then earlier slugs.
-        for e in sorted(entries, key=lambda e: (e.type == "source", e.slug)):
-            for name in [e.title, *e.aliases]:
-                names.setdefault(name.casefold().strip(), e.slug)
-        self._set(names, {e.slug: e.title for e in entries})
+        self._set(*_named([(e.slug, e.title, e.type, e.aliases) for e in entries]))
+
+    @classmethod
+    def of_pages(cls, pages: list[Named]) -> Linker:
+        """The linker of these pages, each as its slug, title, type and aliases (no PageEntry
+        made: ask resolves an answer's names over 100,000 pages)."""
+        linker = cls.__new__(cls)
+        linker._set(*_named(pages))
+        return linker
 
     @classmethod
     def made(cls, names: Mapping[str, str], titles: Mapping[str, str], heads: set[str]) -> Linker:
