@@ -367,9 +367,19 @@ def test_forgetting_a_source_drops_the_records_of_the_pages_it_changed(project: 
     before = rows(project)
     assert len(before) > 40 and any(b"otter" in head + body for _, _, head, body, _ in before.values())
     assert any("otter" in terms for *_, terms in before.values())
+    state = State.open(project.state_path)
+    try:  # terms whose record an older wikic dropped alone
+        state.db.execute("INSERT INTO ask_terms VALUES ('wiki/gone.md', 'otter 1 0')")
+    finally:
+        state.close()
     (project.root / "sources" / "otter.md").unlink()
     report, _ = run_build(project)
     assert report.ok, report.errors
+    state = State.open(project.state_path)
+    try:
+        assert not [rel for rel, terms in state.ask_terms() if "otter" in terms]
+    finally:
+        state.close()
     after = rows(project)
     dropped = before.keys() - after.keys()
     assert "wiki/otter.md" in dropped and len(after) > 40
