@@ -211,15 +211,15 @@ def test_a_record_of_another_version_or_damaged_is_read_again(project: Project) 
 
 def test_terms_damaged_or_missing_are_read_again(project: Project) -> None:
     """A page's terms cut short, of another record, of another count of sentences, or not kept at
-    all: its page is read again
-    where a question is ranked, and the question ranks as over the pages read."""
+    all: its page is read again where a question is ranked, and the question ranks as over the
+    pages read."""
     indexed(project)
     kept = rows(project)
     state = State.open(project.state_path)
     try:
         size, mtime, head, body, terms = kept["wiki/otter.md"]
         cut = terms[: terms.index("\n", terms.index("nest")) - 3]  # a word's line cut short
-        size2, mtime2, head2, body2, terms2 = kept["wiki/badger.md"]
+        size2, mtime2, head2, body2, _ = kept["wiki/badger.md"]
         other = kept["wiki/beaver.md"][4]  # another page's
         size3, mtime3, head3, body3, terms3 = kept["wiki/moose.md"]
         lens = terms3.index("\n#")
