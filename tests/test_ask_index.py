@@ -19,6 +19,7 @@ from wikic import snapshot
 from wikic.ask import index as ask_index
 from wikic.ask.context import AskWiki, ContextBuilder, load_pages, read_index
 from wikic.ask.select import Corpus, Ranking, page_scores, rank
+from wikic.hashing import text_hash
 from wikic.project import Project
 from wikic.prompts.loader import Prompts
 from wikic.state import State
@@ -320,6 +321,19 @@ def test_a_ranked_question_reads_the_bodies_of_the_pages_it_shows(
     listed = len(list(project.wiki_dir.glob("*.md"))) - 2
     assert result.mode == "selected" and result.context_pages > 0 and 0 < len(set(wanted)) < listed / 2
     assert set(result.pages) <= set(wanted)
+
+
+def test_the_answer_key_reads_each_page_from_its_head_as_the_page_read_gives_it(project: Project) -> None:
+    """What the answer key reads of each page (its slug, title, type, aliases and plain text's
+    digest) comes from the heads, the same as from the pages read."""
+    edited = project.wiki_dir / "otter.md"
+    edited.write_text(edited.read_text().replace("title: ", "aliases: [River otter, 7]\ntitle:   ", 1))
+    past(edited)
+    pages = load_pages(project.wiki_dir)
+    assert any(p.aliases == ["River otter", "7"] for p in pages)
+    expected = [[p.slug, p.title, p.type, p.aliases, text_hash(p.plain)] for p in pages]
+    first, again = indexed(project), indexed(project)  # the pages read, then from their heads
+    assert again.read == 0 and first.keyed(first.pages) == again.keyed(again.pages) == expected
 
 
 def test_an_answer_asked_before_reads_no_body(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -121,7 +121,7 @@ def ask(
         # the source lines shown beside the pages are part of what an answer depends on; a wiki
         # older than its sources (--stale-ok) may show other lines than its build saw: no cache
         sources = fingerprint(sorted(state.source_hashes().items()))
-        key = answer_key(question, index, pages, read.digests_of(pages), prompts, schema, mid, sources)
+        key = answer_key(question, index, read.keyed(pages), prompts, schema, mid, sources)
         quoting = schema.ask.mode == "quote" if opts.quote is None else opts.quote
         caching = opts.use_cache and current and not quoting
         stored = state.cached(key) if caching else None
@@ -223,18 +223,16 @@ def check_wiki(
 def answer_key(
     question: str,
     index: str,
-    pages: list[Page],
-    digests: list[str],
+    pages: list[list[Any]],
     prompts: Prompts,
     schema: Schema,
     mid: str,
     sources: str,
 ) -> str:
-    """Everything an answer depends on: the question, the wiki's text (`digests`: of each page's
-    plain text), the source lines its citations point at (`sources`: the sources' hashes), the
-    templates, the model."""
-    shown = zip(pages, digests, strict=True)
-    wiki = fingerprint([index, [[p.slug, p.title, p.type, p.aliases, d] for p, d in shown]])
+    """Everything an answer depends on: the question, the wiki's text (`pages`: each page's
+    slug, title, type, aliases and plain text's digest, index.Indexed.keyed), the source lines
+    its citations point at (`sources`: the sources' hashes), the templates, the model."""
+    wiki = fingerprint([index, pages])
     ask_cfg = schema.ask.model_dump(exclude={"cache_bytes"})
     return "ask:" + fingerprint(
         [
