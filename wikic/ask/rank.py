@@ -59,12 +59,12 @@ class BM25:
     def _index(self, tf: list[dict[str, int]], k1: float, b: float) -> None:
         self.k1, self.b = k1, b
         self.known: frozenset[str] | None = None  # every term's postings (of_hits: those asked)
-        self.tf, self.n = tf, len(tf)
-        self.len = [sum(c.values()) for c in self.tf]
-        self.avg = (sum(self.len) / len(self.len)) if self.len else 0.0
+        self.n = len(tf)
+        lengths = [sum(c.values()) for c in tf]
+        self.avg = (sum(lengths) / len(lengths)) if lengths else 0.0
         self.postings: dict[str, list[int]] = {}  # the documents each term is in, in order
         self.counts: dict[str, list[int]] = {}  # and its count in each
-        for i, c in enumerate(self.tf):
+        for i, c in enumerate(tf):
             for w, f in c.items():
                 if w in self.postings:
                     self.postings[w].append(i)
@@ -72,7 +72,7 @@ class BM25:
                 else:
                     self.postings[w], self.counts[w] = [i], [f]
         self.idf = {w: idf(self.n, len(p)) for w, p in self.postings.items()}
-        self.norm = [norm(ln, self.avg, k1, b) for ln in self.len]
+        self.norm = [norm(ln, self.avg, k1, b) for ln in lengths]
 
     @classmethod
     def of_hits(
@@ -92,12 +92,11 @@ class BM25:
         bm25 = cls.__new__(cls)
         bm25.k1, bm25.b = k1, b
         bm25.known = frozenset(postings)
-        bm25.tf, bm25.n = [], n  # not known: only the counts of the terms asked are
+        bm25.n = n
         bm25.avg = total / n if n else 0.0
         bm25.norm = [k1] * n
         for i, length in lengths.items():
             bm25.norm[i] = norm(length, bm25.avg, k1, b)
-        bm25.len = []  # not known either: only the norms of the documents hit are
         bm25.postings, bm25.counts = postings, counts
         bm25.idf = {t: idf(n, len(found)) for t, found in postings.items() if found}
         return bm25
