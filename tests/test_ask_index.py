@@ -19,6 +19,7 @@ from wikic import snapshot
 from wikic.ask import index as ask_index
 from wikic.ask.context import AskWiki, ContextBuilder, load_pages, read_index
 from wikic.ask.select import Corpus, Ranking, page_scores, rank
+from wikic.errors import PageError
 from wikic.hashing import text_hash
 from wikic.project import Project
 from wikic.prompts.loader import Prompts
@@ -248,6 +249,26 @@ def test_terms_damaged_or_missing_are_read_again(project: Project) -> None:
             assert seen(mine) == seen(rank(question, pages, fresh, floor))
     # each read once, and kept anew: a count of sentences not its head's where a word asked is in it
     assert read[0] == 3 and sum(read) == 4 and read[-1] <= 1
+
+
+def test_a_page_changed_while_ask_reads_it_is_a_clear_error(project: Project) -> None:
+    """Its record damaged, so read again, and the page not what its head was: no ranking of a
+    page half old, half new; the work failed (exit 1), ask again."""
+    indexed(project)
+    got = indexed(project)  # every page from its head
+    otter = next(p for p in got.pages if p.slug == "otter")
+    size, mtime, head, body, terms = rows(project)["wiki/otter.md"]
+    state = State.open(project.state_path)
+    try:
+        state.save_ask_rows({"wiki/otter.md": (size, mtime, head, body[:20], terms)}, [])
+    finally:
+        state.close()
+    page = project.wiki_dir / "otter.md"
+    page.write_text(page.read_text().replace("nests", "dens"))
+    with pytest.raises(PageError, match="otter.md changed while ask read it") as raised:
+        got.plain([otter])
+    assert raised.value.exit_code == 1
+    assert indexed(project).corpus(got.pages, "Where are the dens?")  # the next ask reads it anew
 
 
 def test_records_the_database_cannot_take_rank_from_memory(

@@ -35,7 +35,7 @@ from wikic.ask.rank import terms
 from wikic.ask.scan import Scanned
 from wikic.ask.select import Corpus, page_text, unit_text
 from wikic.ask.terms import Counted, counted, links_of, terms_text
-from wikic.errors import UsageError
+from wikic.errors import PageError
 from wikic.hashing import text_hash
 from wikic.snapshot import Tree
 from wikic.state import State
@@ -157,7 +157,7 @@ class Indexed:
             read = _read(path, rel)
             head, body, text = record(read or Page(rel, ""))  # gone: a page without sentences
             if head[0] != self.digests[rel] or Sizes._make(head[6:9]) != self.sizes[rel]:
-                raise UsageError(f"{rel} changed while ask read it: ask again")
+                raise PageError(f"{rel} changed while ask read it (a build under way?): ask again")
             self._take(page, body)
             self.texts[rel] = text
             fresh[rel] = (size, mtime, _packed(head), _packed(body), text)
