@@ -256,6 +256,39 @@ def test_the_pages_a_change_touches_are_those_whose_text_names_it_or_links_to_wh
         assert touched(state, _came(unrelated, {}, before)) == set()
 
 
+def test_a_page_renamed_under_its_slug_touches_the_pages_linking_to_it_only_where_its_title_changed(
+    tmp_path: Path,
+) -> None:
+    """A topic page that takes an alias (among the pages gone and new, under one slug): the
+    pages whose text names the alias are touched, not those linking to it or naming its slug
+    (they find it as before); where its title changed, those linking to it show it anew."""
+    before: dict[str, Entry] = {
+        "raft": ("Raft", "concept", [], "id:raft"),
+        "notes": ("Notes", "source", [], "id:notes"),
+        "linking": ("Linking", "source", [], "id:linking"),
+        "slugged": ("Slugged", "source", [], "id:slugged"),
+    }
+    texts = {
+        "notes": "the raft consensus protocol.",  # names the alias
+        "linking": "raft again.",  # links to it by its title
+        "slugged": "see [[raft]].",  # by its slug
+    }
+    links = {"linking": ["raft"], "slugged": ["raft"]}
+    with _state(tmp_path, texts, links) as state:
+        aliased = {"raft": ("Raft", "concept", ["Raft consensus"], "id:raft")}
+        assert touched(state, _came(aliased, {"raft": before["raft"]}, before)) == {"notes"}
+        retitled = {"raft": ("Raft consensus", "concept", [], "id:raft")}
+        touching = touched(state, _came(retitled, {"raft": before["raft"]}, before))
+        assert touching == {"notes", "linking", "slugged"}
+    # the alias let go: of the pages linking to it, those with a [[target]] like the alias
+    # (which may resolve elsewhere now) are touched too
+    before["raft"] = aliased["raft"]
+    texts["fuzzy"], links["fuzzy"] = "see [[raft-consensus]].", ["raft"]
+    with _state(tmp_path / "next", texts, links) as state:
+        let_go = {"raft": ("Raft", "concept", [], "id:raft")}
+        assert touched(state, _came(let_go, {"raft": before["raft"]}, before)) == {"notes", "fuzzy"}
+
+
 def test_an_index_that_only_listed_the_pages_added_is_checked_on_their_lines_alone() -> None:
     """lint/came.listed_alone: True only where index.md has no finding, given it had none."""
     pages = {

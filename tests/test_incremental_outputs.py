@@ -264,6 +264,10 @@ QUICK: dict[str, Callable[[Project], None]] = {
     "moved back, its title back": lambda p: _moved(
         p, "tools-now.md", "tools.md", ("# Tools now", "# Tools we use")
     ),
+    # a topic page takes an alias (a heading like its title), and lets it go: renamed under
+    # its slug, its title kept
+    "a topic page that takes an alias": lambda p: _rewrite(p, "rag.md", "## Chunking\n", "## Chunkings\n"),
+    "its alias let go": lambda p: _rewrite(p, "rag.md", "## Chunkings\n", "## Chunking\n"),
     # a source deleted: its page goes, the page it shared is rendered without it, and it is
     # forgotten everywhere as the full way forgets it (tests/test_privacy_forget.py)
     "a deleted page": _deleted_page,
@@ -308,7 +312,7 @@ def test_an_edit_whose_pages_are_known_is_assembled_from_them_and_equals_a_force
     project = make_project(tmp_path / "inc", SOURCES)
     _build(project)
     for kind, edit in QUICK.items():
-        report, _, changed, written = _quick_step(project, tmp_path, kind, edit)
+        report, got, changed, written = _quick_step(project, tmp_path, kind, edit)
         assert written == changed, kind
         # the figures of the pages' text, and of the actions, as a build of every page counts them
         full = build(Project(tmp_path / "full"), BuildOptions(force=True))
@@ -318,6 +322,10 @@ def test_an_edit_whose_pages_are_known_is_assembled_from_them_and_equals_a_force
         assert _build(project).nothing_to_do, kind
         if kind == "a page's first sentence":
             assert "index.md" in changed, kind  # its line, patched
+        if kind in ("a topic page that takes an alias", "its alias let go"):
+            assert ("Chunkings" in got["chunking.md"].decode()) == ("takes" in kind), kind
+            # renamed the quick way (which pages that touches: tests/test_comego.py)
+            assert "1 renamed)" in _quick(report)[0], kind
 
 
 def test_the_quick_way_changes_the_backlinks_of_a_page_the_edit_leaves_as_it_was(tmp_path: Path) -> None:
@@ -638,7 +646,7 @@ def test_files_not_pages_changed_by_hand_are_assembled_the_quick_way(tmp_path: P
         "deleted": lambda p: (p.wiki_dir / "media" / "diagram.png").unlink(),
     }
     for kind, edit in steps.items():
-        report, _, changed, written = _quick_step(project, tmp_path, kind, edit)
+        report, got, changed, written = _quick_step(project, tmp_path, kind, edit)
         assert written == changed and report.hand_files, kind
         with State.open(project.state_path) as state:
             how = json.loads(state.get_meta(Meta.LINT_TOTALS) or "{}")["how"]

@@ -22,12 +22,14 @@ from wikic.build import pipeline
 from wikic.build.progress import Progress
 from wikic.build.report import Report
 from wikic.build.run import BuildOptions, build
+from wikic.lint import came as came_module
 from wikic.lint import names as names_module
 from wikic.lint import totals
 from wikic.lint.names import KeptNames
 from wikic.lint.runner import lint, lint_cached
 from wikic.project import Project
 from wikic.state import Meta, State
+from wikic.wiki.page import Page
 
 # hand-made pages citing a line the edits below reword: the first loses the support of its
 # line, the second says the same but turns the rule off
@@ -377,6 +379,15 @@ RENAMED: list[Step] = [
     # citations of it break, and are whole again where it comes back
     ("the source moved", _moved("tools.md", "kept/tools.md"), "patched", ("bad-citation", 3)),
     ("moved back", _moved("kept/tools.md", "tools.md"), "patched", ("bad-citation", 2)),
+    # a topic page takes an alias (a heading like its title): the pages linking to it by its
+    # title or slug link as they did, and only those naming the alias are looked at again
+    (
+        "a topic page takes an alias",
+        _source("rag.md", "## Chunking\n", "## Chunkings\n"),
+        "patched",
+        ("bad-citation", 2),
+    ),
+    ("and lets it go", _source("rag.md", "## Chunkings\n", "## Chunking\n"), "patched", ("bad-citation", 2)),
 ]
 
 
@@ -955,6 +966,31 @@ def test_a_key_gone_is_looked_for_by_its_words_as_whole_words() -> None:
     assert not totals._whole(word, "note 1504: lazy vacuuming\nnote 5040\nnote_504")
     assert totals._whole(word, "note 1504\nnote 504: lazy vacuuming")
     assert totals._whole(word, "504s") and totals._whole(word, "(504)") and not totals._whole(word, "5045")
+
+
+def test_a_page_renamed_under_its_path_is_looked_for_by_the_names_it_lost_or_took() -> None:
+    """A topic page that took an alias is looked for in the other pages' names texts by that
+    alias alone (a link by its title or slug resolves as it did), not by the title that every
+    page linking to it holds; one whose type changed by all its names, as are pages new and
+    gone; a topic key it keeps, or a page new has, is no key gone."""
+
+    def page(rel: str, title: str, kind: str, aliases: list[str] | None = None) -> Page:
+        return Page(rel, "", {"title": title, "type": kind, "aliases": aliases or []}, "# x\n")
+
+    raft = "wiki/raft.md"
+    went = {raft: page(raft, "Raft", "concept"), "wiki/old.md": page("wiki/old.md", "Old notes", "source")}
+    came = {
+        raft: page(raft, "Raft", "concept", ["Raft consensus"]),
+        "wiki/new.md": page("wiki/new.md", "Paxos", "concept"),
+    }
+    keys = {"raft": 0, "old note": 0, "old": 0, "paxo": 0}  # Gone.keys(): each topic key's pages left
+    found, words = came_module.looked_for(went, came, keys)
+    assert found == ["new", "old", "old notes", "paxos", "raft consensus"]
+    assert words == [["old", "note"], ["old"]]  # not raft's, which it keeps, nor the new page's
+    # another type: every name, before and after (the linker's order of pages is by type)
+    came[raft] = page(raft, "Raft", "source", ["Raft consensus"])
+    found, _ = came_module.looked_for(went, came, keys)
+    assert {"raft", "raft consensus"} <= set(found)
 
 
 def test_pages_that_come_go_or_are_renamed_with_rules_across_pages_off(tmp_path: Path) -> None:

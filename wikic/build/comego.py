@@ -7,8 +7,12 @@ page's summary, a topic page's composed sentences) holds: autolink looks up the 
 writes, resolve the [[targets]] it writes, each casefolded, so a name (or a slug, which a
 [[target]] may name) that no page's text holds as a casefolded substring changes no body.
 The one look-up that reads more is resolve's match by likeness: a page with a [[target]]
-like a name now had (rapidfuzz ratio of 90 or more) is assembled again, and so is every page
-linking to a page gone or to one a name no longer goes to. The last assembly keeps each
+like a name now had (rapidfuzz ratio of 90 or more) is assembled again, as is a page linking
+to a page that a name no longer goes to with a [[target]] like that name, and every page
+linking to a page gone. A page renamed under its slug (a topic page that took an alias, a
+source retitled) is not gone: a link to it still finds it, and only a title it changed is
+shown anew by the pages linking to it (a topic page's sources, a source page's topics, listed
+by title). The last assembly keeps each
 page's text for this (state: assembled_text), and the names' fingerprint is a sum
 (linker.names_sum), brought up to date from the names that changed."""
 
@@ -51,13 +55,23 @@ class Came:
 
     def strings(self) -> list[str]:
         """What a page's text holds (casefolded) where these names can change its body: the
-        names whose slug changed, and the slugs new or gone (a [[target]] may be a slug)."""
-        slugs = {slug.casefold() for slug in [*self.added, *self.gone]}
+        names whose slug changed, and the slugs new or gone (a [[target]] may be a slug; a
+        page renamed, among both, keeps its own)."""
+        slugs = {slug.casefold() for slug in self.added.keys() ^ self.gone.keys()}
         return sorted({*self.changed(), *slugs} - {""})
 
     def left(self) -> set[str]:
-        """The slugs that some name went to and no longer does, and the pages gone."""
-        return {s for k, s in self.was.items() if s is not None and self.now[k] != s} | set(self.gone)
+        """The pages gone, and those renamed with another title (a page listing its sources
+        or topics shows their titles)."""
+        return {
+            slug
+            for slug, then in self.gone.items()
+            if slug not in self.added or self.added[slug][0] != then[0]
+        }
+
+    def went_from(self) -> dict[str, str]:
+        """name -> the slug it went to and no longer does."""
+        return {k: s for k, s in self.was.items() if s is not None and self.now[k] != s}
 
 
 def came(
@@ -103,15 +117,25 @@ def came(
 def touched(state: State, change: Came) -> set[str]:
     """The slugs of the pages whose body the change can touch (see the module), the pages
     gone among them: the text they keep names one of the names or slugs, a [[target]] of theirs
-    is like a name now had, or they link to a page that a name no longer goes to or that went."""
+    is like a name now had, or like a name that no longer goes to the page it links to, or
+    they link to a page gone or retitled."""
     found = state.assembled_naming(change.strings())
     named = [k for k, s in change.changed().items() if s is not None]
     if named:
         for slug, text in state.assembled_texts_with("[["):
-            if slug not in found and any(_like(m.group(1).strip(), named) for m in WIKILINK.finditer(text)):
+            if slug not in found and _targets_like(text, named):
                 found.add(slug)
     found.update(s for linking in state.linked_from(change.left()).values() for s in linking)
+    went = change.went_from()  # a [[target]] resolved by likeness to one may go elsewhere now
+    if went:
+        linking = {s for slugs in state.linked_from(set(went.values())).values() for s in slugs} - found
+        names = list(went)
+        found.update(slug for slug, text in state.assembled_texts_of(linking) if _targets_like(text, names))
     return found
+
+
+def _targets_like(text: str, names: list[str]) -> bool:
+    return "[[" in text and any(_like(m.group(1).strip(), names) for m in WIKILINK.finditer(text))
 
 
 def _like(target: str, names: list[str]) -> bool:

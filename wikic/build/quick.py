@@ -91,7 +91,8 @@ def quick_assemble(
     job.previous = previous
     bodies = _settled(job, names, mine)
     entries = bodies.entries
-    moved, need = _moved(mine, entries, previous, names, set(edit.renamed))
+    retitled = {slug for slug, (then, now) in edit.renamed.items() if then[0] != now[0]}
+    moved, need = _moved(mine, entries, previous, names, retitled)
     linking = _hand_links(edit, hand, names, state, moved, need)
     if linking is None:
         return None
@@ -218,18 +219,18 @@ def _moved(
     entries: dict[str, PageEntry],
     previous: dict[str, Rendered],
     names: Names,
-    renamed: set[str],
+    retitled: set[str],
 ) -> tuple[dict[str, list[str]], set[str]]:
     """The changed pages' links where they changed (slug -> targets), and the pages to look at:
     those, and the pages (of the build's) they link to now or linked to before, not both (both,
-    for a page `renamed`: its title is in their backlinks)."""
+    for a page `retitled`: its title is in their backlinks)."""
     moved: dict[str, list[str]] = {}
     need = set(mine)
     for slug in mine:
         links, before = entries[slug].links, set(previous[slug].links)
         if links != before:
             moved[slug] = sorted(links - {slug})
-        need |= _theirs(links | before if slug in renamed else links ^ before, slug, names)
+        need |= _theirs(links | before if slug in retitled else links ^ before, slug, names)
     return moved, need
 
 

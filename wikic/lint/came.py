@@ -57,6 +57,29 @@ def strings(pages: Iterable[Page]) -> list[str]:
     return sorted(found - {""})
 
 
+def looked_for(
+    went: Mapping[str, Page], came: Mapping[str, Page], keys: Mapping[str, int]
+) -> tuple[list[str], list[list[str]]]:
+    """What a page's names text holds where its findings across pages can change by the pages
+    gone and new (by path; a page renamed is among both): their names and slugs (strings()),
+    but of a page renamed under one path, of one type, only the names it lost or took (a link
+    by a name it kept, or by its slug, resolves as it did: wiki.read.name_table orders pages
+    by type and slug alone); and the words of each topic key no page has now (`keys`:
+    Gone.keys(), a key with 0), but those the pages new or renamed have. A topic page that
+    took an alias is not every page that names it by its title."""
+    found = set(strings([page for rel, page in went.items() if rel not in came]))
+    found |= set(strings([page for rel, page in came.items() if rel not in went]))
+    for rel in went.keys() & came.keys():
+        old, new = went[rel], came[rel]
+        if old.type == new.type:
+            found |= set(strings([old])) ^ set(strings([new]))
+        else:
+            found |= {*strings([old]), *strings([new])}
+    kept = {key for page in came.values() for key in topics.head_keys(head_of(page))}
+    words = [key.split() for key, n in keys.items() if n == 0 and key and key not in kept]
+    return sorted(found), words
+
+
 @dataclass
 class Added:
     """The pages new, by path."""

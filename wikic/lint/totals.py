@@ -40,7 +40,7 @@ from wikic.errors import WikicError
 from wikic.hashing import fingerprint
 from wikic.lint import rules
 from wikic.lint.blocks import bad_citations
-from wikic.lint.came import Added, Change, Gone, listed_alone, strings
+from wikic.lint.came import Added, Change, Gone, listed_alone, looked_for
 from wikic.lint.context import Context, Finding
 from wikic.lint.entries import (
     CACHED,
@@ -545,9 +545,8 @@ def _change(
     if went is not None and "missing-page" in seen.levels and (keys := went.keys(names)) is None:
         return None
     assert keys is not None
-    found = strings([*(went.pages.values() if went else ()), *(added.pages.values() if added else ())])
+    found, words = looked_for(went.pages if went else {}, added.pages if added else {}, keys)
     found = [*found, *sorted(files)]  # the attachments' names that came or went
-    words = [key.split() for key, n in keys.items() if n == 0 and key]
     always = set()  # those of the pages read again each time that may say otherwise now
     for rel in kept["always"].keys() - gone:
         text = pages[rel][0].text.casefold()

@@ -436,6 +436,10 @@ class IncrementalTables(Tables):
         """(slug, text the linker read) of the pages whose text holds `mark`."""
         yield from self.db.execute("SELECT slug, text FROM assembled_text WHERE instr(text, ?) > 0", (mark,))
 
+    def assembled_texts_of(self, slugs: Iterable[str]) -> Iterator[tuple[str, str]]:
+        """(slug, text the linker read) of these pages."""
+        yield from _by_keys(self.db, "SELECT slug, text FROM assembled_text WHERE slug IN ({})", slugs)
+
     def assembled_slugs(self) -> set[str]:
         """The slugs of every page the last assembly listed, its own and the others."""
         return {r[0] for r in self.db.execute("SELECT slug FROM assembled_entries")}
