@@ -438,7 +438,10 @@ class IncrementalTables(Tables):
 
     def assembled_texts_of(self, slugs: Iterable[str]) -> Iterator[tuple[str, str]]:
         """(slug, text the linker read) of these pages."""
-        yield from _by_keys(self.db, "SELECT slug, text FROM assembled_text WHERE slug IN ({})", slugs)
+        for slug, text in _by_keys(
+            self.db, "SELECT slug, text FROM assembled_text WHERE slug IN ({})", slugs
+        ):
+            yield slug, text
 
     def assembled_slugs(self) -> set[str]:
         """The slugs of every page the last assembly listed, its own and the others."""
