@@ -6,6 +6,7 @@ the offline replay of the rest still works."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import uuid
 from pathlib import Path
@@ -15,10 +16,12 @@ import pytest
 from click.testing import CliRunner
 from projects import make_project, run_build
 
+from wikic import snapshot
 from wikic.ask.runner import AskOptions, ask
 from wikic.backends.scripted import ScriptedBackend
 from wikic.cli.main import cli
 from wikic.config import ModelConfig
+from wikic.privacy import forget
 from wikic.project import Project
 from wikic.state import Meta, State
 from wikic.state.connection import Connection
@@ -281,3 +284,30 @@ def test_the_answers_no_action_refers_to_are_dropped_and_only_those(tmp_path: Pa
         with state.transaction():
             assert state.drop_cache(("digest", "write"), unreferenced=True) == 2
         assert sorted(state.cached_many(["k1", "k2", "k3", "k4"])) == ["k1", "k4"]
+
+
+def test_the_ask_records_let_go_are_those_not_as_wiki_holds_them_by_the_builds_walk_or_by_stat(
+    tmp_path: Path,
+) -> None:
+    """The records ask keeps of pages changed or gone since it read them go (they may hold a
+    forgotten source's text): found in the build's walk of wiki/ as it left it, or, where the
+    build has none that took every entry, by a stat of each page; the same pages either way."""
+    project = make_project(tmp_path)
+    assert run_build(project)[0].ok
+    for page in project.wiki_dir.glob("*.md"):  # written a while ago: ask keeps their stats
+        os.utime(page, ns=(page.stat().st_atime_ns, page.stat().st_mtime_ns - 60 * 10**9))
+    backend = ScriptedBackend(ModelConfig(backend="scripted", name="v1"))
+    ask(project, "What is chunking?", AskOptions(stale_ok=True), backend_factory=lambda s: backend)
+    with State.open(project.state_path) as state:
+        asked = sorted(rel for rel, _, _ in state.ask_stats())
+    edited, deleted = "wiki/chunking.md", "wiki/faiss.md"
+    assert {edited, deleted} <= set(asked)
+    page = project.root / edited
+    page.write_text(page.read_text(encoding="utf-8") + "\nMy own line.\n", encoding="utf-8")
+    (project.root / deleted).unlink()
+    walked = snapshot.wiki(project)
+    with State.open(project.state_path) as state:
+        assert sorted(forget._asked_changed(project, state)) == [edited, deleted]
+        assert sorted(forget._asked_changed(project, state, walked)) == [edited, deleted]
+        walked.complete = False  # an entry it could not stat: each page stat'ed instead
+        assert sorted(forget._asked_changed(project, state, walked)) == [edited, deleted]

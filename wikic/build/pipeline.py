@@ -221,7 +221,7 @@ class _Build:
         )
         self._save(sources, pages, mark)
         # the build has rewritten what shared their notes: the rest can go
-        if forgotten and not forget.purge(self.project, self.state, forgotten)["compacted"]:
+        if forgotten and not forget.purge(self.project, self.state, forgotten, report.wiki)["compacted"]:
             report.warnings.append(forget.NOT_COMPACTED)
 
     def _assembly(

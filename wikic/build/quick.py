@@ -536,7 +536,7 @@ def outputs(
     build.logged = append_log(root, state, build.report, scrub=scrub)
     build._save(sources, pages, mark)
     # everything else that may hold their text (privacy/forget.py), as the full way does
-    if forgotten and not forget.purge(build.project, state, forgotten)["compacted"]:
+    if forgotten and not forget.purge(build.project, state, forgotten, build.report.wiki)["compacted"]:
         build.report.warnings.append(forget.NOT_COMPACTED)
     return True
 

@@ -438,10 +438,8 @@ class IncrementalTables(Tables):
 
     def assembled_texts_of(self, slugs: Iterable[str]) -> Iterator[tuple[str, str]]:
         """(slug, text the linker read) of these pages."""
-        for slug, text in _by_keys(
-            self.db, "SELECT slug, text FROM assembled_text WHERE slug IN ({})", slugs
-        ):
-            yield slug, text
+        rows = _by_keys(self.db, "SELECT slug, text FROM assembled_text WHERE slug IN ({})", slugs)
+        return ((slug, text) for slug, text in rows)
 
     def assembled_slugs(self) -> set[str]:
         """The slugs of every page the last assembly listed, its own and the others."""
