@@ -25,6 +25,10 @@ process, as a user runs it:
 - a source retitled: sources/s00002.md's title rewritten and its second heading made plural,
   then both back, in turn (its page renamed under its slug, a topic page taking the plural as
   an alias and letting it go); the same figures;
+- a heading misspelt: the longest heading of sources/s00000.md (the first source, in path
+  order, to write its topic's name) with two letters swapped, then put right, in turn (the
+  topic's cluster, named by the first name given, takes the misspelt one's name); the same
+  figures;
 - a hand-made page: wiki/my-reading-list.md added, then its links edited; the same figures;
 - a saved answer: wiki/what-is-it.md written, its link edited, deleted, in turn; the same figures;
 - peak memory: the largest ru_maxrss of the child processes;
@@ -210,6 +214,7 @@ class SizeResult:
     removed: dict[str, Any] = field(default_factory=dict)
     moved: dict[str, Any] = field(default_factory=dict)
     retitled: dict[str, Any] = field(default_factory=dict)
+    misspelt: dict[str, Any] = field(default_factory=dict)
     hand: dict[str, Any] = field(default_factory=dict)
     answer: dict[str, Any] = field(default_factory=dict)
     ninja: dict[str, Any] = field(default_factory=dict)
@@ -337,12 +342,16 @@ def measure(n: int, latency: float, args: argparse.Namespace, base: Path) -> Siz
     say(f"[{n}] a source moved {res.moved['wall']:.2f}s, {res.moved['ways']}")
     res.retitled, retitled_peak = retitled(root, args.edits, log)
     say(f"[{n}] a source retitled {res.retitled['wall']:.2f}s, {res.retitled['ways']}")
+    res.misspelt, misspelt_peak = misspelt(root, args.edits, log)
+    say(f"[{n}] a heading misspelt {res.misspelt['wall']:.2f}s, {res.misspelt['ways']}")
     titles = [p.title for p in pages if p.type == "source"][:3]
     res.hand, hand_peak = by_hand(root, args.edits, log, titles)
     say(f"[{n}] a hand-made page {res.hand['wall']:.2f}s, {res.hand['ways']}")
     res.answer, answer_peak = answered(root, args.edits, log, titles)
     say(f"[{n}] a saved answer {res.answer['wall']:.2f}s, {res.answer['ways']}")
-    res.peak_mb = max(peak, add_peak, removed_peak, moved_peak, retitled_peak, hand_peak, answer_peak)
+    res.peak_mb = max(
+        peak, add_peak, removed_peak, moved_peak, retitled_peak, misspelt_peak, hand_peak, answer_peak
+    )
 
     if args.profile and n == max(args.sizes):
         res.profile = profile(root, base, args.edits + 1, args.top)
@@ -386,6 +395,20 @@ def retitled(root: Path, times: int, log: Path) -> tuple[dict[str, Any], float]:
     text = path.read_text(encoding="utf-8")
     title, heading = text.split("\n", 1)[0], [line for line in text.splitlines() if line.startswith("## ")][1]
     edited = text.replace(title, f"{title}, revised", 1).replace(f"{heading}\n", f"{heading}s\n", 1)
+    return changed(root, times, log, lambda k: path.write_text((edited, text)[k % 2], encoding="utf-8"))
+
+
+def misspelt(root: Path, times: int, log: Path) -> tuple[dict[str, Any], float]:
+    """The longest heading of the first source (by path) misspelt, two letters of its first
+    word swapped, then put right, in turn: a typo made or fixed where its topic's name was
+    first written. The topic's cluster is named by the first name given (build/plan.py), so
+    its id, and its page's, changes: today the full plan and the full assembly."""
+    path = root / "sources" / source_name(0)
+    text = path.read_text(encoding="utf-8")
+    heading = max((line for line in text.splitlines() if line.startswith("## ")), key=len)
+    word = heading[3:].split(" ", 1)[0]
+    typo = word[0] + word[2] + word[1] + word[3:]
+    edited = text.replace(f"{heading}\n", f"## {typo}{heading[3 + len(word) :]}\n", 1)
     return changed(root, times, log, lambda k: path.write_text((edited, text)[k % 2], encoding="utf-8"))
 
 
@@ -500,6 +523,7 @@ def table(results: list[SizeResult]) -> str:
         "source deleted (cpu)",
         "source moved (cpu)",
         "source retitled (cpu)",
+        "heading misspelt (cpu)",
         "hand-made page (cpu)",
         "saved answer (cpu)",
         "peak MB",
@@ -525,6 +549,7 @@ def table(results: list[SizeResult]) -> str:
                 f"{ms(r.removed['wall'])} ({ms(r.removed['cpu'])})" if r.removed else "n/a",
                 f"{ms(r.moved['wall'])} ({ms(r.moved['cpu'])})" if r.moved else "n/a",
                 f"{ms(r.retitled['wall'])} ({ms(r.retitled['cpu'])})" if r.retitled else "n/a",
+                f"{ms(r.misspelt['wall'])} ({ms(r.misspelt['cpu'])})" if r.misspelt else "n/a",
                 f"{ms(r.hand['wall'])} ({ms(r.hand['cpu'])})" if r.hand else "n/a",
                 f"{ms(r.answer['wall'])} ({ms(r.answer['cpu'])})" if r.answer else "n/a",
                 f"{r.peak_mb:.0f}",
@@ -569,6 +594,7 @@ def targets(results: list[SizeResult]) -> list[str]:
         ("a source deleted", big.removed),
         ("a source moved", big.moved),
         ("a source retitled", big.retitled),
+        ("a heading misspelt where its topic's name was first written", big.misspelt),
     )
     hands = (
         ("a hand-made page added or edited", big.hand),

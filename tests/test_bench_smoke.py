@@ -66,9 +66,10 @@ def test_build_scaling(tmp_path: Path) -> None:
     assert "(quick/patched: assembly/lint summary)" in out  # a source added costs what it changed
     assert "a source deleted within 1 s:" in out and "a source moved within 1 s:" in out
     assert "a source retitled within 1 s:" in out  # its page renamed under its slug
+    assert "a heading misspelt where its topic's name was first written within 1 s:" in out
     assert "a hand-made page added or edited within 1 s:" in out  # build/handmade.py
     assert "a saved answer saved, edited or deleted within 1 s:" in out  # the index's part of answers made
-    assert out.count("(quick/patched: assembly/lint summary)") == 6
+    assert out.count("(quick/patched: assembly/lint summary)") == 7
     (figures,) = json.loads(raw.read_text())
     assert figures["sources"] == 20 and figures["full"]["calls"] > 0 and figures["noop"]["calls"] == 0
 
