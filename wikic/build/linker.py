@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from rapidfuzz import fuzz, process
 
 from wikic.wiki.page import WIKILINK
+from wikic.wiki.read import name_table
 
 WORD = re.compile(r"\w+")
 MAX_NGRAM = 6
@@ -71,12 +72,9 @@ Named = tuple[str, str, str, list[str]]  # a page's slug, title, type and aliase
 
 
 def _named(pages: list[Named]) -> tuple[dict[str, str], dict[str, str]]:
-    """Each folded title and alias's page, and each page's title."""
-    names: dict[str, str] = {}
-    # Topic pages win over source pages of the same title, then earlier slugs.
-    for slug, title, _, aliases in sorted(pages, key=lambda p: (p[2] == "source", p[0])):
-        for name in [title, *aliases]:
-            names.setdefault(name.casefold().strip(), slug)
+    """Each folded title and alias's page (topic pages win over source pages of the same title,
+    then earlier slugs: wiki.read.name_table, lint's rule too), and each page's title."""
+    names = name_table((slug, kind, title, aliases) for slug, title, kind, aliases in pages)
     return names, {slug: title for slug, title, _, _ in pages}
 
 
