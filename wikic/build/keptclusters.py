@@ -8,7 +8,7 @@ names from structure are matched again; else every name is met again in order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from wikic.build.candidates import Candidate
@@ -27,13 +27,16 @@ def kept_clusters(
     kept: Kept,
     structural: list[Candidate],
     gone: list[str],
+    pages: Container[str],
 ) -> _Clusters | None:
     """The clusters as the full plan makes them, from its names in the order it meets them (the
     digests' by source in path order, then the names from structure): the kept ones as far as
     that order is the same, matched again past it. Where the sources whose names changed give
     first the keys they gave first, in that order, the digests' part is the kept one as it is.
-    None where a name the last plan had is now in another cluster. `kept` takes the sources
-    that first give each key (Kept.firsts) where they change."""
+    Each named as the full plan names it (_Clusters.named_by: `pages`, the last plan's page
+    ids). None where a name the last plan had is now in another cluster, or its cluster is
+    named otherwise. `kept` takes the sources that first give each key (Kept.firsts) where
+    they change."""
     clusters = _Clusters(schema)
     pinned = len(clusters.by_key)
     names: Iterable[tuple[str | None, str]]
@@ -57,6 +60,7 @@ def kept_clusters(
         same = False
         clusters.find(name)
     kept.sourced = len(kept.firsts)
+    clusters.named_by(pages)
     before = dict(kept.by_key)
     if any(before.get(key, cid) != cid for key, cid in clusters.by_key.items()):
         return None

@@ -12,11 +12,11 @@ import functools
 import re
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from rapidfuzz import fuzz, process
 
@@ -31,6 +31,8 @@ from wikic.wiki.page import slugify, unique_slug
 
 if TYPE_CHECKING:
     from wikic.config import Schema
+
+T = TypeVar("T")
 
 FUZZY_CUTOFF = 92
 SMALL_MODELS = ("smollm2", "135m", "360m")  # model names known to write unfaithful prose
@@ -89,6 +91,24 @@ class _Clusters:
         cid = self.by_key[match[0]] if match and _digits(match[0]) == _digits(key) else key
         self.by_key[key] = cid
         return cid
+
+    def named_by(self, pages: Container[str]) -> dict[str, str]:
+        """Each cluster named, once every name is in, by its first key that names a topic page
+        already (`pages`: the last plan's page ids, as the sticky slugs hold them), else by its
+        first key, as find() names it: a typo in the first name given of a topic keeps its page
+        (the name had been its id, and a new id is a page gone and one new). by_key renamed so;
+        returns the ids changed (was -> now)."""
+        first: dict[str, str] = {}
+        paged: dict[str, str] = {}
+        for key, cid in self.by_key.items():
+            first.setdefault(cid, key)
+            if cid not in paged and f"topic:{key}" in pages:
+                paged[cid] = key
+        named = {cid: paged.get(cid, key) for cid, key in first.items() if cid not in self.pinned}
+        renamed = {cid: now for cid, now in named.items() if now != cid}
+        if renamed:  # none, mostly: a name first given with a typo is
+            self.by_key = {key: renamed.get(cid, cid) for key, cid in self.by_key.items()}
+        return renamed
 
 
 def write_mode(schema: Schema) -> str:
@@ -227,6 +247,22 @@ class Run:
                 _feeds(pages[f"source:{src.path}"], pinned)
                 self.gives[src.path].add(pinned)
 
+    def rename(self, renamed: Mapping[str, str], pages: Mapping[str, PagePlan]) -> None:
+        """The clusters renamed (_Clusters.named_by) in what this run found of them, and in the
+        topics its source `pages` feed."""
+        _rename(self.found.names, renamed)
+        _rename(self.found.types, renamed)
+        _rename(self.found.claims, renamed)
+        for gives in self.gives.values():
+            if not gives.isdisjoint(renamed):
+                was = gives & renamed.keys()
+                gives -= was
+                gives |= {renamed[cid] for cid in was}
+        ids = {f"topic:{cid}": sys.intern(f"topic:{now}") for cid, now in renamed.items()}
+        for page in pages.values():
+            if not ids.keys().isdisjoint(page.topics):
+                page.topics = [ids.get(tid, tid) for tid in page.topics]
+
     def pinned(self, sources: list[SourceInfo], facts: dict[str, SourceFacts]) -> None:
         """The topics pinned in schema.yaml, with every line that names them."""
         for i, (cid, topic) in enumerate(self.clusters.pinned.items()):
@@ -275,6 +311,11 @@ class Run:
             page = pages[f"source:{src.path}"]
             page.claims = self.made.other_notes(src, page.summary_lines, shown.get(src.path, {}))
             src.release()  # 100,000 sources' lines are not all split at once
+
+
+def _rename(by_cid: dict[str, T], renamed: Mapping[str, str]) -> None:
+    moved = {renamed[cid]: by_cid.pop(cid) for cid in renamed if cid in by_cid}  # at once: ids may swap
+    by_cid.update(moved)
 
 
 def memo_for(
@@ -333,6 +374,8 @@ def planned(
         structural = made.candidates(named, packed.only(named))
     made.let_go_merge()
     run.from_structure(sources, facts, structural, pages)
+    if renamed := clusters.named_by(sticky):  # every name in: the clusters named
+        run.rename(renamed, pages)
     run.pinned(sources, facts)
     del facts  # what of them the pages need, they hold
     pages.update(run.topic_pages(titles(sources)))

@@ -18,6 +18,7 @@ wikic, a name now in another cluster, a quarter of the sources) the plan is made
 
 from __future__ import annotations
 
+import functools
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -118,6 +119,8 @@ def plan_kept(
     full plan); None where the rows say so themselves (state.db's triggers on them). `sticky`:
     read only where the kept heads are not known to be them (Rows.heads_are_slugs)."""
     settings = settings_of(schema)
+    if callable(sticky):  # read once, where the patch reads them and then plans in full
+        sticky = functools.cache(sticky)
     kept = Kept.loads(blob, settings, since) if blob else None
     blob = since = None  # 50 MB at 100,000 sources: let go once loaded
     if kept is not None and planned_keys is not None and planned_keys() != kept.keys:
@@ -172,7 +175,9 @@ def patched(
     named = _Lines(named_by_path)
     packed = _Packed(named, facts, made)
     structural = made.candidates(named, packed)
-    clusters = kept_clusters(schema, sources, facts, kept, structural, gone)
+    # the sticky slugs: the kept heads where they are known to be them (Rows.heads_are_slugs)
+    slugs_were = kept.heads if rows.heads_are_slugs(kept.token) else _read(sticky)
+    clusters = kept_clusters(schema, sources, facts, kept, structural, gone, slugs_were)
     if clusters is None or made.merge is None:
         return None
     # which names from structure a source names: from its packed names, not every name's lines
@@ -209,7 +214,7 @@ def patched(
     pages.load(shows)
     run.other_notes(subset, pages, _shown({pid: pages[pid] for pid in shows if pid in pages} | own, mine))
     made.flush()
-    moved = _slugged(pages, before, rows.heads_are_slugs(kept.token), sticky)
+    moved = _slugged(pages, before, slugs_were)
     pages.sources = sources
     redone = {pid: before.get(pid, "") for pid in [*own, *new]} | moved
     gone_pages = sorted(pid for pid in rows_before if pid not in pages.slugs)  # every other page stays
@@ -240,11 +245,11 @@ def _givers_planned(
     run.gives.update(side.gives)
 
 
-def _slugged(pages: Pages, before: dict[str, str], heads_are_slugs: bool, sticky: Sticky) -> dict[str, str]:
-    """Every page's slug (`before`: the kept heads' slugs), sticky where it can be; the pages
-    whose slug moved, with the slug each had. The pages stay undecoded where they can: a title
-    is asked only of a page without a sticky slug."""
-    slugs_were = before if heads_are_slugs else _read(sticky)  # not read twice
+def _slugged(pages: Pages, before: dict[str, str], slugs_were: dict[str, str]) -> dict[str, str]:
+    """Every page's slug (`before`: the kept heads' slugs), sticky where it can be (`slugs_were`:
+    the sticky slugs, `before` itself where the kept heads are them); the pages whose slug
+    moved, with the slug each had. The pages stay undecoded where they can: a title is asked
+    only of a page without a sticky slug."""
     pages.slugs = slugs_for(pages, slugs_were, pages.__getitem__)
     pages.sticky = pages.slugs == slugs_were
     if not pages.sticky:  # a page came, went or moved: what makes the sticky slugs these
