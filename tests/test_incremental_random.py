@@ -2,8 +2,8 @@
 and bold terms), one after another: titles rewritten, headings made plural or longer (a topic
 page takes an alias, or a new topic comes) and put back, bold terms that join a topic, lines
 edited, sources added and deleted. After each build, wiki/ equals `--force`'s byte for byte
-(log.md aside) and the build's lint summary a full `wikic lint`'s; most edits go the quick way
-(build/quick.py), pages renamed under their slugs among them."""
+(log.md aside) and the build's lint summary a full `wikic lint`'s; every edit goes the quick
+way (build/quick.py), pages renamed under their slugs among them."""
 
 from __future__ import annotations
 
@@ -81,4 +81,6 @@ def test_random_edits_in_turn_equal_a_forced_rebuild_and_a_full_lint(tmp_path: P
         want = _without_log(wiki_files(Project(full)))
         assert _without_log(wiki_files(project)) == want, (step, kind)
         assert report.lint == lint(project).counts(), (step, kind)
-    assert quick >= STEPS * 3 // 4 and renamed >= 3, (quick, renamed)
+    # every edit the quick way: a heading misspelt that was a topic's first name given among them
+    # (seed 14, step 22: the topic's cluster keeps its page, _Clusters.named_by)
+    assert quick == STEPS and renamed >= 3, (quick, renamed)
