@@ -27,8 +27,8 @@ process, as a user runs it:
   an alias and letting it go); the same figures;
 - a heading misspelt: the longest heading of sources/s00000.md (the first source, in path
   order, to write its topic's name) with two letters swapped, then put right, in turn (the
-  topic's cluster, named by the first name given, takes the misspelt one's name); the same
-  figures;
+  misspelt name comes first in the topic's cluster, which keeps its page's id: the topic page
+  takes an alias); the same figures;
 - a hand-made page: wiki/my-reading-list.md added, then its links edited; the same figures;
 - a saved answer: wiki/what-is-it.md written, its link edited, deleted, in turn; the same figures;
 - peak memory: the largest ru_maxrss of the child processes;
@@ -401,8 +401,8 @@ def retitled(root: Path, times: int, log: Path) -> tuple[dict[str, Any], float]:
 def misspelt(root: Path, times: int, log: Path) -> tuple[dict[str, Any], float]:
     """The longest heading of the first source (by path) misspelt, two letters of its first
     word swapped, then put right, in turn: a typo made or fixed where its topic's name was
-    first written. The topic's cluster is named by the first name given (build/plan.py), so
-    its id, and its page's, changes: today the full plan and the full assembly."""
+    first written. The topic's cluster keeps the id its page has (build/plan.py,
+    _Clusters.named_by), where the first name given would name it anew."""
     path = root / "sources" / source_name(0)
     text = path.read_text(encoding="utf-8")
     heading = max((line for line in text.splitlines() if line.startswith("## ")), key=len)
