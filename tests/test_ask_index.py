@@ -15,7 +15,7 @@ from projects import make_project, run_build
 from test_ask import asking, large_notes
 from test_ask_select import bridge_notes
 
-from wikic import snapshot
+from wikic import forked, snapshot
 from wikic.ask import index as ask_index
 from wikic.ask.context import AskWiki, ContextBuilder, load_pages, read_index
 from wikic.ask.select import Corpus, Ranking, page_scores, rank
@@ -135,6 +135,34 @@ def test_the_records_rank_as_the_pages_read(project: Project) -> None:
     again = indexed(project)
     assert again.read == 0  # every page from its record
     same_as_read(project, again)
+
+
+def test_pages_read_by_forked_children_are_recorded_as_those_read_here(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first question over a large wiki reads and records its pages on every CPU
+    (wikic/forked.py): the records are byte for byte those one process makes."""
+    first = indexed(project)
+    here = rows(project)
+    assert first.read == len(here) > 40
+    for page in project.wiki_dir.glob("*.md"):  # every page changed since: read again
+        os.utime(page, ns=(page.stat().st_atime_ns, page.stat().st_mtime_ns - 10**9))
+    monkeypatch.setattr(forked, "EACH", 5)
+    if forked.shares(len(here)) < 2:
+        pytest.skip("forks only on Linux with two CPUs")
+    pids: list[int] = []
+    fork = os.fork
+
+    def counted() -> int:
+        pid = fork()
+        pids.extend([pid] if pid else [])
+        return pid
+
+    monkeypatch.setattr(os, "fork", counted)
+    got = indexed(project)
+    assert got.read == len(here) and pids
+    assert {rel: row[2:] for rel, row in rows(project).items()} == {rel: row[2:] for rel, row in here.items()}
+    same_as_read(project, got)
 
 
 def test_some_of_the_pages_rank_as_those_pages_read(project: Project) -> None:

@@ -21,6 +21,7 @@ holds. The next question reads those pages again."""
 from __future__ import annotations
 
 import bisect
+import functools
 import marshal
 import os
 import time
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, overload
 
+from wikic import forked
 from wikic.ask.context import BOOKKEEPING, TYPE_ORDER
 from wikic.ask.passages import Sentence, sentences
 from wikic.ask.rank import terms
@@ -251,12 +253,13 @@ def indexed(
     fresh: dict[str, tuple[int, int, bytes, bytes, str]] = {}
     bodies: dict[str, list[Any]] = {}
     texts: dict[str, str] = {}
-    for rel, st in stale:
-        page = _read(wiki_dir / rel[5:], rel)
-        if page is None:
+    # a first question over a large wiki: the pages read and recorded by every CPU (forked.py)
+    made = forked.mapped(functools.partial(_recorded, wiki_dir), [rel for rel, _ in stale])
+    for (rel, st), got in zip(stale, made, strict=True):
+        if got is None:
             continue  # unreadable pages are lint's business, not a reason to refuse answering
         trusted = st[1] if st[1] < started - RACY_NS else -1
-        heads[rel], bodies[rel], texts[rel] = record(page)
+        heads[rel], bodies[rel], texts[rel] = got
         fresh[rel] = (st[0], trusted, _packed(heads[rel]), _packed(bodies[rel]), texts[rel])
     if (fresh or gone) and state.save_ask_rows(fresh, gone):
         texts = {}  # kept: read from the database with the others
@@ -355,6 +358,12 @@ def _listing(wiki_dir: Path) -> list[tuple[str, tuple[int, int]]]:
             continue
         found.append((name, (st.st_size, st.st_mtime_ns)))
     return found
+
+
+def _recorded(wiki_dir: Path, rel: str) -> tuple[list[Any], list[Any], str] | None:
+    """The page's record (record()), None where it cannot be read."""
+    page = _read(wiki_dir / rel[5:], rel)
+    return None if page is None else record(page)
 
 
 def _read(path: Path, rel: str) -> Page | None:

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wikic import snapshot
+from wikic import forked, snapshot
 from wikic.errors import WikicError
 from wikic.project import Project
 from wikic.state.connection import peek_meta
@@ -134,7 +134,7 @@ class WikiDigest:
         self.ask: int | None = None  # a byte written here asks the child for its walk
         self.said = b""  # what the child said so far
         self.ask_sent = False
-        if sys.platform != "linux" or _threads() > 1:
+        if sys.platform != "linux" or forked.threads() > 1:
             return
         try:
             read, write = os.pipe()
@@ -249,12 +249,6 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
-
-
-def _threads() -> int:
-    """Threads in this process that Python knows of (forking beside another is unsafe)."""
-    threading = sys.modules.get("threading")
-    return 1 if threading is None else int(threading.active_count())
 
 
 class Check:

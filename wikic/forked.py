@@ -1,0 +1,130 @@
+"""Work shared with forked children, where that is safe and worth it: on Linux, in a process
+with no other thread, with more than one CPU to run on and enough items for each. Each child
+takes every n-th item, does them, and sends its results back marshalled through a pipe, while
+this process does its own share; a child that fails (or a fork refused) leaves its share to
+this process, so the results are those of the plain loop in every case.
+
+What a child runs must not touch what this process holds besides its own arguments (an open
+database, say): it reads files and computes. It leaves by os._exit, running no finalizer of
+this process's objects.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import marshal
+import os
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+EACH = 500  # items a child takes at least: fewer are not worth a fork
+
+
+def threads() -> int:
+    """Threads in this process that Python knows of (forking beside another is unsafe)."""
+    threading = sys.modules.get("threading")
+    return 1 if threading is None else int(threading.active_count())
+
+
+def cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def shares(count: int, each: int | None = None) -> int:
+    """How many processes share `count` items, `each` at least (EACH): 1 where forking is not
+    safe or not worth it."""
+    if sys.platform != "linux" or threads() > 1:
+        return 1
+    return max(1, min(cpus(), count // (each or EACH)))
+
+
+def mapped(fn: Callable[[T], Any], items: Sequence[T], each: int | None = None) -> list[Any]:
+    """[fn(item) for item in items], the work shared with forked children where it can be
+    (`shares`); fn's results must be marshallable, and are as marshal gives them back."""
+    n = shares(len(items), each)
+    if n < 2:
+        return [fn(item) for item in items]
+    children: dict[int, tuple[int, int]] = {}  # share -> (pid, the pipe's end to read)
+    try:
+        for k in range(1, n):
+            started = _fork(fn, items[k::n])
+            if started is not None:
+                children[k] = started
+        done = {k: [fn(item) for item in items[k::n]] for k in range(n) if k not in children}
+        for k, (pid, read) in list(children.items()):
+            del children[k]
+            got = _collect(pid, read)
+            share = items[k::n]
+            done[k] = got if got is not None and len(got) == len(share) else [fn(item) for item in share]
+    finally:
+        for pid, read in children.values():  # interrupted: stopped, and their pipes closed
+            _stop(pid, read)
+    out: list[Any] = [None] * len(items)
+    for k, results in done.items():
+        out[k::n] = results
+    return out
+
+
+def _fork(fn: Callable[[T], Any], share: Sequence[T]) -> tuple[int, int] | None:
+    """A child doing `share`: its pid and the pipe's end to read; None where none could start."""
+    try:
+        read, write = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        return None
+    if pid == 0:  # the child: its share, its results written, leaving without cleanup
+        try:
+            gc.disable()  # never a finalizer of the parent's garbage
+            os.close(read)
+            data = marshal.dumps([fn(item) for item in share])
+            view = memoryview(data)
+            while view:
+                view = view[os.write(write, view) :]
+        finally:
+            os._exit(0)
+    os.close(write)
+    return pid, read
+
+
+def _collect(pid: int, read: int) -> list[Any] | None:
+    """What the child sent (None: it failed, or what it sent does not read)."""
+    chunks = []
+    try:
+        while chunk := os.read(read, 1 << 20):
+            chunks.append(chunk)
+    except OSError:
+        chunks = []
+    finally:
+        os.close(read)
+        _reap(pid)
+    try:
+        got = marshal.loads(b"".join(chunks))
+    except (EOFError, ValueError, TypeError):
+        return None
+    return got if isinstance(got, list) else None
+
+
+def _stop(pid: int, read: int) -> None:
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+    os.close(read)
+    _reap(pid)
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
