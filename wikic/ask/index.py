@@ -48,6 +48,7 @@ MARK = f"ask{VERSION}\n".encode()  # each part starts with it: one of another ve
 RACY_NS = 100_000_000  # an mtime this close to the listing may hide a later write in the same tick
 HEAD, BODY = 9, 2  # fields of each part (record())
 READ_NOTE = 1000  # pages to read from which a question says so first (indexed's on_read)
+ROUND = 5000  # pages read and recorded together (by every CPU: forked.py)
 
 Row = tuple[str, str, int, int, list[tuple[str, int, int]], list[str]]  # a sentence as kept
 Listing = tuple[int, dict[str, tuple[int, int]]]  # when wiki/ was listed (ns), each page's size and mtime
@@ -253,8 +254,12 @@ def indexed(
     fresh: dict[str, tuple[int, int, bytes, bytes, str]] = {}
     bodies: dict[str, list[Any]] = {}
     texts: dict[str, str] = {}
-    # a first question over a large wiki: the pages read and recorded by every CPU (forked.py)
-    made = forked.mapped(functools.partial(_recorded, wiki_dir), [rel for rel, _ in stale])
+    # a first question over a large wiki: the pages read and recorded by every CPU (forked.py),
+    # a round at a time (what a child sends back is held whole until it is decoded)
+    record_of = functools.partial(_recorded, wiki_dir)
+    rels = [rel for rel, _ in stale]
+    rounds = (forked.mapped(record_of, rels[at : at + ROUND]) for at in range(0, len(rels), ROUND))
+    made = [got for done in rounds for got in done]
     for (rel, st), got in zip(stale, made, strict=True):
         if got is None:
             continue  # unreadable pages are lint's business, not a reason to refuse answering
