@@ -238,8 +238,9 @@ def test_a_kept_page_that_does_not_read_means_the_full_plan(row: bytes) -> None:
 @pytest.mark.parametrize("schema", [PROSE, PINNED], ids=["prose", "pinned"])
 def test_a_typo_in_the_first_name_given_of_a_topic_keeps_its_page_and_is_patched(schema: Schema) -> None:
     """graphs.md gives the name first (by path): misspelt, it still joins the topic (fuzzy), but
-    comes first in its cluster. The cluster keeps its page's id (its title the name most given), in the patched plan and in the
-    full plan given the sticky slugs; without them, the full plan names it by the typo."""
+    comes first in its cluster. The cluster keeps its page's id (its title the name most
+    given), in the patched plan and in the full plan given the sticky slugs; without them, the
+    full plan names it by the typo."""
     section = "\n## {}\nThe index is built in {} tiers.\n"
     notes = {
         **NOTES,
