@@ -4,9 +4,7 @@ site`) or only read (`wikic serve`), and a page changed within its stat's tick i
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import sqlite3
 import time
 from collections.abc import Callable
@@ -19,7 +17,7 @@ from wikic import snapshot
 from wikic.fsutil import TMP_MARK
 from wikic.lint.runner import lint, lint_cached
 from wikic.project import Project
-from wikic.state import Meta, State
+from wikic.state import State
 from wikic.wiki.read import PageStats, attachments, page_files
 
 HOUR = 3600 * 10**9
@@ -245,62 +243,3 @@ def test_a_full_lint_over_several_batches_equals_a_full_lint(built: Project, tmp
     )  # every page
     assert _same(project) != first
     assert _same(project) == _same(project, store=False)
-
-
-def test_a_full_lint_shared_with_forked_children_is_the_one_made_here(
-    built: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The pages read by forked children a round at a time (lint/full.py, wikic/forked.py):
-    the same findings, and what is stored for the next lint the same bytes, row for row; a
-    saved answer and a page that cannot be read (kept whole) checked here among them."""
-    from wikic import forked
-    from wikic.lint import full
-
-    here = _copy(built, tmp_path / "here")
-    _many(here, 120)
-    with State.open(here.state_path) as state:
-        lint_cached(here, state, fresh=True)  # stored: a round's pages from the cache, read, or both
-        state.delete_meta(Meta.LINT_ACROSS)  # not patched: every page from its row or read (full.py)
-    for n in range(0, 120, 3):
-        text = f"---\ntitle: Page {n}\ntype: concept\n---\n\n# Page {n}\n\nIt cites nothing: [[Gone]].\n"
-        _write(here, f"page-{n}.md", text, 2)
-    shared = Project(tmp_path / "shared")
-    shutil.copytree(here.root, shared.root, symlinks=True)  # the same pages, by the same stats
-    with State.open(here.state_path) as state:
-        mine = [f.to_json() for f in lint_cached(here, state).findings]
-    monkeypatch.setattr(forked, "EACH", 4)
-    monkeypatch.setattr(full, "ROUND", 37)  # rounds of pages, those read in batches of 2 to share
-    monkeypatch.setattr(full, "CHECK_AT_ONCE", 2)
-    if forked.shares(40) < 2:
-        pytest.skip("forks only on Linux with two CPUs")
-    pids: list[int] = []
-    fork = os.fork
-
-    def counted() -> int:
-        pid = fork()
-        pids.extend([pid] if pid else [])
-        return pid
-
-    monkeypatch.setattr(os, "fork", counted)
-    with State.open(shared.state_path) as state:
-        theirs = [f.to_json() for f in lint_cached(shared, state).findings]
-    assert pids and theirs == mine == [f.to_json() for f in lint(shared).findings]
-    assert {f["rule"] for f in theirs if f["path"] == "wiki/page-3.md"} >= {"broken-link", "uncited-claim"}
-    assert _stored(shared) == _stored(here)
-
-
-def _stored(project: Project) -> dict[str, list[tuple[object, ...]]]:
-    """What a lint stored for the next, table by table (the meta's token aside)."""
-    db = sqlite3.connect(project.state_path)
-    try:
-        tables = [t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-        out = {
-            t: sorted(db.execute(f"SELECT * FROM {t}").fetchall()) for t in tables if t.startswith("lint_")
-        }
-        meta = dict(db.execute("SELECT k, v FROM meta WHERE k LIKE 'lint%'").fetchall())
-        across = json.loads(meta.pop("lint_across"))
-        del across["stored"]  # a token of its own each time
-        out["meta"] = [*sorted(meta.items()), ("lint_across", json.dumps(across))]
-        return out
-    finally:
-        db.close()

@@ -7,15 +7,13 @@ a temporary file; 100,000 pages held whole were about 1.3 GB."""
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 
-from wikic import forked
 from wikic.lint import across, came, rules
-from wikic.lint.entries import HASH, Entry, Linted, Saved, Seen, Stat, check_own, read
-from wikic.lint.facts import finding_json, head_page, json_finding
-from wikic.lint.held import Held, parts_of
+from wikic.lint.entries import HASH, Entry, Linted, Saved, Seen, Stat, read
+from wikic.lint.facts import head_page, json_finding
+from wikic.lint.held import Held
 from wikic.lint.names import Names, names_key
 from wikic.state import LintRow, Meta, State
 from wikic.wiki.blocks import Body
@@ -30,80 +28,26 @@ BYTES_AT_ONCE = 2_000_000
 # pages waiting to be checked together at most, those from the cache among them: they wait
 # only to keep the wiki's order in what is kept of them
 WAITING = 4 * CHECK_AT_ONCE
-ROUND = 2000  # pages a round of forked children share (what they send back is held for the round)
 
 
 def checked(seen: Seen, rows: dict[str, LintRow], state: State | None) -> Linted:
     """Every page from its cached facts where they still hold, else read; the own rules on the
-    pages read, the rules across pages on all. `state`: where to store it, if anywhere. The
-    pages read are shared with forked children where there are enough (forked.py), a round at
-    a time."""
+    pages read, the rules across pages on all. `state`: where to store it, if anywhere."""
     with Held(seen.project.state_path.parent) as held:
-        if forked.shares(len(seen.listing)) < 2:
-            _streamed(seen, rows, held)
-        else:
-            for at in range(0, len(seen.listing), ROUND):
-                _shared(seen, seen.listing[at : at + ROUND], rows, held)
+        waiting: list[Entry] = []
+        to_check = size = 0
+        for rel, st in seen.listing:
+            entry = _entry(seen, rel, st, rows.pop(rel, None))  # its JSON let go once read
+            waiting.append(entry)
+            if entry.row is not None:
+                to_check, size = to_check + 1, size + max(st[0], 0)
+            if to_check >= CHECK_AT_ONCE or size >= BYTES_AT_ONCE or len(waiting) >= WAITING:
+                held.take(seen, waiting)
+                waiting, to_check, size = [], 0, 0
+        held.take(seen, waiting)
+        del waiting
         held.settle()
         return _across(seen, held, rows, state)
-
-
-def _streamed(seen: Seen, rows: dict[str, LintRow], held: Held) -> None:
-    """Every page in turn, checked in batches here."""
-    waiting: list[Entry] = []
-    to_check = size = 0
-    for rel, st in seen.listing:
-        entry = _cached(seen, rel, st, rows.pop(rel, None)) or read(seen, rel, st)  # its JSON let go
-        waiting.append(entry)
-        if entry.row is not None:
-            to_check, size = to_check + 1, size + max(st[0], 0)
-        if to_check >= CHECK_AT_ONCE or size >= BYTES_AT_ONCE or len(waiting) >= WAITING:
-            held.take(seen, waiting)
-            waiting, to_check, size = [], 0, 0
-    held.take(seen, waiting)
-
-
-def _shared(seen: Seen, part: list[tuple[str, Stat]], rows: dict[str, LintRow], held: Held) -> None:
-    """A round of pages: those whose cached facts hold taken here, the others read and checked
-    in batches by forked children (each batch's parts: _checked), the pages a child cannot
-    send (kept whole: a saved answer) checked here; held in the wiki's order."""
-    cached = {rel: _cached(seen, rel, st, rows.pop(rel, None)) for rel, st in part}
-    batches: list[list[tuple[str, Stat]]] = [[]]
-    size = 0
-    for rel, st in part:
-        if cached[rel] is None:
-            if len(batches[-1]) >= CHECK_AT_ONCE or size >= BYTES_AT_ONCE:
-                batches.append([])
-                size = 0
-            batches[-1].append((rel, st))
-            size += max(st[0], 0)
-    done = forked.mapped(functools.partial(_checked, seen), batches, max(1, forked.EACH // CHECK_AT_ONCE))
-    made = {rel: got for batch in done for rel, *got in batch}
-    whole = [read(seen, rel, st) for rel, st in part if rel in made and not made[rel]]
-    check_own(seen, {e.page.slug: e for e in whole})
-    wholes = {e.page.rel: e for e in whole}
-    for rel, _ in part:
-        entry = cached[rel] or wholes.get(rel)
-        if entry is not None:
-            held.keep([entry])
-        else:
-            found, parts = made[rel]
-            held.add([json_finding(f) for f in found], parts)
-
-
-def _checked(seen: Seen, batch: list[tuple[str, Stat]]) -> list[list[Any]]:
-    """These pages read and checked (in a forked child, mostly), each as [its path, its own
-    findings (finding_json), its parts (held.parts_of)], or [its path] alone where it is to be
-    kept whole (no facts: checked by the parent)."""
-    entries = [read(seen, rel, st) for rel, st in batch]
-    check_own(seen, {e.page.slug: e for e in entries if e.facts is not None})
-    out: list[list[Any]] = []
-    for e in entries:
-        if e.facts is None:
-            out.append([e.page.rel])
-        else:
-            out.append([e.page.rel, [finding_json(f) for f in e.findings], parts_of(e)])
-    return out
 
 
 def _across(seen: Seen, held: Held, rows: dict[str, LintRow], state: State | None) -> Linted:
@@ -154,13 +98,13 @@ def _index_record(seen: Seen, index: Any) -> list[Any] | None:
     return [*seen.trusted(seen.index_stat), index.hash, index.read_error]
 
 
-def _cached(seen: Seen, rel: str, st: Stat, row: LintRow | None) -> Entry | None:
+def _entry(seen: Seen, rel: str, st: Stat, row: LintRow | None) -> Entry:
     """The page from its cached facts when its bytes (by stat) and what its findings read are
-    as they were (enough of it for its names and switches; its facts for the rest); else None:
-    it is to be read, parsed and checked."""
+    as they were (enough of it for its names and switches; its facts for the rest); else read,
+    parsed and marked for its own rules."""
     if row is not None and row.facts and (row.size, row.mtime_ns) == st:
         facts = json.loads(row.facts)
         if seen.key(facts["deps"]) == row.key:
             findings = [json_finding(f) for f in json.loads(row.findings)] if row.findings != "[]" else []
             return Entry(head_page(rel, facts), None, findings, facts["across"], st, facts)
-    return None
+    return read(seen, rel, st)

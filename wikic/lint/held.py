@@ -24,31 +24,6 @@ from wikic.wiki.page import Page
 NONE_FOUND = "[]"  # the findings of most pages, one string for them all
 
 
-# what the end of a full lint needs of a page checked, marshalled (Held.add): its facts' part for
-# the rules across pages (none for a page kept whole), its head, record, sources and switches,
-# its row to store (none for a page from the cache), and its path where a row of it is to go
-Parts = tuple[bytes | None, bytes, bytes | None, str | None]
-
-
-def parts_of(e: Entry) -> Parts:
-    """What the end of a full lint needs of a page checked (its own findings found)."""
-    page, facts = e.page, e.facts
-    deps = None if facts is None else facts["deps"]
-    cross = None if facts is None else marshal.dumps(cross_of(facts))
-    off = sorted(page.disabled) if page.disabled else None
-    kept = marshal.dumps((tuple(head_of(page)), e.record(), deps, off))
-    row, gone = None, None
-    if e.row is not None and e.row.facts:
-        found = NONE_FOUND
-        if e.findings:
-            found = json.dumps([finding_json(f) for f in e.findings], ensure_ascii=False)
-        r = e.row
-        row = marshal.dumps((r.rel, r.size, r.mtime_ns, r.key, r.facts, found, r.names))
-    elif e.row is not None:  # always read again now (a saved answer): no row of what it was
-        gone = page.rel
-    return cross, kept, row, gone
-
-
 class Held:
     """Every page's part of a full lint's end, taken as the pages are checked, in the wiki's
     order. Even what is kept in memory waits in a file until every page is checked (settle):
@@ -71,27 +46,27 @@ class Held:
         """These pages (in the wiki's order): the own rules on those read, then what the end
         needs of each kept and the rest let go."""
         check_own(seen, {e.page.slug: e for e in entries if e.row is not None})
-        self.keep(entries)
-
-    def keep(self, entries: list[Entry]) -> None:
-        """These pages, checked (or from the cache), in the wiki's order."""
         for e in entries:
+            page = e.page
+            deps = None
+            self.findings += e.findings
             if e.facts is None:
-                self._whole[e.page.rel] = e.page
-            self.add(e.findings, parts_of(e))
-
-    def add(self, findings: list[Finding], parts: Parts) -> None:
-        """A page checked (here, or by a forked child: full.py): its own findings, and what the
-        end needs of it (parts_of)."""
-        cross, kept, row, gone = parts
-        self.findings += findings
-        if cross is not None:
-            self._cross.add(cross)
-        self._kept.add(kept)
-        if row is not None:
-            self._rows.add(row)
-        if gone is not None:
-            self.gone.append(gone)
+                self._whole[page.rel] = page
+            else:
+                deps = e.facts["deps"]
+                self._cross.add(marshal.dumps(cross_of(e.facts)))
+            off = sorted(page.disabled) if page.disabled else None
+            self._kept.add(marshal.dumps((tuple(head_of(page)), e.record(), deps, off)))
+            if e.row is not None and e.row.facts:
+                found = NONE_FOUND
+                if e.findings:
+                    found = json.dumps([finding_json(f) for f in e.findings], ensure_ascii=False)
+                row = e.row
+                self._rows.add(
+                    marshal.dumps((row.rel, row.size, row.mtime_ns, row.key, row.facts, found, row.names))
+                )
+            elif e.row is not None:  # always read again now (a saved answer): no row of what it was
+                self.gone.append(page.rel)
 
     def settle(self) -> None:
         """What is kept in memory of every page, from its file (once every page is taken)."""
