@@ -101,13 +101,18 @@ def _fork(fn: Callable[[T], Any], share: Sequence[T]) -> tuple[int, int] | None:
 
 
 def _collect(pid: int, read: int) -> list[Any] | None:
-    """What the child sent (None: it failed, or what it sent does not read)."""
+    """What the child sent (None: it failed, or what it sent does not read); its pipe closed
+    and the child waited for, or, interrupted, stopped."""
     chunks = []
     try:
         while chunk := os.read(read, 1 << 20):
             chunks.append(chunk)
     except OSError:
         chunks = []
+    except BaseException:  # Ctrl-C while the child works on: not waited for
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+        raise
     finally:
         os.close(read)
         _reap(pid)
