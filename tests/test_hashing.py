@@ -10,8 +10,8 @@ from pathlib import Path
 from wikic.backends.base import Request
 from wikic.backends.prefix_cache import entry_key, tokens_digest
 from wikic.build.actions import action_key
-from wikic.hashing import CHUNK, bytes_hash, digest, fingerprint, text_hash
-from wikic.wiki.page import SEAL, seal, seal_at, sealed_intact
+from wikic.hashing import CHUNK, LINES, bytes_hash, digest, file_hash, fingerprint, lines_digest, text_hash
+from wikic.wiki.page import SEAL, seal, seal_at, sealed_intact, sealed_lines
 
 REPO = Path(__file__).resolve().parent.parent
 TEXTS = ["", "plain", "unicode: naïve café — 日本語 🙂", "two\nlines\r\n"]
@@ -87,3 +87,20 @@ def test_a_texts_start_hashes_as_that_start_and_a_seal_is_found_where_it_is() ->
         assert seal_at(sealed) == len(text) and sealed_intact(sealed)
         assert seal_at(sealed.replace("\n<!--", "x\n<!--")) == -1
         assert seal_at(text) == -1
+
+
+def test_lines_are_hashed_and_sealed_as_their_text_is() -> None:
+    """index.md is sealed from its lines, never joined twice: the same seal as its text's."""
+    for count in (0, 1, 2, LINES - 1, LINES, LINES + 1, 2 * LINES + 3):
+        lines = [f"- [[page-{n}|Café {n}]]" if n % 7 else "" for n in range(count)]
+        text = "\n".join(lines) + "\n"
+        assert lines_digest(lines) == digest(text), count
+        assert sealed_lines(lines) == seal(text), count
+        assert sealed_intact(sealed_lines(lines))
+
+
+def test_a_file_is_hashed_as_its_bytes_are(tmp_path: Path) -> None:
+    path = tmp_path / "big.md"
+    for data in (b"", b"plain", "naïve 日本語\n".encode() * (CHUNK // 8)):
+        path.write_bytes(data)
+        assert file_hash(path) == bytes_hash(data)

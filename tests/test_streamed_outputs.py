@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.projects import NOTES, make_project, wiki_files
+from tests.projects import NOTES, make_project, run_build, wiki_files
 from wikic.build import assemble as assemble_module
-from wikic.build import pipeline
+from wikic.build import pipeline, publish
+from wikic.build.linker import PageEntry
 from wikic.build.outputs import Outputs
 from wikic.build.plan import PagePlan
 from wikic.build.run import BuildOptions, build
@@ -132,3 +133,56 @@ def test_a_kept_blob_written_with_room_spills_less_to_the_wal(tmp_path: Path) ->
     plain, roomy = written_and_read(False), written_and_read(True)
     assert plain[0] > 3 and plain[1] > 4  # the blob's size, written and read
     assert roomy[0] < 2.5 and roomy[1] < 2.5
+
+
+def test_index_lines_end_as_the_index_text_did() -> None:
+    """index.md's lines, stripped at their end as its text was (blank lines, trailing spaces),
+    and only there."""
+    entries = [PageEntry("b", "B", "concept", description="said twice  "), PageEntry("a", "A", "entity")]
+    lines = assemble_module.index_lines("Wiki", "", entries, ["entity", "concept"])
+    head = ["# Wiki\n\n2 pages.", ""]  # the head and its count: one item
+    assert lines == [*head, "## Entities", "", "- [[a|A]]", "", "## Concepts", "", "- [[b|B]] — said twice"]
+    assert assemble_module.render_index("Wiki", "", entries, []) == (
+        "# Wiki\n\n2 pages.\n\n## Concepts\n\n- [[b|B]] — said twice  \n\n## Entities\n\n- [[a|A]]\n"
+    )
+
+
+def test_a_file_is_compared_with_its_new_bytes_a_piece_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(publish, "PIECE", 4)
+    path, data = tmp_path / "index.md", b"0123456789abcdef-"
+    assert publish.holds(path, data) is None
+    path.write_bytes(data)
+    assert publish.holds(path, data) is True
+    path.write_bytes(data[:-2] + b"x-")  # the same size, its last piece not the same
+    assert publish.holds(path, data) is False
+    path.write_bytes(data + b"more")
+    assert publish.holds(path, data) is False
+    path.write_bytes(b"0123")  # one piece or less: read at once
+    assert publish.holds(path, b"0123") is True and publish.holds(path, b"0124") is False
+
+
+def test_pages_compared_by_pieces_are_written_kept_and_forced_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every page and index.md longer than a piece: nothing written again where nothing changed,
+    a page edited by hand to its own size kept (a conflict) until --force."""
+    monkeypatch.setattr(publish, "PIECE", 64)
+    project = make_project(tmp_path / "p", NOTES)
+    first, _ = run_build(project)
+    assert first.ok and "wiki/index.md" in first.written
+    again, _ = run_build(project, force=True)
+    assert again.written == [] and again.conflicts == []
+    page = project.wiki_dir / "faiss.md"
+    text = page.read_text()
+    edited = text.replace("Meta", "Mata", 1)  # the same size
+    assert edited != text and len(edited) == len(text)
+    page.write_text(edited)
+    (project.sources_dir / "tools.md").write_text(
+        (project.sources_dir / "tools.md").read_text().replace("by Meta", "by Meta AI")
+    )
+    report, _ = run_build(project)
+    assert report.conflicts == ["wiki/faiss.md"] and page.read_text() == edited
+    report, _ = run_build(project, force=True)
+    assert "wiki/faiss.md" in report.written and page.read_text() != edited and report.conflicts == []

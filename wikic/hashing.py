@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from typing import Any
 
 FULL = 64  # action keys, lint's model cache keys, the no-op check's digests
@@ -21,6 +22,7 @@ PREFIX_ENTRY = 24  # a prefix cache entry's file name
 
 
 CHUNK = 1 << 20  # characters of a long text encoded at a time
+LINES = 1 << 12  # lines of a text given as lines encoded at a time
 
 
 def digest(data: bytes | str, length: int = FULL, end: int | None = None) -> str:
@@ -38,9 +40,24 @@ def digest(data: bytes | str, length: int = FULL, end: int | None = None) -> str
     return h.hexdigest()[:length]
 
 
+def lines_digest(lines: list[str], length: int = FULL) -> str:
+    """digest("\\n".join(lines) + "\\n", length), the text never made: LINES lines at a time."""
+    lines = lines or [""]  # "\n" alone: no line, yet one newline
+    h = hashlib.sha256()
+    for at in range(0, len(lines), LINES):
+        h.update(("\n".join(lines[at : at + LINES]) + "\n").encode("utf-8", "surrogateescape"))
+    return h.hexdigest()[:length]
+
+
 def bytes_hash(data: bytes) -> str:
     """A file's bytes, as state.db records them."""
     return digest(data, CONTENT)
+
+
+def file_hash(path: str | os.PathLike[str]) -> str:
+    """bytes_hash of a file's bytes, read a piece at a time, never held whole."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()[:CONTENT]
 
 
 def text_hash(text: str) -> str:

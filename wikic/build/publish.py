@@ -3,21 +3,22 @@ changed by hand is never overwritten or deleted silently (log.md: logfile.py).""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from functools import partial
+import os
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from wikic.build.logfile import append_log as append_log  # log.md's own module; callers import it here
 from wikic.build.outputs import take
 from wikic.build.report import Report
 from wikic.fsutil import atomic_write_many
-from wikic.hashing import bytes_hash
+from wikic.hashing import bytes_hash, file_hash
 from wikic.state import FileRecord, State
 from wikic.wiki.page import is_safe_file_name, sealed_intact
 
 WIKI = "wiki"
 LOG = "log.md"
 BATCH = 1000  # pages written (and fsynced together) at a time
+PIECE = 1 << 20  # bytes of a file compared at a time
 
 
 def _record(state: State, rel: str, path: Path, data: bytes) -> None:
@@ -77,16 +78,13 @@ class _Publish:
                 )
                 continue
             rel, path, data = f"{WIKI}/{name}", wiki / name, take(outputs, name).encode("utf-8")
-            try:
-                disk: bytes | None = path.read_bytes()
-            except FileNotFoundError:
-                disk = None
+            same = holds(path, data)
             rec = self.records.get(rel)
-            if disk == data:
+            if same:
                 if rec is None or rec.hash != bytes_hash(data) or rec.mtime_ns != path.stat().st_mtime_ns:
                     _record(self.state, rel, path, data)  # adopt a page that is already what we would write
                 continue
-            if disk is not None and self._hand_edited(rec, disk, partial(disk.decode, "utf-8", "replace")):
+            if same is not None and self._hand_edited(rec, path):
                 self.report.conflicts.append(rel)
                 continue
             yield path, data
@@ -116,23 +114,39 @@ class _Publish:
             if rec is None:  # not wikic's: never removed
                 continue
             path = self.root / rel
-            try:
-                disk = path.read_bytes()
-            except FileNotFoundError:
+            if not path.exists():
                 self.state.remove_file(rel)
                 continue
-            if self._hand_edited(rec, disk, partial(path.read_text, "utf-8", "replace")):
+            if self._hand_edited(rec, path):
                 self.report.conflicts.append(rel)
                 continue
             path.unlink()
             self.state.remove_file(rel)
             self.report.removed.append(rel)
 
-    def _hand_edited(self, rec: FileRecord | None, disk: bytes, text: Callable[[], str]) -> bool:
+    def _hand_edited(self, rec: FileRecord | None, path: Path) -> bool:
         """Not as wikic last wrote it, nor sealed intact: a person's edit, kept unless forced."""
-        if self.force or (rec is not None and bytes_hash(disk) == rec.hash):
+        if self.force or (rec is not None and file_hash(path) == rec.hash):
             return False
-        return not sealed_intact(text())
+        return not sealed_intact(path.read_text("utf-8", "replace"))
+
+
+def holds(path: Path, data: bytes) -> bool | None:
+    """Whether the file holds `data` (None: there is no file), read a piece at a time: a large
+    one (index.md, 18 MB at 100,000 pages) is not held beside its new bytes; one of another
+    size is not read."""
+    try:
+        f = path.open("rb")
+    except FileNotFoundError:
+        return None
+    with f:
+        size = os.fstat(f.fileno()).st_size
+        if size != len(data):
+            return False
+        if size <= PIECE:
+            return f.read() == data
+        view = memoryview(data)
+        return all(f.read(PIECE) == view[at : at + PIECE] for at in range(0, size, PIECE)) and not f.read(1)
 
 
 def _ours(rel: str) -> bool:
