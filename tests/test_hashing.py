@@ -10,8 +10,8 @@ from pathlib import Path
 from wikic.backends.base import Request
 from wikic.backends.prefix_cache import entry_key, tokens_digest
 from wikic.build.actions import action_key
-from wikic.hashing import CHUNK, LINES, bytes_hash, digest, file_hash, fingerprint, lines_digest, text_hash
-from wikic.wiki.page import SEAL, seal, seal_at, sealed_intact, sealed_lines
+from wikic.hashing import CHUNK, bytes_hash, digest, file_hash, fingerprint, pieces_digest, text_hash
+from wikic.wiki.page import SEAL, seal, seal_at, sealed_intact, sealed_pieces
 
 REPO = Path(__file__).resolve().parent.parent
 TEXTS = ["", "plain", "unicode: naïve café — 日本語 🙂", "two\nlines\r\n"]
@@ -89,14 +89,14 @@ def test_a_texts_start_hashes_as_that_start_and_a_seal_is_found_where_it_is() ->
         assert seal_at(text) == -1
 
 
-def test_lines_are_hashed_and_sealed_as_their_text_is() -> None:
-    """index.md is sealed from its lines, never joined twice: the same seal as its text's."""
-    for count in (0, 1, 2, LINES - 1, LINES, LINES + 1, 2 * LINES + 3):
-        lines = [f"- [[page-{n}|Café {n}]]" if n % 7 else "" for n in range(count)]
-        text = "\n".join(lines) + "\n"
-        assert lines_digest(lines) == digest(text), count
-        assert sealed_lines(lines) == seal(text), count
-        assert sealed_intact(sealed_lines(lines))
+def test_pieces_are_hashed_and_sealed_as_their_text_is() -> None:
+    """index.md is sealed from its pieces, never joined twice: the same seal as its text's."""
+    for count in (0, 1, 2, 7, 100):
+        pieces = ["".join(f"- [[page-{n}|Café {n}]]\n" for n in range(k, k + 3)) for k in range(count)]
+        text = "".join(pieces)
+        assert pieces_digest(pieces) == digest(text), count
+        assert sealed_pieces(pieces) == seal(text), count
+        assert sealed_intact(sealed_pieces(pieces))
 
 
 def test_a_file_is_hashed_as_its_bytes_are(tmp_path: Path) -> None:

@@ -135,16 +135,21 @@ def test_a_kept_blob_written_with_room_spills_less_to_the_wal(tmp_path: Path) ->
     assert roomy[0] < 2.5 and roomy[1] < 2.5
 
 
-def test_index_lines_end_as_the_index_text_did() -> None:
-    """index.md's lines, stripped at their end as its text was (blank lines, trailing spaces),
-    and only there."""
-    entries = [PageEntry("b", "B", "concept", description="said twice  "), PageEntry("a", "A", "entity")]
-    lines = assemble_module.index_lines("Wiki", "", entries, ["entity", "concept"])
-    head = ["# Wiki\n\n2 pages.", ""]  # the head and its count: one item
-    assert lines == [*head, "## Entities", "", "- [[a|A]]", "", "## Concepts", "", "- [[b|B]] — said twice"]
-    assert assemble_module.render_index("Wiki", "", entries, []) == (
-        "# Wiki\n\n2 pages.\n\n## Concepts\n\n- [[b|B]] — said twice  \n\n## Entities\n\n- [[a|A]]\n"
+def test_index_pieces_end_as_the_index_text_did(monkeypatch: pytest.MonkeyPatch) -> None:
+    """index.md made a few lines at a time: its text as one made whole was, its end stripped
+    (blank lines, the last line's trailing spaces) and only there."""
+    entries = [PageEntry("b", "B", "concept", [], "said  "), PageEntry("a", "A", "entity", [], "too  ")]
+    entries += [PageEntry(f"c{n}", f"C{n}", "concept") for n in range(5)]
+    whole = assemble_module.render_index("Wiki", "", entries, ["entity", "concept"])
+    assert whole == (
+        "# Wiki\n\n7 pages.\n\n## Entities\n\n- [[a|A]] — too  \n\n## Concepts\n\n- [[b|B]] — said  \n"
+        + "".join(f"- [[c{n}|C{n}]]\n" for n in range(5))
     )
+    reordered = assemble_module.render_index("Wiki", "", entries, ["concept", "entity"])
+    assert reordered.endswith("- [[c4|C4]]\n\n## Entities\n\n- [[a|A]] — too\n")  # stripped at its end
+    monkeypatch.setattr(assemble_module, "INDEX_PIECE", 2)
+    pieces = assemble_module.index_pieces("Wiki", "", entries, ["entity", "concept"])
+    assert len(pieces) > 3 and all(p.endswith("\n") for p in pieces) and "".join(pieces) == whole
 
 
 def test_a_file_is_compared_with_its_new_bytes_a_piece_at_a_time(

@@ -22,7 +22,6 @@ PREFIX_ENTRY = 24  # a prefix cache entry's file name
 
 
 CHUNK = 1 << 20  # characters of a long text encoded at a time
-LINES = 1 << 12  # lines of a text given as lines encoded at a time
 
 
 def digest(data: bytes | str, length: int = FULL, end: int | None = None) -> str:
@@ -40,12 +39,11 @@ def digest(data: bytes | str, length: int = FULL, end: int | None = None) -> str
     return h.hexdigest()[:length]
 
 
-def lines_digest(lines: list[str], length: int = FULL) -> str:
-    """digest("\\n".join(lines) + "\\n", length), the text never made: LINES lines at a time."""
-    lines = lines or [""]  # "\n" alone: no line, yet one newline
+def pieces_digest(pieces: list[str], length: int = FULL) -> str:
+    """digest("".join(pieces), length), the text never joined."""
     h = hashlib.sha256()
-    for at in range(0, len(lines), LINES):
-        h.update(("\n".join(lines[at : at + LINES]) + "\n").encode("utf-8", "surrogateescape"))
+    for piece in pieces:
+        h.update(piece.encode("utf-8", "surrogateescape"))
     return h.hexdigest()[:length]
 
 

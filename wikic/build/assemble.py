@@ -25,7 +25,7 @@ from wikic.wiki.page import (
     Citation,
     plain_links,
     seal,
-    sealed_lines,
+    sealed_pieces,
     split_page,
     wikilink,
     with_pages,
@@ -34,6 +34,7 @@ from wikic.wiki.read import gc_paused, resolve_target
 
 TYPE_HEADINGS = {"source": "Sources", "answer": "Answers"}
 VERSION = 2  # of the rendering: bump when a page's text changes for the same inputs
+INDEX_PIECE = 1 << 12  # index.md's lines made and joined at a time (index_pieces)
 MD_LINK = re.compile(r"\[[^\]]*\]\([^)]*\)")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
@@ -178,28 +179,30 @@ def index_line(slug: str, title: str, description: str) -> str:
 
 
 def render_index(title: str, scope: str, entries: list[PageEntry], type_order: list[str]) -> str:
-    return "\n".join(index_lines(title, scope, entries, type_order)) + "\n"
+    return "".join(index_pieces(title, scope, entries, type_order))
 
 
-def index_lines(title: str, scope: str, entries: list[PageEntry], type_order: list[str]) -> list[str]:
-    """index.md's lines (render_index), its end stripped as a text's would be: joined once, or
-    sealed as they are (page.sealed_lines), not copied whole to be stripped and sealed (18 MB
-    at 100,000 pages, each copy on a full build's peak)."""
+def index_pieces(title: str, scope: str, entries: list[PageEntry], type_order: list[str]) -> list[str]:
+    """index.md's text in pieces of INDEX_PIECE lines at most, each line ended by a newline, the
+    text's end stripped (render_index joins them): made, hashed and sealed a piece at a time
+    (page.sealed_pieces), its lines never all held at once (100,000 strings, 20 MB, were a full
+    build's peak at 100,000 pages) nor the text copied to be stripped and sealed."""
     groups: dict[str, list[PageEntry]] = defaultdict(list)
     for e in entries:
         groups[e.type].append(e)
     order = [t for t in type_order if t in groups] + sorted(t for t in groups if t not in type_order)
-    lines = [index_head(title, scope) + f"{len(entries)} pages.", ""]
+    pieces: list[str] = []
+    lines = [index_head(title, scope) + f"{len(entries)} pages."]
     for kind in order:
-        lines += [f"## {type_heading(kind)}", ""]
+        lines += ["", f"## {type_heading(kind)}", ""]
         for e in sorted(groups[kind], key=lambda e: (e.title.casefold(), e.slug)):
+            if len(lines) >= INDEX_PIECE:
+                pieces.append("\n".join(lines) + "\n")
+                lines = []
             lines.append(index_line(e.slug, e.title, e.description))
-        lines.append("")
-    while lines and not lines[-1].strip():
-        lines.pop()
-    if lines:
-        lines[-1] = lines[-1].rstrip()
-    return lines
+    lines[-1] = lines[-1].rstrip()  # the text's end: every group ends in a page's line
+    pieces.append("\n".join(lines) + "\n")
+    return pieces
 
 
 @dataclass
@@ -293,8 +296,8 @@ def _assemble(job: Assembly) -> Assembled:
             continue
         bodies.render(pid)
         out.put(f"{page.slug}.md", partial(_spilled_text, page, bodies.bodies, pid, extra))
-    index = index_lines(job.title, job.scope, list(entries.values()), job.type_order)
-    out.put("index.md", sealed_lines(index))
+    index = index_pieces(job.title, job.scope, list(entries.values()), job.type_order)
+    out.put("index.md", sealed_pieces(index))
     del index
     by = went_by(bodies.names, job.token, job.writes)
     described = {slug: entries[slug].description for slug in job.foreign}

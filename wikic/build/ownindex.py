@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from wikic.build.assemble import index_lines
+from wikic.build.assemble import index_pieces
 from wikic.build.linker import PageEntry
 from wikic.fsutil import atomic_write
 from wikic.hashing import bytes_hash
 from wikic.state import Meta, State
-from wikic.wiki.page import sealed_lines
+from wikic.wiki.page import sealed_pieces
 
 NAME = "index-own.md"  # in the state folder (.wikic/)
 
@@ -84,5 +84,5 @@ def made_again(state: State, title: str, scope: str, order: list[str]) -> str | 
     entries = [
         PageEntry(slug, e[0], e[1], e[2], described.get(slug, "")) for slug, e in state.kept_entries().items()
     ]
-    text = sealed_lines(index_lines(title, scope, entries, order))
+    text = sealed_pieces(index_pieces(title, scope, entries, order))
     return text if bytes_hash(text.encode("utf-8")) == wrote.hash else None

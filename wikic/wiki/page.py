@@ -12,7 +12,7 @@ from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote, unquote
 
-from wikic.hashing import CONTENT, digest, lines_digest
+from wikic.hashing import CONTENT, digest, pieces_digest
 from wikic.wiki.frontmatter import split_front_matter
 
 if TYPE_CHECKING:
@@ -41,11 +41,10 @@ def seal(text: str) -> str:
     return f"{text}\n<!-- wikic:{digest(text, CONTENT)} -->\n"
 
 
-def sealed_lines(lines: list[str]) -> str:
-    """seal() of the lines joined, each ended by a newline ("\\n".join(lines) + "\\n"), joined
-    once: hashed a few thousand lines at a time, not copied whole to be sealed (index.md: 18 MB
-    at 100,000 pages, on a full build's peak)."""
-    return "\n".join([*(lines or [""]), "", f"<!-- wikic:{lines_digest(lines, CONTENT)} -->", ""])
+def sealed_pieces(pieces: list[str]) -> str:
+    """seal("".join(pieces)), hashed a piece at a time and joined once: a long text (index.md,
+    18 MB at 100,000 pages) not copied whole to be sealed."""
+    return "".join([*pieces, f"\n<!-- wikic:{pieces_digest(pieces, CONTENT)} -->\n"])
 
 
 def seal_at(text: str) -> int:
