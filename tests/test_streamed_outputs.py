@@ -191,3 +191,38 @@ def test_pages_compared_by_pieces_are_written_kept_and_forced_as_before(
     assert report.conflicts == ["wiki/faiss.md"] and page.read_text() == edited
     report, _ = run_build(project, force=True)
     assert "wiki/faiss.md" in report.written and page.read_text() != edited and report.conflicts == []
+
+
+def test_a_page_deleted_by_hand_while_publish_looks_at_it_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page found not as the build makes it, then gone before publish hashes it (deleted by
+    hand meanwhile): written, not an error; one gone before a --force build removes it: its
+    record dropped, nothing reported removed."""
+    project = make_project(tmp_path / "p", NOTES)
+    run_build(project)
+    page = project.wiki_dir / "faiss.md"
+    page.write_text(page.read_text() + "\nMy own note.\n")
+    looked = publish.holds
+
+    def then_deleted(path: Path, data: bytes) -> bool | None:
+        same = looked(path, data)
+        if path.name == "faiss.md":
+            path.unlink()
+        return same
+
+    monkeypatch.setattr(publish, "holds", then_deleted)
+    tools = project.sources_dir / "tools.md"
+    tools.write_text(tools.read_text().replace("by Meta", "by Meta AI"))
+    report, _ = run_build(project)
+    assert report.ok and report.conflicts == [] and "wiki/faiss.md" in report.written
+    assert "Meta AI" in page.read_text()
+    monkeypatch.setattr(publish, "holds", looked)
+    tools.unlink()  # its page goes; deleted by hand first
+    gone = project.wiki_dir / "tools-we-use.md"
+    assert gone.exists()
+    gone.unlink()
+    report, _ = run_build(project, force=True)
+    assert report.ok and "wiki/tools-we-use.md" not in report.removed and not gone.exists()
+    with State.open(project.state_path) as state:
+        assert "wiki/tools-we-use.md" not in state.files()

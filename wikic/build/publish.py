@@ -84,7 +84,7 @@ class _Publish:
                 if rec is None or rec.hash != bytes_hash(data) or rec.mtime_ns != path.stat().st_mtime_ns:
                     _record(self.state, rel, path, data)  # adopt a page that is already what we would write
                 continue
-            if same is not None and self._hand_edited(rec, path):
+            if same is not None and self._hand_edited(rec, path):  # (None: gone since, written)
                 self.report.conflicts.append(rel)
                 continue
             yield path, data
@@ -114,21 +114,28 @@ class _Publish:
             if rec is None:  # not wikic's: never removed
                 continue
             path = self.root / rel
-            if not path.exists():
+            edited = self._hand_edited(rec, path)
+            if edited is None:  # deleted by hand already
                 self.state.remove_file(rel)
                 continue
-            if self._hand_edited(rec, path):
+            if edited:
                 self.report.conflicts.append(rel)
                 continue
             path.unlink()
             self.state.remove_file(rel)
             self.report.removed.append(rel)
 
-    def _hand_edited(self, rec: FileRecord | None, path: Path) -> bool:
-        """Not as wikic last wrote it, nor sealed intact: a person's edit, kept unless forced."""
-        if self.force or (rec is not None and file_hash(path) == rec.hash):
-            return False
-        return not sealed_intact(path.read_text("utf-8", "replace"))
+    def _hand_edited(self, rec: FileRecord | None, path: Path) -> bool | None:
+        """Not as wikic last wrote it, nor sealed intact: a person's edit, kept unless forced;
+        None where there is no such file (gone since it was looked at: deleted by hand)."""
+        try:
+            if self.force:
+                return False if path.exists() else None
+            if rec is not None and file_hash(path) == rec.hash:
+                return False
+            return not sealed_intact(path.read_text("utf-8", "replace"))
+        except FileNotFoundError:
+            return None
 
 
 def holds(path: Path, data: bytes) -> bool | None:
