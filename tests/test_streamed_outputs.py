@@ -171,8 +171,9 @@ def test_a_file_is_compared_with_its_new_bytes_a_piece_at_a_time(
 def test_pages_compared_by_pieces_are_written_kept_and_forced_as_before(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every page and index.md longer than a piece: nothing written again where nothing changed,
-    a page edited by hand to its own size kept (a conflict) until --force."""
+    """Every page and index.md longer than a piece: nothing written again where nothing changed;
+    a page changed by hand to its own size (its last pieces differ) written again by --force; one
+    edited by hand kept (a conflict, hashed from the file) until --force."""
     monkeypatch.setattr(publish, "PIECE", 64)
     project = make_project(tmp_path / "p", NOTES)
     first, _ = run_build(project)
@@ -181,8 +182,12 @@ def test_pages_compared_by_pieces_are_written_kept_and_forced_as_before(
     assert again.written == [] and again.conflicts == []
     page = project.wiki_dir / "faiss.md"
     text = page.read_text()
-    edited = text.replace("Meta", "Mata", 1)  # the same size
-    assert edited != text and len(edited) == len(text)
+    at = text.rindex("Meta")  # past the first pieces
+    assert at > 64
+    page.write_text(text[:at] + "Mata" + text[at + 4 :])  # the same size
+    report, _ = run_build(project, force=True)
+    assert report.written == ["wiki/faiss.md"] and page.read_text() == text
+    edited = text + "\nMy own note.\n"
     page.write_text(edited)
     (project.sources_dir / "tools.md").write_text(
         (project.sources_dir / "tools.md").read_text().replace("by Meta", "by Meta AI")
