@@ -37,9 +37,18 @@ def taken(
                     named[path] = src
             else:
                 taken.take(src, made, kept, cols)
-    else:
+    else:  # sources came or went: each settled one, as the base has it, found by its row
+        named = taken.named
         for src in sources:
-            taken.take(src, made, kept, cols)
+            path = src.path
+            i = at.get(path) if src.settled and path not in since else None
+            if i is None or keys[i] is None:
+                taken.take(src, made, kept, cols)
+                continue
+            made.keys[path] = keys[i]
+            src.title, src.count, src._fallback = titles[i], counts[i], fallbacks[i]
+            if not src._fallback:
+                named[path] = src
     return taken.facts, taken.changed, taken.unsettled, taken.named
 
 

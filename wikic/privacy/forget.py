@@ -147,10 +147,14 @@ def _asked_changed(project: Project, state: State, wiki: Tree | None = None) -> 
     stat): the build that dropped the forgotten sources rewrote or removed every page holding
     their text, so what ask keeps after is only what wiki/ holds. The stats are `wiki`'s (a
     walk of wiki/ as the build left it: a page changed since holds no forgotten text either)
-    where it took every entry's, else each page's own (100,000 of them: 0.3-0.4 s)."""
-    stats = wiki.stats if wiki is not None and wiki.complete else None
-    if stats is not None:
-        return [rel for rel, size, mtime in state.ask_stats() if stats.get(rel) != (size, mtime)]
+    where it took every entry's, else each page's own (100,000 of them: 0.3-0.4 s). Against
+    the walk, each record's stat is made into the line the walk has for a page as it read it,
+    and looked for among the walk's lines (0.1 s at 100,000 pages, not 0.3 with the walk's
+    stats made and compared a page at a time); a line the walk has for no plain file (a
+    link's, another kind's) is found by no record, which goes: read again, never kept wrong."""
+    if wiki is not None and wiki.complete:
+        lines = set(wiki.lines)
+        return [rel for rel, line in state.ask_stat_lines() if line not in lines]
     changed = []
     root = os.path.join(project.root, "")  # a string joined per page, no Path made: 100,000 of them
     for rel, size, mtime in state.ask_stats():
