@@ -74,6 +74,58 @@ def test_build_scaling(tmp_path: Path) -> None:
     assert figures["sources"] == 20 and figures["full"]["calls"] > 0 and figures["noop"]["calls"] == 0
 
 
+@pytest.mark.skipif(not (ROOT / ".git").exists(), reason="--baseline reads another commit from git")
+def test_build_scaling_against_another_commit(tmp_path: Path) -> None:
+    """--baseline: the full build with another commit's wikic and this one's, in turn, each on
+    a fresh copy of one project; a name that is no commit is said so, before any build."""
+    raw = tmp_path / "figures.json"
+    args = ("--sizes", "20", "--runs", "1", "--edits", "1", "--latency", "0", "--no-ninja")
+    out = bench(
+        "build_scaling.py", *args, "--baseline", "HEAD", "--baseline-runs", "1", "--json", str(raw)
+    ).stdout
+    assert "engine CPU per call, HEAD's vs this checkout's, in turn: " in out
+    assert "where 6ca5253 took 2.7 ms" not in out  # judged against the code the issue was filed on only
+    compared = json.loads(raw.read_text())[-1]["baseline"]
+    assert compared["sources"] == 20 and len(compared["per_call_ms"]["baseline"]) == 1
+    assert (
+        compared["commit"]
+        == subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    )
+    wrong = subprocess.run(
+        [sys.executable, "bench/build_scaling.py", *args, "--baseline", "no-such-commit"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (
+        wrong.returncode != 0 and "--baseline no-such-commit: not a commit of this checkout" in wrong.stderr
+    )
+
+
+def test_build_scaling_judges_issue_17s_target_against_the_code_it_was_filed_on() -> None:
+    """1.5 ms of engine per call where that code took 2.7 ms: a ratio of 1.5/2.7 or less."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import build_scaling as bs
+    finally:
+        sys.path.remove(str(BENCH))
+    big = bs.SizeResult(20, full={"cpu": 1.0, "calls": 10}, noop={"wall": 0.1})
+    big.edit = {"calls": [4], "expected_calls": 4, "minimal": True, "wall": 0.5}
+
+    def said(ratio: float, commit: str) -> list[str]:
+        compared = {"ref": "x", "commit": commit, "per_call_ms": {"baseline": [2.7], "this": [2.7 * ratio]}}
+        lines = bs.targets([big], compared | {"ratio": ratio})
+        return [line for line in lines if "where 6ca5253 took 2.7 ms" in line]
+
+    filed = bs.FILED + "db2864d97acdadd49d8c6244dc1f3c0c5"
+    assert said(0.55, filed)[0].endswith("0.550 -> met")
+    assert said(0.56, filed)[0].endswith("0.560 -> NOT met")
+    assert said(0.3, "0" * 40) == []  # another commit: its ratio printed, the target not judged
+
+
 def test_parallel(tmp_path: Path) -> None:
     raw = tmp_path / "figures.json"
     out = bench(
