@@ -40,13 +40,15 @@ process, as a user runs it:
 With --profile, the no-op and the one-source edit at the largest size are run
 once more under cProfile (in a fresh process) and the hot spots printed.
 
-With --baseline REF (a commit of this checkout, e.g. 6ca5253, the code issue 17 was
-filed on), the full build at the largest size is run again --baseline-runs times with
-this checkout's wikic and with REF's (`git archive`, compiled), in turn, each on a fresh
-copy of one generated project: the engine's CPU per call of each and their ratio, the
-same machine at the same hour. Issue 17's target, 1.5 ms of engine per call where the
-code it was filed on took 2.7 ms, is judged so: a ratio of 1.5/2.7 to that code's, or
-less (an absolute figure moves with the machine: ninja's no-op here has been 82 to 252 ms).
+With --baseline REF (a commit of this checkout, e.g. 6ca5253, the code on main when issue
+17 was filed), the full build at the largest size is run again --baseline-runs times
+with this checkout's wikic and with REF's (`git archive`, compiled), in turn, each on a
+fresh copy of one generated project: the engine's time per call of each (wall less the
+scripted latency, as the issue measured it) and its CPU per call, and their ratios, the
+same machine at the same hour. Issue 17's target, 1.5 ms of engine per call where it says
+the code took 2.7 ms "now", is judged so: an engine time per call 1.5/2.7 of that code's,
+or less (an absolute figure moves with the machine: ninja's no-op here has been 82 to 252
+ms).
 Prints a table on stdout (and --json FILE for the raw figures); progress on stderr.
 
 Targets (issue 6), at 10,000 sources: no-op within 2.5x ninja's and under
@@ -89,7 +91,12 @@ for top in ("sources", "wiki"):
             n += 1
 """
 Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-FILED = "6ca5253"  # the code issue 17 was filed on: its full build took 2.7 ms of engine per call
+# The code on main when issue 17 was filed ("2.7 ms now", the issue says). Its figures were
+# the README's of that day, measured on earlier code (c233054: full build 27.8 s, 2.7 ms of
+# engine time per call); the layout and the pages' checks had since added about 70% to the
+# full build's CPU, so this code took more than 2.7 ms. The target is read as the issue's
+# share of "now": 1.5/2.7 of this code's engine time per call.
+FILED = "6ca5253"
 FILED_SHARE = 1.5 / 2.7  # the issue's target, 1.5 ms per call, as a share of that code's
 
 
@@ -179,22 +186,36 @@ def against(
     n: int, latency: float, ref: str, code: tuple[Path, str], runs: int, base: Path
 ) -> dict[str, Any]:
     """Full builds of one generated project with this checkout's wikic and with `ref`'s (in
-    `code`), in turn, `runs` of each, every one on a fresh copy: the engine's CPU per call."""
+    `code`), in turn, `runs` of each, every one on a fresh copy: the engine's time per call
+    (wall less the scripted latency) and its CPU per call."""
     project = base / f"against{n}"
     generate(project, n, f"  backend: scripted\n  name: bench\n  latency: {latency}\n")
     per_call: dict[str, list[float]] = {"baseline": [], "this": []}
+    engine: dict[str, list[float]] = {"baseline": [], "this": []}
     folder_then, commit = code
     for k in range(runs):
         for who, folder in (("baseline", folder_then), ("this", None)):
             root, log = base / f"against{n}-{who}-{k}", base / f"against{n}-{who}-{k}.jsonl"
             shutil.copytree(project, root)
             full, _ = wikic_build(root, log, code=folder)
-            per_call[who].append(full.cpu * 1000 / max(count_lines(log), 1))
+            calls = max(count_lines(log), 1)
+            per_call[who].append(full.cpu * 1000 / calls)
+            engine[who].append((full.wall - calls * latency) * 1000 / calls)
             whose = ref if folder else "this checkout"
-            say(f"[{n}] full build with {whose}: {per_call[who][-1]:.2f} ms of engine CPU per call")
+            say(
+                f"[{n}] full build with {whose}: {engine[who][-1]:.2f} ms of engine time per call "
+                f"({per_call[who][-1]:.2f} ms CPU)"
+            )
             shutil.rmtree(root)
-    this, then = median(per_call["this"]), median(per_call["baseline"])
-    return {"ref": ref, "commit": commit, "sources": n, "per_call_ms": per_call, "ratio": this / then}
+    return {
+        "ref": ref,
+        "commit": commit,
+        "sources": n,
+        "per_call_ms": per_call,
+        "ratio": median(per_call["this"]) / median(per_call["baseline"]),
+        "engine_ms": engine,
+        "engine_ratio": median(engine["this"]) / median(engine["baseline"]),
+    }
 
 
 # --- the wiki as the build left it ---------------------------------------------------
@@ -678,16 +699,18 @@ def targets(results: list[SizeResult], baseline: dict[str, Any] | None = None) -
         + ("met" if per_action <= 1.5 else "NOT met")
     )
     if baseline is not None:
-        ref, ratio = baseline["ref"], baseline["ratio"]
-        pairs = zip(baseline["per_call_ms"]["baseline"], baseline["per_call_ms"]["this"], strict=True)
-        runs = ", ".join(f"{then:.2f} vs {this:.2f}" for then, this in pairs)
-        said = f"{ref}'s vs this checkout's, in turn: {runs} ms"
-        out.append(f"  engine CPU per call, {said}; ratio {ratio:.3f}")
+        ref, ratio, engine = baseline["ref"], baseline["ratio"], baseline["engine_ratio"]
+        for what, key, share in (("time", "engine_ms", engine), ("CPU", "per_call_ms", ratio)):
+            pairs = zip(baseline[key]["baseline"], baseline[key]["this"], strict=True)
+            runs = ", ".join(f"{then:.2f} vs {this:.2f}" for then, this in pairs)
+            said = f"{ref}'s vs this checkout's, in turn: {runs} ms"
+            out.append(f"  engine {what} per call, {said}; ratio {share:.3f}")
         if baseline["commit"].startswith(FILED):
             out.append(
-                f"  engine CPU per action within 1.5 ms where {FILED} took 2.7 ms ({FILED_SHARE:.3f} of it): "
-                + f"{ratio:.3f} -> "
-                + ("met" if ratio <= FILED_SHARE else "NOT met")
+                f"  engine time per action within 1.5 ms where {FILED} took 2.7 ms "
+                + f"({FILED_SHARE:.3f} of it): {engine:.3f} -> "
+                + ("met" if engine <= FILED_SHARE else "NOT met")
+                + f" (CPU {ratio:.3f})"
             )
     if big.sources >= 100_000:
         out.append(f"  peak memory within 1 GB: {peak:.0f} MB -> {'met' if peak <= 1024 else 'NOT met'}")
@@ -742,7 +765,7 @@ def main() -> int:
         "--baseline",
         metavar="REF",
         help=f"also run the largest size's full build with REF's wikic and this one in turn "
-        f"(a commit of this checkout; {FILED}: the code issue 17 was filed on)",
+        f"(a commit of this checkout; {FILED}: the code on main when issue 17 was filed)",
     )
     parser.add_argument("--baseline-runs", type=int, default=2, help="full builds of each with --baseline")
     args = parser.parse_args()
