@@ -137,6 +137,33 @@ def test_an_answer_is_not_reused_once_the_source_lines_its_pages_cite_move(tmp_p
     assert [r.answer_cached for r in stale] == [False, False]
 
 
+def test_what_an_answers_key_reads_of_the_wiki_is_made_once_per_wiki_as_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fingerprints of index.md, of every page's key and of every source's hash, which every
+    answer's key reads, are kept by the wiki's mark: a question over a wiki as a build left it
+    reads no source's hash (100,000 of them a question), the same answer found again; a build
+    that changes the wiki makes them anew, and an answer asked then is not the old one's."""
+    from wikic.state import State
+
+    project = built(tmp_path)
+    first, _ = asking(project, "What is HNSW?")
+    read: list[int] = []
+    hashes = State.source_hashes
+    monkeypatch.setattr(State, "source_hashes", lambda self: read.append(1) or hashes(self))
+    other, _ = asking(project, "What is FAISS?")
+    again, _ = asking(project, "What is HNSW?")
+    assert read == [] and not other.answer_cached and again.answer_cached
+    source = next(p for p in sorted(project.sources_dir.iterdir()) if "HNSW" in p.read_text())
+    source.write_text(source.read_text() + "\nHNSW keeps several layers of links.\n")
+    report, _ = run_build(project)
+    assert report.ok, report.errors
+    after, _ = asking(project, "What is HNSW?")
+    assert read == [1] and not after.answer_cached
+    stale, _ = asking(project, "What is HNSW?", stale_ok=True)
+    assert read == [1] and stale.answer_cached  # current still: the kept ones read
+
+
 def test_unbuilt_wiki_is_a_clear_error(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     result = cli_ask(project, "--json", "What is HNSW?")
@@ -350,6 +377,115 @@ def test_citations_outside_the_context_are_dropped_and_plain_mentions_count(tmp_
     named = check_citations("HNSW is a graph index that FAISS uses.", pages, pages)
     assert named.by_mention and {p.slug for p in named.cited} == {"hnsw", "faiss"}
     assert check_citations("Nothing relevant here.", pages, pages).cited == []
+
+
+def test_an_answers_names_resolve_as_the_linker_of_every_page_resolves_them() -> None:
+    """check_citations and linked_answer make their names' table of the pages an answer may name
+    (ask's every page: 100,000 names a question): random answers over pages sharing names and
+    aliases, source and topic pages of one title, names whose case folds longer ("Straße",
+    "İstanbul"), [[targets]] exact, by file stem, misspelt (the fuzzy match over every name) or
+    of no page: the same citations and the same linked text as with the linker of every page."""
+    import random
+    import re
+
+    from wikic.ask import answers
+    from wikic.build.linker import Linker
+    from wikic.wiki.page import WIKILINK, Page
+
+    def page(slug: str, title: str, kind: str = "concept", aliases: tuple[str, ...] = ()) -> Page:
+        return Page(f"wiki/{slug}.md", "", {"title": title, "type": kind, "aliases": list(aliases)})
+
+    pages = [
+        page("hnsw", "HNSW", aliases=("Hierarchical Navigable Small World", "graph index")),
+        page("note-hnsw", "HNSW", kind="source"),
+        page("faiss", "FAISS", aliases=("Facebook AI Similarity Search",)),
+        page("graph", "Graph"),
+        page("graph-index", "Graph Index"),
+        page("strasse", "Straße", aliases=("Hauptstraße",)),
+        page("istanbul", "İstanbul"),
+        page("small-world", "Small World", aliases=("small worlds",)),
+        page("vector-search", "Vector Search"),
+        page("search", "Search", kind="source"),
+    ]
+    words = [
+        "HNSW",
+        "hnsw",
+        "graph",
+        "Graph index",
+        "index",
+        "FAISS",
+        "faiss",
+        "Facebook AI Similarity Search",
+        "Hierarchical Navigable Small World",
+        "small world",
+        "Small Worlds",
+        "STRASSE",
+        "Straße",
+        "hauptstraße",
+        "İstanbul",
+        "istanbul",
+        "Vector",
+        "vector search",
+        "search",
+        "is",
+        "a",
+        "the",
+        "uses",
+        "and",
+        ".",
+        ",",
+        "[[HNSW]]",
+        "[[hnsw|the graph]]",
+        "[[Grpah Index]]",
+        "[[FAISS]]",
+        "[[Vectr Search]]",
+        "[[nothing here]]",
+        "[[graph-index]]",
+        "[[Small World|worlds]]",
+        "[s1.md:3](../sources/s1.md#L3)",
+    ]
+
+    def reference(text: str, shown: list[Page]) -> tuple[list[str], list[str], bool, str]:
+        every = Linker.of_pages([(p.slug, p.title, p.type, p.aliases) for p in pages])
+        visible = {p.slug: p for p in shown}
+        if not WIKILINK.search(text):
+            mentioned: set[str] = set()
+            every.autolink(text, "", mentioned)
+            cited = [p.slug for p in shown if p.slug in mentioned]
+            linked = set(every.titles) - set(cited)
+            return cited, [], bool(cited), every.autolink(text.strip(), "", linked) if cited else text.strip()
+        cited, dropped = [], []
+        for m in WIKILINK.finditer(text):
+            name = m.group(1).strip()
+            slug = every.resolve(name) if name else None
+            if slug in visible:
+                cited += [] if slug in cited else [slug]
+            elif name and name not in dropped:
+                dropped.append(name)
+
+        def repl(m: re.Match[str]) -> str:
+            slug = every.resolve(m.group(1).strip()) if m.group(1).strip() else None
+            return (
+                f"[[{slug}|{(m.group(3) or m.group(1)).strip()}]]"
+                if slug in cited
+                else (m.group(3) or m.group(1)).strip()
+            )
+
+        return cited, dropped, False, WIKILINK.sub(repl, text.strip())
+
+    rng = random.Random(17)
+    for _ in range(400):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 14)))
+        shown = rng.sample(pages, rng.randint(1, len(pages)))
+        got = answers.check_citations(text, shown, pages)
+        cited, dropped, by_mention, linked = reference(text, shown)
+        assert ([p.slug for p in got.cited], got.dropped, got.by_mention) == (cited, dropped, by_mention), (
+            text
+        )
+        assert answers.linked_answer(text.strip(), got, pages) == linked, text
+    exact = answers._Names("See [[HNSW]] and [[facebook ai similarity search|it]].", pages)
+    assert [exact.resolve("HNSW"), exact.resolve("facebook ai similarity search")] == ["hnsw", "faiss"]
+    assert exact._all is None  # a [[target]] that names a page: no table of every name made
 
 
 def test_bm25_ranks_the_page_that_names_the_rare_term_first() -> None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wikic.build.linker import Linker
+from wikic.build.linker import Linker, phrases
 from wikic.fsutil import atomic_write
 from wikic.hashing import bytes_hash
 from wikic.project import Project
@@ -45,18 +45,18 @@ def check_citations(text: str, shown: list[Page], every: list[Page]) -> Citation
     A small model often names pages without brackets: when the answer has no [[link]]
     at all, the pages it names (title or alias, as the build autolinks them) are its citations.
     """
-    linker = _linker(every)
+    names = _Names(text, every)
     visible = {p.slug: p for p in shown}
     out = Citations()
     if not WIKILINK.search(text):
         mentioned: set[str] = set()
-        linker.autolink(text, "", mentioned)
+        names.linker.autolink(text, "", mentioned)
         out.cited = [p for p in shown if p.slug in mentioned]
         out.by_mention = bool(out.cited)
         return out
     for m in WIKILINK.finditer(text):
         name = m.group(1).strip()
-        slug = linker.resolve(name) if name else None
+        slug = names.resolve(name) if name else None
         if slug in visible:
             if visible[slug] not in out.cited:
                 out.cited.append(visible[slug])
@@ -67,6 +67,35 @@ def check_citations(text: str, shown: list[Page], every: list[Page]) -> Citation
 
 def _linker(pages: list[Page]) -> Linker:
     return Linker.of_pages([(p.slug, p.title, p.type, p.aliases) for p in pages])
+
+
+class _Names:
+    """An answer's names resolved and autolinked as the linker of every page would (ask's every
+    page: a table of 100,000 pages' names took 0.7 s a question). Only the pages a name of
+    which the answer may write make the table: a phrase autolink may look up in it, or a
+    [[target]] of it. Each of those names is given the page the table of every page gives it
+    (name_table's order holds among fewer pages), and no other name can be found in the text
+    (its heads are those names' heads). A [[target]] that is none of them is resolved by the
+    linker of every page (the file stem, then the name most like it of every name), made then."""
+
+    def __init__(self, text: str, every: list[Page]) -> None:
+        wanted = set(phrases(text)) | {m.group(1).strip().casefold().strip() for m in WIKILINK.finditer(text)}
+        named = []
+        for page in every:
+            title, aliases = page.title, page.aliases
+            if title.casefold().strip() in wanted or any(a.casefold().strip() in wanted for a in aliases):
+                named.append((page.slug, title, page.type, aliases))
+        self.linker = Linker.of_pages(named)
+        self.every = every
+        self._all: Linker | None = None
+
+    def resolve(self, name: str) -> str | None:
+        slug = self.linker.names.get(name.casefold().strip())
+        if slug is not None:
+            return slug
+        if self._all is None:
+            self._all = _linker(self.every)
+        return self._all.resolve(name)
 
 
 def content_hash(text: str) -> str:
@@ -81,15 +110,15 @@ def content_hash(text: str) -> str:
 
 def linked_answer(text: str, citations: Citations, every: list[Page]) -> str:
     """The answer with cited names as [[slug|Name]] links and dropped ones as plain text."""
-    linker = _linker(every)
+    names = _Names(text, every)
     cited = {p.slug for p in citations.cited}
     if citations.by_mention:
-        return _link_mentions(text, linker, cited)
+        return _link_mentions(text, names.linker, cited)
 
     def repl(m: re.Match[str]) -> str:
         name = m.group(1).strip()
         shown = (m.group(3) or m.group(1)).strip()
-        slug = linker.resolve(name) if name else None
+        slug = names.resolve(name) if name else None
         return f"[[{slug}|{shown}]]" if slug in cited else shown
 
     return WIKILINK.sub(repl, text)

@@ -186,6 +186,18 @@ class _Headed(Page):
     def slug(self) -> str:
         return self.known_slug or super().slug
 
+    # its title and aliases as the head keeps them, which is as Page's properties read them
+    # (record()): found for each of 100,000 pages where ask resolves an answer's names
+    @property
+    def title(self) -> str:
+        title = self.meta["title"]
+        return title if type(title) is str and title else super().title
+
+    @property
+    def aliases(self) -> list[str]:
+        aliases = self.meta["aliases"]
+        return list(aliases) if type(aliases) is list else super().aliases
+
     @property
     def plain(self) -> str:
         if self.body_plain is None:

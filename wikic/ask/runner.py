@@ -110,7 +110,8 @@ def ask(
     try:
         walked_ns = time.time_ns()
         walked = snapshot.wiki(project)  # the mark's walk gives ask its listing of wiki/ too
-        current = check_wiki(project, schema, mid, state, opts.stale_ok, walked)
+        mark = check_wiki(project, schema, mid, state, opts.stale_ok, walked)
+        current = mark is not None
         read = indexed(project.wiki_dir, state, _reading(opts), listing(walked, walked_ns))
         pages, hidden = shown_pages(schema, read.pages)
         index = read_index(project.wiki_dir, hidden)
@@ -118,13 +119,14 @@ def ask(
         prompts = Prompts(project.root)
         shown = AskWiki(prompts, schema.title, schema.scope, index, pages, project.root, redactor)
         wiki = _Wiki(project, schema, shown)
-        # the source lines shown beside the pages are part of what an answer depends on; a wiki
-        # older than its sources (--stale-ok) may show other lines than its build saw: no cache
-        sources = fingerprint(sorted(state.source_hashes().items()))
-        key = answer_key(question, index, read.keyed(pages), prompts, schema, mid, sources)
         quoting = schema.ask.mode == "quote" if opts.quote is None else opts.quote
-        caching = opts.use_cache and current and not quoting
-        stored = state.cached(key) if caching else None
+        # an answer is kept and looked for where the wiki is current and the model answers: a
+        # wiki older than its sources (--stale-ok) may show other lines than its build saw
+        key = None
+        if mark is not None and not quoting:
+            made = _wiki_keys(state, mark, hidden, lambda: fingerprint([index, read.keyed(pages)]))
+            key = answer_key(question, *made, prompts, schema, mid)
+        stored = state.cached(key) if opts.use_cache and key is not None else None
         shown.read = read.plain  # where ranked or shown whole (an answer stored needs no page's text)
         if stored is None:  # ranked: its words found in every page's terms, the pages shown read
             shown.corpus = read.corpus(pages, question)
@@ -135,7 +137,7 @@ def ask(
         else:
             factory = backend_factory or (lambda s: make_backend(s.model, project.root))
             result = _ask_model(wiki, question, factory(schema), on_text)
-            if current:
+            if key is not None:
                 state.put_cache(
                     key, "ask", _to_store(result), result.prefix_tokens + result.question_tokens, 0
                 )
@@ -189,13 +191,14 @@ def wiki_mark(project: Project, schema: Schema, mid: str, walked: snapshot.Tree 
     return snapshot.clean_mark(project, snapshot.build_inputs(project, mid), walked)
 
 
-def is_current(
+def current_mark(
     project: Project, schema: Schema, mid: str, state: State, walked: snapshot.Tree | None = None
-) -> bool:
-    """Built from the sources, schema and templates as they are now. An answer saved since
-    (a new name in wiki/, which the next build will index) does not make the wiki stale."""
+) -> str | None:
+    """The wiki's mark (wiki_mark) where it is built from the sources, schema and templates as
+    they are now, else None. An answer saved since (a new name in wiki/, which the next build
+    will index) does not make the wiki stale."""
     mark = wiki_mark(project, schema, mid, walked)
-    return mark in (state.get_meta(Meta.CLEAN), state.get_meta(SAVED_MARK))
+    return mark if mark in (state.get_meta(Meta.CLEAN), state.get_meta(SAVED_MARK)) else None
 
 
 def check_wiki(
@@ -205,34 +208,48 @@ def check_wiki(
     state: State,
     stale_ok: bool,
     walked: snapshot.Tree | None = None,
-) -> bool:
+) -> str | None:
     """Refuse to answer from a wiki that was never built, or (unless stale_ok) is older than its
-    inputs; True when it is current."""
+    inputs; its mark (current_mark) when it is current."""
     if not (project.wiki_dir / "index.md").is_file():
         raise ProjectError("the wiki has not been built yet (no wiki/index.md); run `wikic build` first")
-    current = is_current(project, schema, mid, state, walked)
-    if not (current or stale_ok):
+    mark = current_mark(project, schema, mid, state, walked)
+    if mark is None and not stale_ok:
         raise ProjectError(
             "the wiki is out of date: sources/, schema.yaml, the prompts or the files in wiki/ changed "
             "since the last build (or it did not finish cleanly); run `wikic build`, or pass --stale-ok "
             "to ask the wiki as it is"
         )
-    return current
+    return mark
+
+
+def _wiki_keys(state: State, mark: str, hidden: frozenset[str], make: Callable[[], str]) -> tuple[str, str]:
+    """What answer_key reads of a current wiki (`make`: the fingerprint of index.md and of every
+    page's key) and of its sources (their hashes as the build recorded them), kept in state.db by
+    the wiki's mark and the pages hidden from the model: the same mark is the same wiki/, sources
+    and schema, as a no-op build takes it. Over 100,000 pages they are made again only after a
+    build or a saved answer, not for every question (0.9 s each)."""
+    at = fingerprint([mark, sorted(hidden)])
+    kept = (state.get_meta(Meta.ASK_KEYS) or "").split("\t")
+    if len(kept) == 3 and kept[0] == at:
+        return kept[1], kept[2]
+    wiki, sources = make(), fingerprint(sorted(state.source_hashes().items()))
+    state.set_meta(Meta.ASK_KEYS, "\t".join([at, wiki, sources]))
+    return wiki, sources
 
 
 def answer_key(
     question: str,
-    index: str,
-    pages: list[list[Any]],
+    wiki: str,
+    sources: str,
     prompts: Prompts,
     schema: Schema,
     mid: str,
-    sources: str,
 ) -> str:
-    """Everything an answer depends on: the question, the wiki's text (`pages`: each page's
-    slug, title, type, aliases and plain text's digest, index.Indexed.keyed), the source lines
-    its citations point at (`sources`: the sources' hashes), the templates, the model."""
-    wiki = fingerprint([index, pages])
+    """Everything an answer depends on: the question, the wiki's text (`wiki`: the fingerprint
+    of index.md and of each page's slug, title, type, aliases and plain text's digest,
+    index.Indexed.keyed), the source lines its citations point at (`sources`: the fingerprint
+    of the sources' hashes), the templates, the model."""
     ask_cfg = schema.ask.model_dump(exclude={"cache_bytes"})
     return "ask:" + fingerprint(
         [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
@@ -139,20 +139,8 @@ class Linker:
             load({phrase for text in texts for phrase in self._phrases(text)})
 
     def _phrases(self, text: str) -> Iterator[str]:
-        """The phrases (folded) autolink may look up in `text`: up to MAX_NGRAM words from each
-        word that starts with the head of a name, outside links and citations."""
-        folded = text.casefold()
-        same = len(folded) == len(text)
-        for seg_start, seg_end, is_link in _segments(text):
-            if is_link:
-                continue
-            spans = [m.span() for m in WORD.finditer(text, seg_start, seg_end)]
-            for i, (at, _) in enumerate(spans):
-                if same and folded[at : at + 3] not in self.heads:
-                    continue
-                for n in range(min(MAX_NGRAM, len(spans) - i), 0, -1):
-                    end = spans[i + n - 1][1]
-                    yield folded[at:end] if same else text[at:end].casefold()
+        """The phrases (folded) autolink may look up in `text` with these names (phrases())."""
+        return phrases(text, self.heads)
 
     def autolink(self, text: str, self_slug: str, linked: set[str]) -> str:
         """Link the first mention of each other page's title or alias in plain text."""
@@ -189,6 +177,24 @@ class Linker:
                         break
         out.append(text[pos:])
         return "".join(out)
+
+
+def phrases(text: str, heads: Container[str] | None = None) -> Iterator[str]:
+    """The phrases (folded) autolink may look up in `text`: up to MAX_NGRAM words from each
+    word outside links and citations (with `heads`, from each word that starts with one of
+    them, as a linker's names' heads)."""
+    folded = text.casefold()
+    same = len(folded) == len(text)
+    for seg_start, seg_end, is_link in _segments(text):
+        if is_link:
+            continue
+        spans = [m.span() for m in WORD.finditer(text, seg_start, seg_end)]
+        for i, (at, _) in enumerate(spans):
+            if heads is not None and same and folded[at : at + 3] not in heads:
+                continue
+            for n in range(min(MAX_NGRAM, len(spans) - i), 0, -1):
+                end = spans[i + n - 1][1]
+                yield folded[at:end] if same else text[at:end].casefold()
 
 
 def _segments(text: str) -> list[tuple[int, int, bool]]:

@@ -23,6 +23,7 @@ class Meta(StrEnum):
     SETTLED = "settled"  # what the last finished build read its sources with, and when (JSON)
     SETTLED_LINES = "settled_lines"  # its settled sources' walk lines, paths and hashes (settled.py)
     ASK_SAVED = "ask_saved_mark"  # the build's "clean" mark as it is with a just-saved answer
+    ASK_KEYS = "ask_keys"  # what an answer's key reads of the wiki and its sources, by its mark (ask)
     ASSEMBLED = "assembled"  # what the last assembly's keys went by (build/assemble.py)
     WIKI_LEFT = "wiki_left"  # wiki/'s digest as the last build without errors left it (build/quick.py)
     FOREIGN_LEFT = "foreign_left"  # its pages not the build's, as it left them (build/handmade.py)
