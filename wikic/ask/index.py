@@ -260,7 +260,7 @@ def indexed(
             gone.append(rel)
         elif (size, mtime) == st and (data := _decoded(raw, HEAD)) is not None:
             heads[rel] = data
-    stale = [(rel, st) for rel, st in sorted(stats.items()) if rel not in heads]
+    stale = sorted((rel, st) for rel, st in stats.items() if rel not in heads)  # most often none
     if on_read is not None and len(stale) >= READ_NOTE:
         on_read(len(stale))
     fresh: dict[str, tuple[int, int, bytes, bytes, str]] = {}
@@ -281,9 +281,10 @@ def indexed(
     if (fresh or gone) and state.save_ask_rows(fresh, gone):
         texts = {}  # kept: read from the database with the others
     got = Indexed(wiki_dir, state, [], {}, texts=texts, read=len(fresh))
-    # in load_pages' order: by type, then slug (the page's file name; head[2] is Page.type)
-    for rel in sorted(heads, key=lambda rel: (TYPE_ORDER.get(heads[rel][2], 0), rel[5:-3])):
-        head = heads[rel]
+    # in load_pages' order: by type, then slug (the page's file name; head[2] is Page.type); a
+    # slug is one page's, so the path after it is never compared
+    order = TYPE_ORDER.get
+    for _, _, rel, head in sorted([(order(h[2], 0), rel[5:-3], rel, h) for rel, h in heads.items()]):
         page = _Headed(rel, "", _meta(head))
         page.known_slug = rel[5:-3]  # wiki/<slug>.md
         got.pages.append(page)
