@@ -190,12 +190,12 @@ class _Headed(Page):
     # (record()): found for each of 100,000 pages where ask resolves an answer's names
     @property
     def title(self) -> str:
-        title = self.meta["title"]
+        title = self.meta.get("title")
         return title if type(title) is str and title else super().title
 
     @property
     def aliases(self) -> list[str]:
-        aliases = self.meta["aliases"]
+        aliases = self.meta.get("aliases")
         return list(aliases) if type(aliases) is list else super().aliases
 
     @property
