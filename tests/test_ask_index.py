@@ -355,6 +355,35 @@ def test_the_opening_pages_begin_the_system_message_as_every_page_does(project: 
     assert builder._opening("Where?", 10) == builder.render("Where?", pages, [])[0]
 
 
+def test_an_index_too_long_for_its_share_is_seen_so_from_its_opening(project: Project) -> None:
+    """The index's titles go into the prefix while they take at most INDEX_SHARE of the budget; one
+    many times longer is told from its first CHARS_PER_TOKEN characters a token of that share,
+    not counted whole (the embedded model's tokenizer: 0.9 s a question over 10,000 pages'
+    titles); one that fits is counted whole and kept, as before."""
+    from wikic.ask.context import CHARS_PER_TOKEN, INDEX_SHARE, compact_index
+
+    pages = load_pages(project.wiki_dir)
+    index = read_index(project.wiki_dir, frozenset())
+    titles = compact_index(index)
+    counted: list[int] = []
+
+    def count(text: str) -> int:
+        counted.append(len(text))
+        return -(-len(text) // 4)
+
+    def prefix(limit: int, index: str = index) -> str:
+        counted.clear()
+        wiki = AskWiki(Prompts(project.root), "Animals", "notes", index, pages)
+        return ContextBuilder(wiki, count, limit).index_prefix("Where?")[1]
+
+    fits = -(-len(titles) // 4) / INDEX_SHARE
+    assert prefix(int(fits) + 1) == titles and len(titles) in counted  # kept, counted whole
+    assert prefix(int(fits) - 8) == ""  # a little over: counted whole, left out
+    long_index = "\n".join([index] * 50)
+    assert prefix(int(fits) + 1, long_index) == ""
+    assert counted and max(counted) <= int((int(fits) + 1) * INDEX_SHARE * CHARS_PER_TOKEN)  # its opening
+
+
 def test_a_ranked_question_reads_the_bodies_of_the_pages_it_shows(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
