@@ -384,6 +384,34 @@ def test_an_index_too_long_for_its_share_is_seen_so_from_its_opening(project: Pr
     assert counted and max(counted) <= int((int(fits) + 1) * INDEX_SHARE * CHARS_PER_TOKEN)  # its opening
 
 
+def test_an_indexs_opening_titles_begin_its_titles() -> None:
+    """opening_titles: the titles of an index's first lines, a beginning of its compact_index
+    longer than the characters asked for (or all of it): sections with titles and without,
+    a section met again, lines before any section, CRLF line ends, a title cut at " — "."""
+    import random
+
+    from wikic.ask.context import compact_index, opening_titles
+
+    rng = random.Random(5)
+    for _ in range(200):
+        lines = []
+        for _ in range(rng.randint(0, 60)):
+            kind = rng.random()
+            if kind < 0.15:
+                lines.append(f"## {rng.choice(['Concepts', 'Entities', 'Sources', ''])}")
+            elif kind < 0.9:
+                title = " ".join(rng.choice(["Graph", "Index", "HNSW", "Straße", "x"]) for _ in range(3))
+                lines.append(f"- {title}" + (f" — about {title}" if rng.random() < 0.5 else ""))
+            else:
+                lines.append(rng.choice(["", "text", "-", "# Index"]))
+        index = rng.choice(["\n", "\r\n"]).join(lines) + rng.choice(["", "\n"])
+        whole = compact_index(index)
+        for chars in (0, 1, 5, 40, 200, len(whole), len(whole) + 3):
+            opening = opening_titles(index, chars)
+            assert whole.startswith(opening)
+            assert len(opening) > chars or opening == whole
+
+
 def test_a_ranked_question_reads_the_bodies_of_the_pages_it_shows(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
