@@ -122,3 +122,56 @@ def test_an_interrupt_while_a_child_works_on_stops_it(
         forked.mapped(slow, range(100), each=10)
     assert forks and all(map(_reaped, forks))
     assert time.monotonic() - started < 20  # stopped, not waited for
+
+
+def test_ahead_children_do_all_but_the_first_share(forks: list[int]) -> None:
+    """forked.Ahead: the first share is this process's (None), the others' results are the
+    children's, in order, each child waited for when its first result is asked for."""
+    parent = os.getpid()
+    with forked.Ahead(lambda n: [n * n, os.getpid()], range(101), each=10) as ahead:
+        got = [ahead.done(i) for i in range(101)]
+    n = forked.shares(101, 10)
+    assert n > 1 and len(forks) == n - 1
+    assert got[: ahead.size] == [None] * ahead.size and ahead.size == -(-101 // n)
+    assert [r[0] for r in got[ahead.size :]] == [i * i for i in range(ahead.size, 101)]
+    assert {r[1] for r in got[ahead.size :]} == set(forks) and parent not in forks
+    assert all(map(_reaped, forks))
+
+
+def test_ahead_leaves_a_failed_childs_share_here(forks: list[int]) -> None:
+    parent = os.getpid()
+
+    def square(n: int) -> int:
+        if os.getpid() != parent and n % 7 == 0:
+            raise RuntimeError("a child's failure")
+        return n * n
+
+    with forked.Ahead(square, range(100), each=10) as ahead:
+        got = [ahead.done(i) for i in range(100)]
+    assert forks and got == [None] * 100  # every share this process's to do
+    assert all(map(_reaped, forks))
+
+
+def test_ahead_without_a_fork_leaves_everything_here(forks: list[int]) -> None:
+    with forked.Ahead(lambda n: n, range(9), each=10) as ahead:
+        assert [ahead.done(i) for i in range(9)] == [None] * 9
+    with forked.Ahead(lambda n: n, [], each=10) as ahead:
+        assert ahead.size == 0
+    assert forks == []
+
+
+def test_ahead_closed_early_stops_its_children(forks: list[int]) -> None:
+    """This process fails in its own share (a bad source, Ctrl-C): the children still at work
+    are stopped, not waited for."""
+    parent = os.getpid()
+
+    def slow(n: int) -> int:
+        if os.getpid() != parent:
+            threading.Event().wait(30)
+        return n
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), forked.Ahead(slow, range(100), each=10):
+        raise KeyboardInterrupt
+    assert forks and all(map(_reaped, forks))
+    assert time.monotonic() - started < 20  # stopped, not waited for

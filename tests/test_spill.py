@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -64,3 +65,25 @@ def test_spilled_keeps_bytes_as_they_are(tmp_path: Path) -> None:
             spilled.put(key, data)
         assert {key: spilled.raw(key) for key in reversed(packed)} == packed
         assert "c" in spilled and "d" not in spilled
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_reads_what_waits_in_the_buffer_and_the_file_stays_whole(tmp_path: Path) -> None:
+    """A child reading a text this process has not flushed yet (wikic/forked.py) finds it, and
+    the file this process goes on writing stays as its offsets say: the buffer is flushed
+    before the fork, never by the child a second time."""
+    with Spilled(tmp_path) as spilled:
+        spilled.add("a", "first " * 10)
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: what it reads, sent back
+            try:
+                os.write(write, spilled.raw("a"))
+            finally:
+                os._exit(0)
+        os.close(write)
+        with os.fdopen(read, "rb") as pipe:
+            assert pipe.read() == ("first " * 10).encode()
+        os.waitpid(pid, 0)
+        spilled.add("b", "second " * 10)
+        assert spilled["b"] == "second " * 10 and spilled["a"] == "first " * 10

@@ -18,7 +18,8 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from types import TracebackType
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -72,6 +73,51 @@ def mapped(fn: Callable[[T], Any], items: Sequence[T], each: int | None = None) 
     for k, results in done.items():
         out[k::n] = results
     return out
+
+
+class Ahead(Generic[T]):
+    """fn over `items` but for a first share, done by forked children (as `shares` allows: one
+    share each) while this process goes through that first share itself, in order, as it
+    likes; `done(i)`: item i's result where a child did it (the child waited for when first
+    asked), None where it is this process's to do (its own share, a failed child's, no child).
+    A context manager: the children it still has when it closes are stopped."""
+
+    def __init__(self, fn: Callable[[T], Any], items: Sequence[T], each: int | None = None) -> None:
+        n = shares(len(items), each)
+        self.count = len(items)
+        self.size = -(-self.count // n) if items else 0  # items a share: this process's are [:size]
+        self._children: dict[int, tuple[int, int]] = {}  # share -> (pid, the pipe's end to read)
+        self._got: dict[int, list[Any] | None] = {}
+        try:
+            for k in range(1, n):
+                started = _fork(fn, items[k * self.size : (k + 1) * self.size])
+                if started is not None:
+                    self._children[k] = started
+        except BaseException:
+            self.close()
+            raise
+
+    def done(self, i: int) -> Any:
+        k = i // self.size if self.size else 0
+        if k == 0:
+            return None
+        if k in self._children:
+            got = _collect(*self._children.pop(k))
+            share = min(self.size, self.count - k * self.size)
+            self._got[k] = got if got is not None and len(got) == share else None
+        got = self._got.get(k)
+        return None if got is None else got[i - k * self.size]
+
+    def close(self) -> None:
+        for pid, read in self._children.values():  # interrupted: stopped, and their pipes closed
+            _stop(pid, read)
+        self._children.clear()
+
+    def __enter__(self) -> Ahead[T]:
+        return self
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self.close()
 
 
 def _fork(fn: Callable[[T], Any], share: Sequence[T]) -> tuple[int, int] | None:

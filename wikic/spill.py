@@ -20,14 +20,20 @@ T = TypeVar("T", bound="_Temporary")
 
 class _Temporary:
     """An unnamed temporary file, gone when closed (by hand, or once let go, or when the
-    process ends)."""
+    process ends). Flushed before this process forks: a child reading it (wikic/forked.py)
+    must find what was written, and never flush this process's buffer a second time."""
 
     def __init__(self, folder: Path | None) -> None:
         self._file: IO[bytes] = _temporary(folder)
         weakref.finalize(self, self._file.close)
+        _open[id(self)] = self
 
     def close(self) -> None:
         self._file.close()
+
+    def flushed(self) -> None:
+        if not self._file.closed:
+            self._file.flush()
 
     def __enter__(self: T) -> T:
         return self
@@ -90,6 +96,10 @@ class Spilled(_Temporary, Mapping[str, str]):
             raise KeyError(key)
         return self.raw(key).decode()
 
+    def flushed(self) -> None:
+        super().flushed()
+        self._flushed = self._end
+
     def raw(self, key: str) -> bytes:
         at, size = self._at[key]
         if at + size > self._flushed:
@@ -105,6 +115,18 @@ class Spilled(_Temporary, Mapping[str, str]):
 
     def __len__(self) -> int:
         return len(self._at if self._only is None else self._only)
+
+
+_open: weakref.WeakValueDictionary[int, _Temporary] = weakref.WeakValueDictionary()  # by id: a
+# Mapping is not hashable
+
+
+def _flush_open() -> None:
+    for temporary in list(_open.values()):
+        temporary.flushed()
+
+
+os.register_at_fork(before=_flush_open)
 
 
 def _temporary(folder: Path | None) -> IO[bytes]:

@@ -290,30 +290,52 @@ class Memo:
         self.pending: dict[str, Made] = {"facts": {}, "names": {}, "notes": {}, "struct": {}}
         self.fresh: set[str] = set()  # the sources planned anew (their facts or notes)
 
-    def facts(self, src: SourceInfo) -> SourceFacts:
+    def facts(self, src: SourceInfo, apart: tuple[str, str] | None = None) -> SourceFacts:
         """The source's facts; a settled source's from its row as they are (the pipeline
-        settles only sources whose digest and text are as that row's plan found them)."""
+        settles only sources whose digest and text are as that row's plan found them).
+        `apart`: what apart() made of the source, elsewhere."""
         row = self.rows.get(src.path)
         if src.settled:
             assert row is not None and row.key, f"{src.path}: settled without a plan to reuse"
             key = row.key
         else:
-            lines = text_hash("\n".join(src.lines))
-            key = quick_fingerprint([self.settings_fp, src.path, src.title, lines, src.digest])
+            key = apart[0] if apart is not None else self._key(src)
         self.keys[src.path] = key
         if row is not None and row.key != key and row.key and len(self.before) < self.BEFORE:
             self.before[src.path] = (row.key, row.facts.partition("\n")[2])
         if row is not None and row.key == key:
-            facts, _, structure = row.facts.partition("\n")  # JSON never holds a raw newline
-            data = json.loads(facts)
+            data, structure = _parts(row.facts)
             src.title, src.count, src._fallback = data["title"], data["count"], data["fallback"]
             return _facts_from(data, src.path, structure)
-        made = source_facts(src, self.settings)
-        data = {"title": src.title, "count": src.count, "fallback": src.fallback, **_facts_json(made)}
-        self._put("facts", src.path, key, json.dumps(data, ensure_ascii=False) + "\n" + made.structure)
+        if apart is not None:
+            text = apart[1]
+            data, structure = _parts(text)
+            src._fell = bool(data["fallback"])  # as its digest says: not decoded here to know it
+            made = _facts_from(data, src.path, structure)
+        else:
+            made = source_facts(src, self.settings)
+            text = self._text(src, made)
+        self._put("facts", src.path, key, text)
         if self.save is not None:  # kept apart to be searched (state planned_names): never read back
             self._put("names", src.path, key, searched(made.structure))
         return made
+
+    def apart(self, src: SourceInfo) -> tuple[str, str] | None:
+        """What facts() makes of a source that is not settled, as a forked child can make it
+        (plan.py): its key and its facts' text as a row keeps them, reading no row (the state's
+        database is this process's own). None for a settled source."""
+        if src.settled:
+            return None
+        return self._key(src), self._text(src, source_facts(src, self.settings))
+
+    def _key(self, src: SourceInfo) -> str:
+        lines = text_hash("\n".join(src.lines))
+        return quick_fingerprint([self.settings_fp, src.path, src.title, lines, src.digest])
+
+    @staticmethod
+    def _text(src: SourceInfo, made: SourceFacts) -> str:
+        data = {"title": src.title, "count": src.count, "fallback": src.fallback, **_facts_json(made)}
+        return json.dumps(data, ensure_ascii=False) + "\n" + made.structure
 
     def candidates(self, lines: Mapping[str, list[str]], packed: Mapping[str, str]) -> list[Candidate]:
         """The names and terms of the named sources (`lines`, `packed`: their packed names), from
@@ -387,7 +409,13 @@ def _claim_json(c: Claim) -> list[Any]:
 
 
 def _claim_from(row: list[Any], path: str) -> Claim:
-    return Claim(row[0], path, row[1], row[2], row[3] if len(row) > 3 else "")
+    return Claim(row[0], path, row[1], row[2], sys.intern(row[3]) if len(row) > 3 else "")
+
+
+def _parts(text: str) -> tuple[dict[str, Any], str]:
+    """A row's facts: their JSON decoded, and the packed names and terms after it."""
+    facts, _, structure = text.partition("\n")  # JSON never holds a raw newline
+    return json.loads(facts), structure
 
 
 def _facts_json(f: SourceFacts) -> dict[str, Any]:

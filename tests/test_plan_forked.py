@@ -1,0 +1,116 @@
+"""A plan of many sources makes their facts on every CPU (build/plan.py: forked children make
+all but a first share of each ROUND of sources, sourceplan.Memo.apart): the wiki and the rows
+the plan keeps are byte for byte those of one process, whether the children made their
+shares or failed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.projects import make_project, run_build, wiki_files
+from wikic import forked
+from wikic.build import plan, sourceplan
+from wikic.build.sourceplan import Memo, Settings, SourceFacts
+from wikic.project import Project
+
+pytestmark = pytest.mark.skipif(forked.shares(100, 10) < 2, reason="forks only on Linux with two CPUs")
+
+TOPICS = ["Vector Search", "Write Ahead Logging", "Raft Consensus", "Bloom Filters", "Tail Latency"]
+
+
+def _notes(n: int) -> dict[str, str]:
+    """Sources that share names and headings, so that the plan merges topics across them."""
+    notes = {}
+    for i in range(n):
+        a, b = TOPICS[i % len(TOPICS)], TOPICS[(i * 3 + 1) % len(TOPICS)]
+        notes[f"n{i:02}.md"] = (
+            f"# Note {i} on {a}\n\n{a} keeps the service {i} fast under load.\n\n## {b}\n\n"
+            f"We measured {b} at {i * 7} ms on the Hetzner box in week {i}.\n"
+            f"Ada Lovelace reviewed the {a} numbers with Grace Hopper.\n"
+        )
+    return notes
+
+
+def _kept(project: Project) -> list[tuple[str, ...]]:
+    with sqlite3.connect(project.state_dir / "state.db") as db:
+        planned = db.execute("SELECT path, key, facts, notes_key, notes FROM planned ORDER BY path")
+        names = db.execute("SELECT path, names FROM planned_names ORDER BY path")
+        return planned.fetchall() + names.fetchall()
+
+
+def _pair(tmp_path: Path) -> tuple[Project, Project]:
+    one = make_project(tmp_path / "one", _notes(31))
+    return one, Project(shutil.copytree(one.root, tmp_path / "forked"))
+
+
+@pytest.fixture
+def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    pids: list[int] = []
+    fork = os.fork
+
+    def counted() -> int:
+        pid = fork()
+        pids.extend([pid] if pid else [])
+        return pid
+
+    monkeypatch.setattr(os, "fork", counted)
+    return pids
+
+
+def _built(project: Project) -> tuple[dict[str, bytes], list[tuple[str, ...]]]:
+    report, _ = run_build(project)
+    assert report.ok, report.errors
+    return {k: v for k, v in wiki_files(project).items() if k != "log.md"}, _kept(project)
+
+
+def test_facts_made_by_children_are_those_made_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    one, shared = _pair(tmp_path)
+    shares, allowed = forked.shares, [False]
+    monkeypatch.setattr(forked, "shares", lambda count, each=None: shares(count, each) if allowed[0] else 1)
+    made_here: list[str] = []
+    facts = sourceplan.source_facts
+
+    def counted(src: plan.SourceInfo, settings: Settings) -> SourceFacts:
+        made_here.append(src.path)  # a child's, in its own copy of the list
+        return facts(src, settings)
+
+    monkeypatch.setattr(sourceplan, "source_facts", counted)
+    alone = _built(one)
+    assert forks == [] and len(made_here) == 31
+    made_here.clear()
+    allowed[0] = True
+    monkeypatch.setattr(forked, "EACH", 4)
+    monkeypatch.setattr(plan, "ROUND", 13)  # in rounds (13, 13, 5), each shared but the last
+    assert _built(shared) == alone
+    assert len(forks) == 2  # a child for each round of 13
+    assert len(made_here) == 7 + 7 + 5  # this process's shares; the children's made there
+    again, calls = run_build(shared)
+    assert again.ok and calls.requests == []
+
+
+def test_a_child_that_fails_leaves_its_facts_to_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    one, shared = _pair(tmp_path)
+    shares, allowed = forked.shares, [False]
+    monkeypatch.setattr(forked, "shares", lambda count, each=None: shares(count, each) if allowed[0] else 1)
+    alone = _built(one)
+    allowed[0] = True
+    parent, apart = os.getpid(), Memo.apart
+
+    def failing(memo: Memo, src: plan.SourceInfo) -> tuple[str, str] | None:
+        if os.getpid() != parent and src.path.endswith("7.md"):
+            raise RuntimeError("a child's failure")
+        return apart(memo, src)
+
+    monkeypatch.setattr(Memo, "apart", failing)
+    monkeypatch.setattr(forked, "EACH", 4)
+    monkeypatch.setattr(plan, "ROUND", 13)
+    assert _built(shared) == alone and len(forks) == 2
