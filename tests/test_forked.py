@@ -175,3 +175,20 @@ def test_ahead_closed_early_stops_its_children(forks: list[int]) -> None:
         raise KeyboardInterrupt
     assert forks and all(map(_reaped, forks))
     assert time.monotonic() - started < 20  # stopped, not waited for
+
+
+def test_ahead_gives_a_whole_share_to_fn_where_asked(forks: list[int]) -> None:
+    """whole=True: a child calls fn once with its share (work done in batches), the results
+    still asked for by item."""
+    calls: list[int] = []
+
+    def batched(share: list[int]) -> list[list[int]]:
+        calls.append(len(share))
+        return [[n * n, len(share)] for n in share]
+
+    with forked.Ahead(batched, list(range(100)), each=10, whole=True) as ahead:
+        got = [ahead.done(i) for i in range(ahead.size, 100)]
+    assert [r[0] for r in got] == [i * i for i in range(ahead.size, 100)]
+    assert calls == [] and forks  # each share's one call made in its child
+    sizes = [ahead.size] * (len(forks) - 1) + [100 - ahead.size * len(forks)]
+    assert sorted({r[1] for r in got}) == sorted(set(sizes))

@@ -4,7 +4,9 @@ site`) or only read (`wikic serve`), and a page changed within its stat's tick i
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import sqlite3
 import time
 from collections.abc import Callable
@@ -17,7 +19,7 @@ from wikic import snapshot
 from wikic.fsutil import TMP_MARK
 from wikic.lint.runner import lint, lint_cached
 from wikic.project import Project
-from wikic.state import State
+from wikic.state import Meta, State
 from wikic.wiki.read import PageStats, attachments, page_files
 
 HOUR = 3600 * 10**9
@@ -243,3 +245,88 @@ def test_a_full_lint_over_several_batches_equals_a_full_lint(built: Project, tmp
     )  # every page
     assert _same(project) != first
     assert _same(project) == _same(project, store=False)
+
+
+def _lint_tables(project: Project) -> list[tuple[object, ...]]:
+    with sqlite3.connect(project.state_path) as db:
+        tables = ["lint_pages", "lint_records", "lint_sources", "lint_deps", "lint_mentions", "lint_text"]
+        rows = [row for t in tables for row in db.execute(f"SELECT '{t}', * FROM {t} ORDER BY 2, 3")]
+        across = db.execute("SELECT v FROM meta WHERE k = ?", (Meta.LINT_ACROSS.value,)).fetchone()
+    return [*rows, ("across", {**json.loads(across[0]), "stored": ""})]
+
+
+def test_a_full_lint_shared_with_forked_children_is_the_lint_of_one_process(
+    built: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full lint reads and checks the pages of each full.ROUND but a first share in forked
+    children, which send back what the lint keeps of each page: the findings and everything it
+    stores are those of one process, the pages read or from the cache, a saved answer and a
+    page that cannot be read (both kept whole) among a child's."""
+    from wikic import forked
+    from wikic.lint import full
+
+    if forked.shares(100, 10) < 2:
+        pytest.skip("forks only on Linux with two CPUs")
+    alone = _copy(built, tmp_path)
+    _many(alone, 230)
+    shares, allowed, forks = forked.shares, [False], []
+    monkeypatch.setattr(forked, "shares", lambda count, each=None: shares(count, each) if allowed[0] else 1)
+    fork = os.fork
+
+    def counted() -> int:
+        pid = fork()
+        forks.extend([pid] if pid else [])
+        return pid
+
+    monkeypatch.setattr(os, "fork", counted)
+    monkeypatch.setattr(forked, "EACH", 10)
+    monkeypatch.setattr(full, "ROUND", 60)  # in rounds, each shared but the last (a few pages)
+    for n in range(0, 230, 9):  # saved answers and unreadable pages among every share
+        answer = f"---\ntitle: Answer {n}\ntype: answer\n---\n\nOf [[Page {n}]].\n"
+        _write(alone, f"page-{n}-answer.md", answer)
+        (alone.wiki_dir / f"page-{n}-bad.md").write_bytes(b"\xff\xfe not UTF-8")
+    for path in alone.wiki_dir.glob("*.md"):  # written now, and so not trusted: as written long ago
+        _age(path)
+    reads, entry = tmp_path / "reads", full._entry
+
+    def logged(seen: object, rel: str, st: object, row: object) -> object:
+        with reads.open("a") as log:  # appended to by the children too
+            log.write(f"{os.getpid()} {rel}\n")
+        return entry(seen, rel, st, row)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(full, "_entry", logged)
+    shared = Project(shutil.copytree(alone.root, tmp_path / "shared", symlinks=True))  # the same stats
+
+    def linted(project: Project, fresh: bool) -> tuple[list[dict[str, object]], list[tuple[object, ...]]]:
+        with State.open(project.state_path) as state:
+            if not fresh:  # the full lint, each page from its row where it still holds
+                state.set_meta(Meta.LINT_ACROSS, "")
+            found = [f.to_json() for f in lint_cached(project, state, fresh=fresh).findings]
+        return found, _lint_tables(project)
+
+    def answered(project: Project) -> None:  # a page with a row, now always read again
+        _write(project, "page-4.md", "---\ntitle: Page 4\ntype: answer\n---\n\nOf [[Page 5]].\n", 5)
+
+    for step, edit in enumerate([lambda p: None, answered, *EDITS.values()]):
+        edit(alone)
+        _write(alone, "page-3.md", f"---\ntitle: Page 3\n---\n\nNow [[Gone {step}]].\n", 3 + step)
+        for folder in ("wiki", "sources"):  # the same edits, at the same stats
+            shutil.rmtree(shared.root / folder)
+            shutil.copytree(alone.root / folder, shared.root / folder, symlinks=True)
+        allowed[0] = False
+        one = linted(alone, fresh=step == 0)
+        assert forks == [] and one[0] == [f.to_json() for f in lint(alone).findings]
+        allowed[0] = True
+        reads.unlink()
+        assert linted(shared, fresh=step == 0) == one, step
+        assert forks and one[0]
+        assert ("wiki/page-4.md" in {row[1] for row in one[1] if row[0] == "lint_pages"}) == (step == 0)
+        by: dict[str, set[int]] = {}
+        for line in reads.read_text().splitlines():
+            pid, rel = line.split(" ", 1)
+            by.setdefault(rel, set()).add(int(pid))
+        here = {rel for rel, pids in by.items() if os.getpid() in pids}
+        assert 0 < len(here) < len(by) * 2 / 3  # the children read most pages
+        back = {rel for rel in here if by[rel] & set(forks)}  # kept whole: left to this process
+        assert back and all(rel.endswith(("-answer.md", "-bad.md", "/unreadable.md")) for rel in back)
+        forks.clear()

@@ -18,6 +18,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
@@ -57,7 +58,7 @@ def mapped(fn: Callable[[T], Any], items: Sequence[T], each: int | None = None) 
     children: dict[int, tuple[int, int]] = {}  # share -> (pid, the pipe's end to read)
     try:
         for k in range(1, n):
-            started = _fork(fn, items[k::n])
+            started = _fork(partial(_each, fn), items[k::n])
             if started is not None:
                 children[k] = started
         done = {k: [fn(item) for item in items[k::n]] for k in range(n) if k not in children}
@@ -82,7 +83,10 @@ class Ahead(Generic[T]):
     asked), None where it is this process's to do (its own share, a failed child's, no child).
     A context manager: the children it still has when it closes are stopped."""
 
-    def __init__(self, fn: Callable[[T], Any], items: Sequence[T], each: int | None = None) -> None:
+    def __init__(
+        self, fn: Callable[[Any], Any], items: Sequence[T], each: int | None = None, whole: bool = False
+    ) -> None:
+        """fn: an item's result; with `whole`, a share's (a sequence of items), as a list."""
         n = shares(len(items), each)
         self.count = len(items)
         self.size = -(-self.count // n) if items else 0  # items a share: this process's are [:size]
@@ -90,7 +94,8 @@ class Ahead(Generic[T]):
         self._got: dict[int, list[Any] | None] = {}
         try:
             for k in range(1, n):
-                started = _fork(fn, items[k * self.size : (k + 1) * self.size])
+                share = items[k * self.size : (k + 1) * self.size]
+                started = _fork(fn, share) if whole else _fork(partial(_each, fn), share)
                 if started is not None:
                     self._children[k] = started
         except BaseException:
@@ -120,8 +125,13 @@ class Ahead(Generic[T]):
         self.close()
 
 
-def _fork(fn: Callable[[T], Any], share: Sequence[T]) -> tuple[int, int] | None:
-    """A child doing `share`: its pid and the pipe's end to read; None where none could start."""
+def _each(fn: Callable[[T], Any], share: Sequence[T]) -> list[Any]:
+    return [fn(item) for item in share]
+
+
+def _fork(fn: Callable[[Sequence[T]], list[Any]], share: Sequence[T]) -> tuple[int, int] | None:
+    """A child doing `share` (fn: its results): its pid and the pipe's end to read; None where
+    none could start."""
     try:
         read, write = os.pipe()
     except OSError:
@@ -136,7 +146,7 @@ def _fork(fn: Callable[[T], Any], share: Sequence[T]) -> tuple[int, int] | None:
         try:
             gc.disable()  # never a finalizer of the parent's garbage
             os.close(read)
-            data = marshal.dumps([fn(item) for item in share])
+            data = marshal.dumps(fn(share))
             view = memoryview(data)
             while view:
                 view = view[os.write(write, view) :]

@@ -8,12 +8,14 @@ a temporary file; 100,000 pages held whole were about 1.3 GB."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
+from wikic import forked
 from wikic.lint import across, came, rules
-from wikic.lint.entries import HASH, Entry, Linted, Saved, Seen, Stat, read
+from wikic.lint.entries import HASH, Entry, Linted, Saved, Seen, Stat, check_own, read
 from wikic.lint.facts import head_page, json_finding
-from wikic.lint.held import Held
+from wikic.lint.held import Held, Parts, parts_of
 from wikic.lint.names import Names, names_key
 from wikic.state import LintRow, Meta, State
 from wikic.wiki.blocks import Body
@@ -28,26 +30,70 @@ BYTES_AT_ONCE = 2_000_000
 # pages waiting to be checked together at most, those from the cache among them: they wait
 # only to keep the wiki's order in what is kept of them
 WAITING = 4 * CHECK_AT_ONCE
+# pages shared by every CPU at a time (forked.py): what a child sends back of 2,500 pages is
+# held at once (about 8 MB)
+ROUND = 5000
 
 
 def checked(seen: Seen, rows: dict[str, LintRow], state: State | None) -> Linted:
     """Every page from its cached facts where they still hold, else read; the own rules on the
-    pages read, the rules across pages on all. `state`: where to store it, if anywhere."""
+    pages read, the rules across pages on all. `state`: where to store it, if anywhere. The
+    pages of each ROUND but a first share are read and checked by forked children (forked.py),
+    which send back what Held keeps of each: the same bytes, made on every CPU."""
+    listing = seen.listing
     with Held(seen.project.state_path.parent) as held:
-        waiting: list[Entry] = []
-        to_check = size = 0
-        for rel, st in seen.listing:
-            entry = _entry(seen, rel, st, rows.pop(rel, None))  # its JSON let go once read
-            waiting.append(entry)
-            if entry.row is not None:
-                to_check, size = to_check + 1, size + max(st[0], 0)
-            if to_check >= CHECK_AT_ONCE or size >= BYTES_AT_ONCE or len(waiting) >= WAITING:
-                held.take(seen, waiting)
-                waiting, to_check, size = [], 0, 0
-        held.take(seen, waiting)
-        del waiting
+        for at in range(0, len(listing), ROUND):
+            some = listing[at : at + ROUND]
+            with forked.Ahead(partial(_apart, seen, rows), some, whole=True) as ahead:
+                waiting = _Waiting(seen, held)
+                for i, (rel, st) in enumerate(some):
+                    parts = ahead.done(i)
+                    if parts is None:
+                        waiting.add(_entry(seen, rel, st, rows.pop(rel, None)))  # its JSON let go once read
+                    else:
+                        waiting.take()  # in the wiki's order
+                        rows.pop(rel, None)
+                        held.add(parts)
+                waiting.take()
         held.settle()
         return _across(seen, held, rows, state)
+
+
+class _Waiting:
+    """Pages read, waiting to be checked together (CHECK_AT_ONCE, BYTES_AT_ONCE, WAITING)."""
+
+    def __init__(self, seen: Seen, held: Held | None = None) -> None:
+        self.seen, self.held = seen, held
+        self.entries: list[Entry] = []
+        self.to_check = self.size = 0
+        self.taken: list[Parts | None] = []  # without `held`: what Held keeps of each (None: the page)
+
+    def add(self, entry: Entry) -> None:
+        self.entries.append(entry)
+        if entry.row is not None:
+            self.to_check, self.size = self.to_check + 1, self.size + max(entry.stat[0], 0)
+        if self.to_check >= CHECK_AT_ONCE or self.size >= BYTES_AT_ONCE or len(self.entries) >= WAITING:
+            self.take()
+
+    def take(self) -> None:
+        if not self.entries:
+            return
+        if self.held is not None:
+            self.held.take(self.seen, self.entries)
+        else:
+            check_own(self.seen, {e.page.slug: e for e in self.entries if e.row is not None})
+            self.taken += [parts_of(e) if e.facts is not None else None for e in self.entries]
+        self.entries, self.to_check, self.size = [], 0, 0
+
+
+def _apart(seen: Seen, rows: dict[str, LintRow], share: list[tuple[str, Stat]]) -> list[Parts | None]:
+    """A forked child's share of a round: each page read (or from the cache) and checked, as
+    Held keeps it; None for a page kept whole (no facts: read and checked by the parent)."""
+    waiting = _Waiting(seen)
+    for rel, st in share:
+        waiting.add(_entry(seen, rel, st, rows.get(rel)))
+    waiting.take()
+    return waiting.taken
 
 
 def _across(seen: Seen, held: Held, rows: dict[str, LintRow], state: State | None) -> Linted:

@@ -11,10 +11,11 @@ import marshal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from wikic.lint.context import Finding
 from wikic.lint.entries import Entry, Seen, check_own
-from wikic.lint.facts import cross_of, cross_page, finding_json
+from wikic.lint.facts import cross_of, cross_page, finding_json, json_finding
 from wikic.lint.names import Head, head_of
 from wikic.spill import Spill
 from wikic.state import LintRow
@@ -22,6 +23,31 @@ from wikic.state.lint import Record
 from wikic.wiki.page import Page
 
 NONE_FOUND = "[]"  # the findings of most pages, one string for them all
+
+
+# What the end of a full lint keeps of a page with facts, as lists and bytes (marshallable): its
+# own findings (finding_json), its head and record, what the rules across pages read of it
+# (cross_of), and the row to store (None: the cached one holds)
+Parts = tuple[list[list[Any]], bytes, bytes, bytes | None]
+
+
+def parts_of(e: Entry) -> Parts:
+    """A page with facts, checked: what Held keeps of it."""
+    assert e.facts is not None
+    findings = [finding_json(f) for f in e.findings]
+    row = None
+    if e.row is not None:  # read now: its facts are a JSON object, never ""
+        found = json.dumps(findings, ensure_ascii=False) if findings else NONE_FOUND
+        r = e.row
+        row = marshal.dumps((r.rel, r.size, r.mtime_ns, r.key, r.facts, found, r.names))
+    return findings, _kept_of(e), marshal.dumps(cross_of(e.facts)), row
+
+
+def _kept_of(e: Entry) -> bytes:
+    page = e.page
+    deps = e.facts["deps"] if e.facts is not None else None
+    off = sorted(page.disabled) if page.disabled else None
+    return marshal.dumps((tuple(head_of(page)), e.record(), deps, off))
 
 
 class Held:
@@ -47,26 +73,23 @@ class Held:
         needs of each kept and the rest let go."""
         check_own(seen, {e.page.slug: e for e in entries if e.row is not None})
         for e in entries:
-            page = e.page
-            deps = None
+            if e.facts is not None:
+                self.add(parts_of(e))
+                continue
             self.findings += e.findings
-            if e.facts is None:
-                self._whole[page.rel] = page
-            else:
-                deps = e.facts["deps"]
-                self._cross.add(marshal.dumps(cross_of(e.facts)))
-            off = sorted(page.disabled) if page.disabled else None
-            self._kept.add(marshal.dumps((tuple(head_of(page)), e.record(), deps, off)))
-            if e.row is not None and e.row.facts:
-                found = NONE_FOUND
-                if e.findings:
-                    found = json.dumps([finding_json(f) for f in e.findings], ensure_ascii=False)
-                row = e.row
-                self._rows.add(
-                    marshal.dumps((row.rel, row.size, row.mtime_ns, row.key, row.facts, found, row.names))
-                )
-            elif e.row is not None:  # always read again now (a saved answer): no row of what it was
-                self.gone.append(page.rel)
+            self._whole[e.page.rel] = e.page
+            self._kept.add(_kept_of(e))
+            if e.row is not None:  # always read again now (a saved answer): no row of what it was
+                self.gone.append(e.page.rel)
+
+    def add(self, parts: Parts) -> None:
+        """A page with facts, as parts_of() gives it (here, or in a forked child: full.py)."""
+        findings, kept, cross, row = parts
+        self.findings += [json_finding(f) for f in findings]
+        self._cross.add(cross)
+        self._kept.add(kept)
+        if row is not None:
+            self._rows.add(row)
 
     def settle(self) -> None:
         """What is kept in memory of every page, from its file (once every page is taken)."""
