@@ -132,9 +132,9 @@ def test_ahead_children_do_all_but_the_first_share(forks: list[int]) -> None:
         got = [ahead.done(i) for i in range(101)]
     n = forked.shares(101, 10)
     assert n > 1 and len(forks) == n - 1
-    assert got[: ahead.size] == [None] * ahead.size and ahead.size == -(-101 // n)
-    assert [r[0] for r in got[ahead.size :]] == [i * i for i in range(ahead.size, 101)]
-    assert {r[1] for r in got[ahead.size :]} == set(forks) and parent not in forks
+    assert got[: ahead.first] == [None] * ahead.first and ahead.first == -(-101 // n)
+    assert [r[0] for r in got[ahead.first :]] == [i * i for i in range(ahead.first, 101)]
+    assert {r[1] for r in got[ahead.first :]} == set(forks) and parent not in forks
     assert all(map(_reaped, forks))
 
 
@@ -156,7 +156,7 @@ def test_ahead_without_a_fork_leaves_everything_here(forks: list[int]) -> None:
     with forked.Ahead(lambda n: n, range(9), each=10) as ahead:
         assert [ahead.done(i) for i in range(9)] == [None] * 9
     with forked.Ahead(lambda n: n, [], each=10) as ahead:
-        assert ahead.size == 0
+        assert ahead.first == 0
     assert forks == []
 
 
@@ -187,8 +187,21 @@ def test_ahead_gives_a_whole_share_to_fn_where_asked(forks: list[int]) -> None:
         return [[n * n, len(share)] for n in share]
 
     with forked.Ahead(batched, list(range(100)), each=10, whole=True) as ahead:
-        got = [ahead.done(i) for i in range(ahead.size, 100)]
-    assert [r[0] for r in got] == [i * i for i in range(ahead.size, 100)]
+        got = [ahead.done(i) for i in range(ahead.first, 100)]
+    assert [r[0] for r in got] == [i * i for i in range(ahead.first, 100)]
     assert calls == [] and forks  # each share's one call made in its child
-    sizes = [ahead.size] * (len(forks) - 1) + [100 - ahead.size * len(forks)]
+    sizes = [ahead.first] * (len(forks) - 1) + [100 - ahead.first * len(forks)]
     assert sorted({r[1] for r in got}) == sorted(set(sizes))
+
+
+def test_ahead_shares_are_of_equal_weight_where_given(forks: list[int]) -> None:
+    """The first ten items cost a hundred times what the others do: the shares are of about
+    equal weight, not of equal counts, and the results are still every item's, in order."""
+    cost = [100 if n < 10 else 1 for n in range(200)]
+    with forked.Ahead(lambda n: n, range(200), each=10, weight=cost.__getitem__) as ahead:
+        got = [ahead.done(i) for i in range(200)]
+    bounds = ahead.bounds
+    assert len(bounds) == forked.shares(200, 10) + 1 > 2 and bounds[0] == 0 and bounds[-1] == 200
+    weights = [sum(cost[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+    assert max(weights) - min(weights) <= 100 and ahead.first < 10  # not 100 of the 200
+    assert got == [None] * ahead.first + list(range(ahead.first, 200))

@@ -11,8 +11,10 @@ this process's objects.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import gc
+import itertools
 import marshal
 import os
 import signal
@@ -84,17 +86,24 @@ class Ahead(Generic[T]):
     A context manager: the children it still has when it closes are stopped."""
 
     def __init__(
-        self, fn: Callable[[Any], Any], items: Sequence[T], each: int | None = None, whole: bool = False
+        self,
+        fn: Callable[[Any], Any],
+        items: Sequence[T],
+        each: int | None = None,
+        whole: bool = False,
+        weight: Callable[[T], int] | None = None,
     ) -> None:
-        """fn: an item's result; with `whole`, a share's (a sequence of items), as a list."""
+        """fn: an item's result; with `whole`, a share's (a sequence of items), as a list.
+        `weight`: what an item costs, about (the shares are of equal weight; else of equal
+        counts)."""
         n = shares(len(items), each)
-        self.count = len(items)
-        self.size = -(-self.count // n) if items else 0  # items a share: this process's are [:size]
+        self.bounds = _bounds(items, n, weight)  # share k is items[bounds[k] : bounds[k + 1]]
+        self.first = self.bounds[1]  # this process's share: items[:first]
         self._children: dict[int, tuple[int, int]] = {}  # share -> (pid, the pipe's end to read)
         self._got: dict[int, list[Any] | None] = {}
         try:
             for k in range(1, n):
-                share = items[k * self.size : (k + 1) * self.size]
+                share = items[self.bounds[k] : self.bounds[k + 1]]
                 started = _fork(fn, share) if whole else _fork(partial(_each, fn), share)
                 if started is not None:
                     self._children[k] = started
@@ -103,15 +112,15 @@ class Ahead(Generic[T]):
             raise
 
     def done(self, i: int) -> Any:
-        k = i // self.size if self.size else 0
-        if k == 0:
+        if i < self.first:
             return None
+        k = bisect.bisect_right(self.bounds, i) - 1
         if k in self._children:
             got = _collect(*self._children.pop(k))
-            share = min(self.size, self.count - k * self.size)
+            share = self.bounds[k + 1] - self.bounds[k]
             self._got[k] = got if got is not None and len(got) == share else None
         got = self._got.get(k)
-        return None if got is None else got[i - k * self.size]
+        return None if got is None else got[i - self.bounds[k]]
 
     def close(self) -> None:
         for pid, read in self._children.values():  # interrupted: stopped, and their pipes closed
@@ -123,6 +132,21 @@ class Ahead(Generic[T]):
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         self.close()
+
+
+def _bounds(items: Sequence[T], n: int, weight: Callable[[T], int] | None) -> list[int]:
+    """Where each of n shares of `items` starts, and the end: shares of about equal weight
+    (each item's at least 1), else of equal counts, none empty where there are items enough."""
+    count = len(items)
+    if weight is None or n < 2:
+        size = -(-count // n) if count else 0
+        return [min(k * size, count) for k in range(n)] + [count]
+    at = list(itertools.accumulate(max(1, weight(item)) for item in items))
+    total = at[-1]
+    bounds = [0]
+    for k in range(1, n):  # the first item past k n-ths of the weight, past the last start
+        bounds.append(max(bounds[-1] + 1, bisect.bisect_left(at, total * k / n) + 1))
+    return [min(b, count) for b in bounds] + [count]
 
 
 def _each(fn: Callable[[T], Any], share: Sequence[T]) -> list[Any]:

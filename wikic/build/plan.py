@@ -310,11 +310,18 @@ class Run:
     def other_notes(
         self, sources: list[SourceInfo], pages: Mapping[str, PagePlan], shown: dict[str, dict[int, int]]
     ) -> None:
-        """Each source page's notes of the lines no other page shows."""
-        for src in sources:
-            page = pages[f"source:{src.path}"]
-            page.claims = self.made.other_notes(src, page.summary_lines, shown.get(src.path, {}))
-            src.release()  # 100,000 sources' lines are not all split at once
+        """Each source page's notes of the lines no other page shows (those of each ROUND but a
+        first share made by forked children: forked.py)."""
+        made, none = self.made, dict[int, int]()
+        items = [
+            (src, pages[f"source:{src.path}"].summary_lines, shown.get(src.path, none)) for src in sources
+        ]
+        for at in range(0, len(items), ROUND):
+            some = items[at : at + ROUND]
+            with forked.Ahead(lambda item: made.notes_apart(*item), some, weight=_lines_of) as ahead:
+                for i, (src, said, seen) in enumerate(some):
+                    pages[f"source:{src.path}"].claims = made.other_notes(src, said, seen, ahead.done(i))
+                    src.release()  # 100,000 sources' lines are not all split at once
 
 
 def _rename(by_cid: dict[str, T], renamed: Mapping[str, str]) -> None:
@@ -369,7 +376,7 @@ def planned(
     with Spilled(made.folder) as packed:  # the sources' packed names, held till merged: not in memory
         for at in range(0, len(sources), ROUND):
             some = sources[at : at + ROUND]
-            with forked.Ahead(made.apart, some) as ahead:  # all but a first share made by children
+            with forked.Ahead(made.apart, some, weight=_cost) as ahead:  # all but a first share by children
                 for i, src in enumerate(some):  # its digest and lines let go once its facts are made
                     f = facts[src.path] = made.facts(src, ahead.done(i))
                     packed.add(src.path, f.structure)
@@ -392,6 +399,15 @@ def planned(
     made.flush()
     _assign_slugs(pages, sticky)
     return Trace(run, sources, structural, pages)
+
+
+def _cost(src: SourceInfo) -> int:
+    """What a source's facts cost to make, about (a settled source's come from its row)."""
+    return 1 if src.settled else src.count + 20
+
+
+def _lines_of(item: tuple[SourceInfo, Any, Any]) -> int:
+    return item[0].count + 20
 
 
 def titles(sources: Iterable[SourceInfo]) -> dict[str, str]:

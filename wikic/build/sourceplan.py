@@ -377,14 +377,31 @@ class Memo:
         self._put("struct", src.path, key, text)
         return made
 
-    def other_notes(self, src: SourceInfo, said: Said, shown: dict[int, int]) -> list[Claim]:
-        key = quick_fingerprint([self.keys[src.path], sorted(shown.items())])
+    def other_notes(
+        self, src: SourceInfo, said: Said, shown: dict[int, int], apart: tuple[str, str] | None = None
+    ) -> list[Claim]:
+        """The source's other notes (sourceplan.other_notes); `apart`: what notes_apart() made
+        of them, elsewhere."""
+        key = apart[0] if apart is not None else self._notes_key(src, shown)
         row = self.rows.get(src.path)
         if row is not None and row.notes_key == key:
             return [_claim_from(c, src.path) for c in json.loads(row.notes)]
-        made = other_notes(src, said, shown)
-        self._put("notes", src.path, key, json.dumps([_claim_json(c) for c in made], ensure_ascii=False))
+        if apart is not None:
+            text = apart[1]
+            made = [_claim_from(c, src.path) for c in json.loads(text)]
+        else:
+            made = other_notes(src, said, shown)
+            text = json.dumps([_claim_json(c) for c in made], ensure_ascii=False)
+        self._put("notes", src.path, key, text)
         return made
+
+    def notes_apart(self, src: SourceInfo, said: Said, shown: dict[int, int]) -> tuple[str, str]:
+        """What other_notes() makes of a source, as a forked child can make it (apart())."""
+        made = other_notes(src, said, shown)
+        return self._notes_key(src, shown), json.dumps([_claim_json(c) for c in made], ensure_ascii=False)
+
+    def _notes_key(self, src: SourceInfo, shown: dict[int, int]) -> str:
+        return quick_fingerprint([self.keys[src.path], sorted(shown.items())])
 
     def _put(self, what: str, path: str, key: str, text: str) -> None:
         self.pending[what][path] = (key, text)

@@ -44,7 +44,8 @@ def checked(seen: Seen, rows: dict[str, LintRow], state: State | None) -> Linted
     with Held(seen.project.state_path.parent) as held:
         for at in range(0, len(listing), ROUND):
             some = listing[at : at + ROUND]
-            with forked.Ahead(partial(_apart, seen, rows), some, whole=True) as ahead:
+            weight = partial(_weight, rows)
+            with forked.Ahead(partial(_apart, seen, rows), some, whole=True, weight=weight) as ahead:
                 waiting = _Waiting(seen, held)
                 for i, (rel, st) in enumerate(some):
                     parts = ahead.done(i)
@@ -84,6 +85,13 @@ class _Waiting:
             check_own(self.seen, {e.page.slug: e for e in self.entries if e.row is not None})
             self.taken += [parts_of(e) if e.facts is not None else None for e in self.entries]
         self.entries, self.to_check, self.size = [], 0, 0
+
+
+def _weight(rows: dict[str, LintRow], page: tuple[str, Stat]) -> int:
+    """What a page costs a full lint, about: a page read, with its size (checked in batches, a
+    topic page of 45 KB cost 20-33 times a source page of 800 bytes), one from the cache little."""
+    rel, (size, _) = page
+    return 100 if rel in rows else max(size, 0) + 1000
 
 
 def _apart(seen: Seen, rows: dict[str, LintRow], share: list[tuple[str, Stat]]) -> list[Parts | None]:
