@@ -8,13 +8,15 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.projects import make_project, run_build, wiki_files
 from wikic import forked
-from wikic.build import plan, sourceplan
+from wikic.build import intake, plan, prefacts, sourceplan
 from wikic.build.sourceplan import Memo, Settings, SourceFacts
 from wikic.project import Project
 
@@ -60,6 +62,14 @@ def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(os, "fork", counted)
     return pids
+
+
+def _reaped(pid: int) -> bool:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
 
 
 def _built(project: Project) -> tuple[dict[str, bytes], list[tuple[str, ...]]]:
@@ -114,3 +124,79 @@ def test_a_child_that_fails_leaves_its_facts_to_this_process(
     monkeypatch.setattr(forked, "EACH", 4)
     monkeypatch.setattr(plan, "ROUND", 13)
     assert _built(shared) == alone and len(forks) == 4
+
+
+def test_facts_made_ahead_during_the_digest_are_those_made_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    """A full build reads and digests its sources a chunk at a time (intake.CHUNK); a child
+    makes each chunk's facts but the last's while the next is digested (build/prefacts.py):
+    the plan makes only the last chunk's here, the wiki and the rows are one process's."""
+    one, shared = _pair(tmp_path)
+    monkeypatch.setattr(intake, "CHUNK", 6)  # 31 sources: chunks of 6, 6, 6, 6, 6 and 1
+    shares, allowed = forked.shares, [False]
+    monkeypatch.setattr(forked, "shares", lambda count, each=None: shares(count, each) if allowed[0] else 1)
+    alone = _built(one)
+    made_here: list[str] = []
+    facts = sourceplan.source_facts
+
+    def counted(src: plan.SourceInfo, settings: Settings) -> SourceFacts:
+        made_here.append(src.path)  # a child's, in its own copy of the list
+        return facts(src, settings)
+
+    monkeypatch.setattr(sourceplan, "source_facts", counted)
+    collected: list[str] = []
+    collect = prefacts._collect
+
+    def taken(child: prefacts._Child) -> prefacts.Made:
+        made = collect(child)
+        collected.extend(made)
+        return made
+
+    monkeypatch.setattr(prefacts, "_collect", taken)
+    allowed[0] = True
+    monkeypatch.setattr(forked, "EACH", 2)
+    assert _built(shared) == alone
+    assert sorted(collected) == [f"sources/n{i:02}.md" for i in range(30)]  # all but the last chunk's
+    assert set(made_here) <= {"sources/n30.md"}  # here, or by the plan's child
+    assert len(forks) >= 5 and all(map(_reaped, forks))
+    again, calls = run_build(shared)
+    assert again.ok and calls.requests == []
+
+
+def test_a_child_that_fails_during_the_digest_leaves_its_facts_to_the_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    one, shared = _pair(tmp_path)
+    monkeypatch.setattr(intake, "CHUNK", 6)
+    shares, allowed = forked.shares, [False]
+    monkeypatch.setattr(forked, "shares", lambda count, each=None: shares(count, each) if allowed[0] else 1)
+    alone = _built(one)
+    parent, made = os.getpid(), prefacts.made_apart
+
+    def failing(src: plan.SourceInfo, **settings: object) -> tuple[str, str] | None:
+        if os.getpid() != parent and src.path.endswith(("07.md", "19.md")):
+            os._exit(3)  # killed, say: the chunk's file half written or empty
+        return made(src, **settings)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(prefacts, "made_apart", failing)
+    allowed[0] = True
+    monkeypatch.setattr(forked, "EACH", 2)
+    assert _built(shared) == alone
+    assert len(forks) >= 5
+
+
+def test_facts_ahead_closed_stops_the_children_at_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    """A build stopped (Ctrl-C, a failure) while children make facts ahead: none is left."""
+    monkeypatch.setattr(forked, "EACH", 1)
+    monkeypatch.setattr(prefacts, "made_apart", lambda src, **settings: threading.Event().wait(30))
+    infos = [plan.SourceInfo(f"sources/{n}.md", "T", None, None, text="a\n") for n in range(4)]
+    started = time.monotonic()
+    with prefacts.FactsAhead(plan.Settings("prose", 30), tmp_path) as ahead:
+        ahead.start(infos)
+        assert ahead.has("sources/2.md") and not ahead.has("sources/9.md")
+    assert forks and all(map(_reaped, forks))
+    assert time.monotonic() - started < 20  # stopped, not waited for
+    assert list(tmp_path.iterdir()) == []  # its file gone

@@ -24,7 +24,7 @@ class _Temporary:
     must find what was written, and never flush this process's buffer a second time."""
 
     def __init__(self, folder: Path | None) -> None:
-        self._file: IO[bytes] = _temporary(folder)
+        self._file: IO[bytes] = temporary(folder)
         weakref.finalize(self, self._file.close)
         _open[id(self)] = self
 
@@ -129,7 +129,7 @@ def _flush_open() -> None:
 os.register_at_fork(before=_flush_open)
 
 
-def _temporary(folder: Path | None) -> IO[bytes]:
+def temporary(folder: Path | None) -> IO[bytes]:
     """Beside the build state where it can be (a disk; the system's temporary folder may be
     memory), else in the system's temporary folder."""
     if folder is not None and folder.is_dir():

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from wikic.backends import model_id
 from wikic.build.digest import digest_actions, digest_inputs, forget_words, merge_parts
-from wikic.build.plan import PagePlan, SourceInfo
+from wikic.build.plan import PagePlan, SourceInfo, settings_for
+from wikic.build.prefacts import FactsAhead
 from wikic.build.settled import Listing, Settled, Unsettled, inputs_mark
 from wikic.build.settled import loader as settled_loader
 from wikic.build.sourceplan import split_lines
@@ -86,6 +87,8 @@ class Intake:
         self.settled = Settled(build.state, mark, not (opts.force or opts.retry_failed or opts.dry_run))
         self.infos: list[SourceInfo] = []
         self.fresh: list[Read] = []  # the sources read by this build (the others are settled)
+        self.settings = settings_for(self.schema)
+        self.ahead: FactsAhead | None = None  # while the sources are read and planned
 
     def listing(self, walked: Walked) -> Listing:
         """The sources of this build: which are settled, and the others as listed."""
@@ -100,8 +103,12 @@ class Intake:
         Settled ones are not read unless the plan asks for their lines, and one found changed
         then is read, digested and planned like the others."""
         folder = self.build.project.state_dir
-        with Spilled(folder) as texts, Spilled(folder) as digests:
-            return self._read_and_plan(listing, plan, texts, digests)
+        with Spilled(folder) as texts, Spilled(folder) as digests, FactsAhead(self.settings, folder) as ahead:
+            self.ahead = ahead
+            try:
+                return self._read_and_plan(listing, plan, texts, digests)
+            finally:
+                self.ahead = None
 
     def _read_and_plan(
         self,
@@ -118,9 +125,12 @@ class Intake:
         for at in range(0, len(unread), step):  # 100,000 sources' lines and actions are never all held
             with gc_paused():  # many objects, no cycles: the collector's passes would only cost
                 sources = self._read(unread[at : at + step])
-            _spill(digests, self._digest(sources))
+            made = self._digest(sources)
+            _spill(digests, made)
+            if at + step < len(unread):  # its facts made by a child while the next chunk is digested
+                self._ahead(sources, made)
             held += [_held(s, texts) for s in sources]
-            del sources
+            del sources, made
         if not build.opts.dry_run:  # the texts of PDF, DOCX, ... files no longer in sources/
             prune(self.store, self.stored)
         while not self.report.waiting:
@@ -142,6 +152,17 @@ class Intake:
             self.report.up_to_date += self.settled.settled_parts(listing.settled)  # one per part, unread
             return kept, pages
         return None
+
+    def _ahead(self, sources: list[Source], digests: dict[str, bytes]) -> None:
+        """These sources' facts made by a forked child (prefacts.py), as the plan will read them."""
+        if self.ahead is None or self.build.opts.dry_run:
+            return
+        infos = [
+            SourceInfo(s.path, s.title, None, digests[s.path], text=s.text, count=len(s.lines))
+            for s in sources
+            if s.path in digests
+        ]
+        self.ahead.start(infos)
 
     def _streamed(self) -> bool:
         """Whether the sources are read and digested CHUNK at a time: not where their digests

@@ -266,6 +266,8 @@ class _Build:
         # once loaded (Memo.candidates, plan_kept)
         rows = {} if self.opts.force else state.planned()
         memo = memo_for(self.schema, rows, save, kept(KEPT[0]), kept(KEPT[1]), self.project.state_dir)
+        ahead = self.intake.ahead  # the facts made during the digest, by the same settings
+        memo.ahead = ahead if ahead is not None and ahead.settings_fp == memo.settings_fp else None
         # the sticky slugs (state.slugs) read only where the kept plan's heads are not known to be them
         pages, keep = plan_kept(
             infos, self.schema, state.slugs, memo, kept(KEPT[2]), state, None, kept(KEPT[3])

@@ -341,9 +341,13 @@ def memo_for(
     where a source's key is the same, and its merge of names and terms (`kept`, and what
     changed `since`: merge.py); what the plan makes anew goes to `save`; `folder`: where it
     may spill (wikic/spill.py)."""
+    return Memo(rows, settings_for(schema), save, kept, since, folder)
+
+
+def settings_for(schema: Schema) -> Settings:
+    """What of schema.yaml one source's facts read."""
     pinned = [[t.name, *t.aliases] for t in _Clusters(schema).pinned.values()]
-    settings = Settings(write_mode(schema), schema.lint.citation_threshold, pinned)
-    return Memo(rows, settings, save, kept, since, folder)
+    return Settings(write_mode(schema), schema.lint.citation_threshold, pinned)
 
 
 def plan(
@@ -376,7 +380,7 @@ def planned(
     with Spilled(made.folder) as packed:  # the sources' packed names, held till merged: not in memory
         for at in range(0, len(sources), ROUND):
             some = sources[at : at + ROUND]
-            with forked.Ahead(made.apart, some, weight=_cost) as ahead:  # all but a first share by children
+            with forked.Ahead(made.apart, some, weight=made.cost) as ahead:  # all but a first share: children
                 for i, src in enumerate(some):  # its digest and lines let go once its facts are made
                     f = facts[src.path] = made.facts(src, ahead.done(i))
                     packed.add(src.path, f.structure)
@@ -399,11 +403,6 @@ def planned(
     made.flush()
     _assign_slugs(pages, sticky)
     return Trace(run, sources, structural, pages)
-
-
-def _cost(src: SourceInfo) -> int:
-    """What a source's facts cost to make, about (a settled source's come from its row)."""
-    return 1 if src.settled else src.count + 20
 
 
 def _lines_of(item: tuple[SourceInfo, Any, Any]) -> int:

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from wikic import __version__
 from wikic.build.candidates import MIN_SOURCES, Candidate, is_topic_name, searched, source_names
@@ -24,6 +24,9 @@ from wikic.hashing import fingerprint, quick_fingerprint, text_hash
 from wikic.state import Planned
 from wikic.wiki.overlap import content_words
 from wikic.wiki.support import check_against, sentences
+
+if TYPE_CHECKING:
+    from wikic.build.prefacts import FactsAhead
 
 # Bump when the same inputs would plan differently (this module, notes.py, digest.says_more
 # and supporting_lines, candidates.is_topic_name, support.check_against): every memo is then
@@ -289,12 +292,15 @@ class Memo:
         # "names" after "facts": of the facts saved (the row's names let go as its facts change)
         self.pending: dict[str, Made] = {"facts": {}, "names": {}, "notes": {}, "struct": {}}
         self.fresh: set[str] = set()  # the sources planned anew (their facts or notes)
+        self.ahead: FactsAhead | None = None  # facts made ahead, during the digest (prefacts.py)
 
     def facts(self, src: SourceInfo, apart: tuple[str, str] | None = None) -> SourceFacts:
         """The source's facts; a settled source's from its row as they are (the pipeline
         settles only sources whose digest and text are as that row's plan found them).
         `apart`: what apart() made of the source, elsewhere."""
         row = self.rows.get(src.path)
+        if apart is None and self.ahead is not None:
+            apart = self.ahead.take(src.path)
         if src.settled:
             assert row is not None and row.key, f"{src.path}: settled without a plan to reuse"
             key = row.key
@@ -322,20 +328,24 @@ class Memo:
 
     def apart(self, src: SourceInfo) -> tuple[str, str] | None:
         """What facts() makes of a source that is not settled, as a forked child can make it
-        (plan.py): its key and its facts' text as a row keeps them, reading no row (the state's
-        database is this process's own). None for a settled source."""
-        if src.settled:
+        (plan.py, prefacts.py): made_apart(); None for one settled or made ahead."""
+        if self.ahead is not None and self.ahead.has(src.path):
             return None
-        return self._key(src), self._text(src, source_facts(src, self.settings))
+        return made_apart(src, self.settings, self.settings_fp)
+
+    def cost(self, src: SourceInfo) -> int:
+        """What making the source's facts here costs, about (a settled source's come from its
+        row, those made ahead from there)."""
+        if src.settled or (self.ahead is not None and self.ahead.has(src.path)):
+            return 1
+        return src.count + 20
 
     def _key(self, src: SourceInfo) -> str:
-        lines = text_hash("\n".join(src.lines))
-        return quick_fingerprint([self.settings_fp, src.path, src.title, lines, src.digest])
+        return _facts_key(src, self.settings_fp)
 
     @staticmethod
     def _text(src: SourceInfo, made: SourceFacts) -> str:
-        data = {"title": src.title, "count": src.count, "fallback": src.fallback, **_facts_json(made)}
-        return json.dumps(data, ensure_ascii=False) + "\n" + made.structure
+        return _facts_text(src, made)
 
     def candidates(self, lines: Mapping[str, list[str]], packed: Mapping[str, str]) -> list[Candidate]:
         """The names and terms of the named sources (`lines`, `packed`: their packed names), from
@@ -419,6 +429,25 @@ class Memo:
 
     def gone(self, live: Iterable[str]) -> list[str]:
         return sorted(set(self.rows) - set(live))
+
+
+def made_apart(src: SourceInfo, settings: Settings, settings_fp: str) -> tuple[str, str] | None:
+    """A source's facts as Memo.facts makes them, where a forked child can make them: their key
+    and their text as a row keeps them, reading no row (the state's database is the parent's
+    own). None for a settled source."""
+    if src.settled:
+        return None
+    return _facts_key(src, settings_fp), _facts_text(src, source_facts(src, settings))
+
+
+def _facts_key(src: SourceInfo, settings_fp: str) -> str:
+    lines = text_hash("\n".join(src.lines))
+    return quick_fingerprint([settings_fp, src.path, src.title, lines, src.digest])
+
+
+def _facts_text(src: SourceInfo, made: SourceFacts) -> str:
+    data = {"title": src.title, "count": src.count, "fallback": src.fallback, **_facts_json(made)}
+    return json.dumps(data, ensure_ascii=False) + "\n" + made.structure
 
 
 def _claim_json(c: Claim) -> list[Any]:
