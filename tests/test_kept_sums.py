@@ -96,9 +96,9 @@ def _recorded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     taken: list[str] = []
     facts = Memo.facts
 
-    def recording(self: Memo, src: SourceInfo):  # type: ignore[no-untyped-def]
+    def recording(self: Memo, src: SourceInfo, apart=None):  # type: ignore[no-untyped-def]
         taken.append(src.path)
-        return facts(self, src)
+        return facts(self, src, apart)
 
     monkeypatch.setattr(Memo, "facts", recording)
     return taken
