@@ -195,9 +195,9 @@ def test_ahead_gives_a_whole_share_to_fn_where_asked(forks: list[int]) -> None:
 
 
 def test_ahead_shares_are_of_equal_weight_where_given(forks: list[int]) -> None:
-    """The first ten items cost a hundred times what the others do: the shares are of about
-    equal weight, not of equal counts, and the results are still every item's, in order."""
-    cost = [100 if n < 10 else 1 for n in range(200)]
+    """The first ten items cost fifty times what the others do: the shares are of about equal
+    weight, not of equal counts, and the results are still every item's, in order."""
+    cost = [100 if n < 10 else 2 for n in range(200)]
     with forked.Ahead(lambda n: n, range(200), each=10, weight=cost.__getitem__) as ahead:
         got = [ahead.done(i) for i in range(200)]
     bounds = ahead.bounds
@@ -205,3 +205,10 @@ def test_ahead_shares_are_of_equal_weight_where_given(forks: list[int]) -> None:
     weights = [sum(cost[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
     assert max(weights) - min(weights) <= 100 and ahead.first < 10  # not 100 of the 200
     assert got == [None] * ahead.first + list(range(ahead.first, 200))
+
+
+def test_ahead_forks_for_no_items_that_cost_next_to_nothing(forks: list[int]) -> None:
+    """Items of weight 1 (made elsewhere already, say) are not worth a fork by themselves."""
+    with forked.Ahead(lambda n: n, range(200), each=10, weight=lambda n: 1 if n != 7 else 50) as ahead:
+        assert [ahead.done(i) for i in range(200)] == [None] * 200
+    assert forks == []

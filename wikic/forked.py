@@ -94,10 +94,12 @@ class Ahead(Generic[T]):
         weight: Callable[[T], int] | None = None,
     ) -> None:
         """fn: an item's result; with `whole`, a share's (a sequence of items), as a list.
-        `weight`: what an item costs, about (the shares are of equal weight; else of equal
-        counts)."""
-        n = shares(len(items), each)
-        self.bounds = _bounds(items, n, weight)  # share k is items[bounds[k] : bounds[k + 1]]
+        `weight`: what an item costs, about, 1 for next to nothing (the shares are of equal
+        weight, and only the items that cost more are counted to see whether they are worth a
+        fork; else of equal counts)."""
+        weights = [max(1, weight(item)) for item in items] if weight is not None else None
+        n = shares(len(items) if weights is None else sum(w > 1 for w in weights), each)
+        self.bounds = _bounds(len(items), n, weights)  # share k is items[bounds[k] : bounds[k + 1]]
         self.first = self.bounds[1]  # this process's share: items[:first]
         self._children: dict[int, tuple[int, int]] = {}  # share -> (pid, the pipe's end to read)
         self._got: dict[int, list[Any] | None] = {}
@@ -134,14 +136,13 @@ class Ahead(Generic[T]):
         self.close()
 
 
-def _bounds(items: Sequence[T], n: int, weight: Callable[[T], int] | None) -> list[int]:
-    """Where each of n shares of `items` starts, and the end: shares of about equal weight
-    (each item's at least 1), else of equal counts, none empty where there are items enough."""
-    count = len(items)
-    if weight is None or n < 2:
+def _bounds(count: int, n: int, weights: list[int] | None) -> list[int]:
+    """Where each of n shares of `count` items starts, and the end: shares of about equal
+    weight (`weights`: each item's), else of equal counts."""
+    if weights is None or n < 2:
         size = -(-count // n) if count else 0
         return [min(k * size, count) for k in range(n)] + [count]
-    at = list(itertools.accumulate(max(1, weight(item)) for item in items))
+    at = list(itertools.accumulate(weights))
     total = at[-1]
     bounds = [0]
     for k in range(1, n):  # the first item past k n-ths of the weight, past the last start
