@@ -126,7 +126,8 @@ def _flush_open() -> None:
         temporary.flushed()
 
 
-os.register_at_fork(before=_flush_open)
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(before=_flush_open)
 
 
 def temporary(folder: Path | None) -> IO[bytes]:
