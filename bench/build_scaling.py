@@ -693,10 +693,14 @@ def targets(results: list[SizeResult], baseline: dict[str, Any] | None = None) -
         later = ", ".join(f"{w:.2f}" for w in runs[1:])
         out.append(f"    the first edit after the full build: {runs[0]:.2f} s (the later ones: {later} s)")
     out.append(f"  no-op (issue 17): {noop:.3f} s -> {'met' if noop_ok else 'NOT met'}")
-    per_action = big.full["cpu"] * 1000 / max(big.full["calls"], 1)
+    # the engine's time, as the issue measured it (its CPU, beside it, counts the forked
+    # children's work on other CPUs too)
+    calls = max(big.full["calls"], 1)
+    per_action = big.full["overhead"] * 1000 / calls
     out.append(
-        f"  engine CPU per action within 1.5 ms: {per_action:.2f} ms -> "
+        f"  engine time per action within 1.5 ms: {per_action:.2f} ms -> "
         + ("met" if per_action <= 1.5 else "NOT met")
+        + f" (CPU {big.full['cpu'] * 1000 / calls:.2f} ms)"
     )
     if baseline is not None:
         ref, ratio, engine = baseline["ref"], baseline["ratio"], baseline["engine_ratio"]
