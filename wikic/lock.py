@@ -6,6 +6,7 @@ process is never stale; the pid inside is only for the message.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 from collections.abc import Callable
@@ -13,6 +14,22 @@ from pathlib import Path
 from types import TracebackType
 
 from wikic.errors import LockError
+
+_held: set[int] = set()  # the descriptors of the locks this process holds
+
+
+def _close_held() -> None:
+    """In a forked child: let go of the parent's locks' descriptors. An flock belongs to the
+    open file, which a child shares: a child still at work after its parent was killed would
+    keep the project locked."""
+    for fd in _held:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _held.clear()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_close_held)
 
 
 class ProjectLock:
@@ -50,9 +67,11 @@ class ProjectLock:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._fd = fd
+        _held.add(fd)
 
     def release(self) -> None:
         if self._fd is not None:
+            _held.discard(self._fd)
             os.ftruncate(self._fd, 0)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)

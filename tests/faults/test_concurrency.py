@@ -4,7 +4,10 @@ was killed is taken over at once."""
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -22,6 +25,7 @@ from faults.harness import (
     wiki_snapshot,
     wikic,
 )
+from wikic.lock import ProjectLock
 
 LATENCY = 0.05
 
@@ -155,3 +159,33 @@ def test_build_and_ask_save_take_turns(tmp_path: Path) -> None:
     assert saved.exists()
     assert "what-is-hashing" in (project.wiki_dir / "index.md").read_text(encoding="utf-8")
     assert integrity(project) == "ok"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_does_not_keep_the_lock_of_a_killed_parent(tmp_path: Path) -> None:
+    """A build's forked child (wikic/forked.py, build/prefacts.py) may work on for seconds
+    after its parent is killed: the project is not locked meanwhile."""
+    lock = tmp_path / ".wikic" / "lock"
+    script = (
+        "import os, signal, sys, time\n"
+        "from pathlib import Path\n"
+        "from wikic.lock import ProjectLock\n"
+        f"ProjectLock(Path({str(lock)!r})).acquire()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:  # not holding the test's pipes open either\n"
+        "    null = os.open(os.devnull, os.O_RDWR)\n"
+        "    os.dup2(null, 1)\n"
+        "    os.dup2(null, 2)\n"
+        "    time.sleep(60)\n"
+        "    os._exit(0)\n"
+        "print(pid, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    child = int(run.stdout.split()[0])
+    try:
+        assert run.returncode == -signal.SIGKILL
+        with ProjectLock(lock, wait=False):  # not "another wikic process is working"
+            pass
+    finally:
+        os.kill(child, signal.SIGKILL)
