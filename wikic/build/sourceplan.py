@@ -299,7 +299,7 @@ class Memo:
         settles only sources whose digest and text are as that row's plan found them).
         `apart`: what apart() made of the source, elsewhere."""
         row = self.rows.get(src.path)
-        if apart is None and self.ahead is not None:
+        if apart is None and self.ahead is not None and not src.settled:
             apart = self.ahead.take(src.path)
         if src.settled:
             assert row is not None and row.key, f"{src.path}: settled without a plan to reuse"

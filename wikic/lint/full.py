@@ -40,11 +40,10 @@ def checked(seen: Seen, rows: dict[str, LintRow], state: State | None) -> Linted
     pages read, the rules across pages on all. `state`: where to store it, if anywhere. The
     pages of each ROUND but a first share are read and checked by forked children (forked.py),
     which send back what Held keeps of each: the same bytes, made on every CPU."""
-    listing = seen.listing
+    listing, weight = seen.listing, partial(_weight, rows)
     with Held(seen.project.state_path.parent) as held:
         for at in range(0, len(listing), ROUND):
             some = listing[at : at + ROUND]
-            weight = partial(_weight, rows)
             with forked.Ahead(partial(_apart, seen, rows), some, whole=True, weight=weight) as ahead:
                 waiting = _Waiting(seen, held)
                 for i, (rel, st) in enumerate(some):
