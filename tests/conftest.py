@@ -13,6 +13,29 @@ from pathlib import Path
 
 import httpx
 import pytest
+from forkkit import Forks
+
+# --- forked children (wikic/forked.py) ---
+
+
+@pytest.fixture
+def forks(monkeypatch: pytest.MonkeyPatch) -> Forks:
+    """The pids of the children forked while the test runs; `forks.allowed = False` keeps
+    wikic/forked.py from forking."""
+    from wikic import forked
+
+    pids, fork, shares = Forks(), os.fork, forked.shares
+
+    def counted() -> int:
+        pid = fork()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", counted)
+    monkeypatch.setattr(forked, "shares", lambda count, each=None: shares(count, each) if pids.allowed else 1)
+    return pids
+
 
 # --- backends ---
 

@@ -138,7 +138,7 @@ def test_the_records_rank_as_the_pages_read(project: Project) -> None:
 
 
 def test_pages_read_by_forked_children_are_recorded_as_those_read_here(
-    project: Project, monkeypatch: pytest.MonkeyPatch
+    project: Project, monkeypatch: pytest.MonkeyPatch, forks: list[int]
 ) -> None:
     """A first question over a large wiki reads and records its pages on every CPU, a round
     at a time (wikic/forked.py): the records are byte for byte those one process makes."""
@@ -151,17 +151,8 @@ def test_pages_read_by_forked_children_are_recorded_as_those_read_here(
     monkeypatch.setattr(ask_index, "ROUND", 17)  # in rounds, each shared
     if forked.shares(17) < 2:
         pytest.skip("forks only on Linux with two CPUs")
-    pids: list[int] = []
-    fork = os.fork
-
-    def counted() -> int:
-        pid = fork()
-        pids.extend([pid] if pid else [])
-        return pid
-
-    monkeypatch.setattr(os, "fork", counted)
     got = indexed(project)
-    assert got.read == len(here) and pids
+    assert got.read == len(here) and forks
     assert {rel: row[2:] for rel, row in rows(project).items()} == {rel: row[2:] for rel, row in here.items()}
     same_as_read(project, got)
 

@@ -7,37 +7,13 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
+from forkkit import reaped
 
 from wikic import forked
 
 pytestmark = pytest.mark.skipif(forked.shares(100, 10) < 2, reason="forks only on Linux with two CPUs")
-
-
-@pytest.fixture
-def forks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """The pids of the children forked."""
-    pids: list[int] = []
-    fork = os.fork
-
-    def counted() -> int:
-        pid = fork()
-        if pid:
-            pids.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", counted)
-    yield pids
-
-
-def _reaped(pid: int) -> bool:
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
 
 
 def test_the_children_do_their_shares_and_the_results_are_in_order(forks: list[int]) -> None:
@@ -45,7 +21,7 @@ def test_the_children_do_their_shares_and_the_results_are_in_order(forks: list[i
     assert [square for square, _ in got] == [n * n for n in range(100)]
     by = {pid for _, pid in got}
     assert os.getpid() in by and len(by) == forked.shares(100, 10) > 1
-    assert by - {os.getpid()} == set(forks) and all(map(_reaped, forks))
+    assert by - {os.getpid()} == set(forks) and all(map(reaped, forks))
 
 
 def test_a_child_that_fails_leaves_its_share_to_this_process(forks: list[int]) -> None:
@@ -57,7 +33,7 @@ def test_a_child_that_fails_leaves_its_share_to_this_process(forks: list[int]) -
         return [n * n, os.getpid()]
 
     assert forked.mapped(square, range(100), each=10) == [[n * n, parent] for n in range(100)]
-    assert forks and all(map(_reaped, forks))
+    assert forks and all(map(reaped, forks))
 
 
 def test_results_a_child_cannot_send_are_made_here(forks: list[int]) -> None:
@@ -96,7 +72,7 @@ def test_an_interrupt_here_stops_the_children(forks: list[int]) -> None:
 
     with pytest.raises(KeyboardInterrupt):
         forked.mapped(slow, range(100), each=10)
-    assert forks and all(map(_reaped, forks))
+    assert forks and all(map(reaped, forks))
 
 
 def test_an_interrupt_while_a_child_works_on_stops_it(
@@ -120,7 +96,7 @@ def test_an_interrupt_while_a_child_works_on_stops_it(
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         forked.mapped(slow, range(100), each=10)
-    assert forks and all(map(_reaped, forks))
+    assert forks and all(map(reaped, forks))
     assert time.monotonic() - started < 20  # stopped, not waited for
 
 
@@ -135,7 +111,7 @@ def test_ahead_children_do_all_but_the_first_share(forks: list[int]) -> None:
     assert got[: ahead.first] == [None] * ahead.first and ahead.first == -(-101 // n)
     assert [r[0] for r in got[ahead.first :]] == [i * i for i in range(ahead.first, 101)]
     assert {r[1] for r in got[ahead.first :]} == set(forks) and parent not in forks
-    assert all(map(_reaped, forks))
+    assert all(map(reaped, forks))
 
 
 def test_ahead_leaves_a_failed_childs_share_here(forks: list[int]) -> None:
@@ -149,7 +125,7 @@ def test_ahead_leaves_a_failed_childs_share_here(forks: list[int]) -> None:
     with forked.Ahead(square, range(100), each=10) as ahead:
         got = [ahead.done(i) for i in range(100)]
     assert forks and got == [None] * 100  # every share this process's to do
-    assert all(map(_reaped, forks))
+    assert all(map(reaped, forks))
 
 
 def test_ahead_without_a_fork_leaves_everything_here(forks: list[int]) -> None:
@@ -173,7 +149,7 @@ def test_ahead_closed_early_stops_its_children(forks: list[int]) -> None:
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt), forked.Ahead(slow, range(100), each=10):
         raise KeyboardInterrupt
-    assert forks and all(map(_reaped, forks))
+    assert forks and all(map(reaped, forks))
     assert time.monotonic() - started < 20  # stopped, not waited for
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from forkkit import Forks
 from projects import make_project, run_build
 
 from wikic import snapshot
@@ -256,7 +257,7 @@ def _lint_tables(project: Project) -> list[tuple[object, ...]]:
 
 
 def test_a_full_lint_shared_with_forked_children_is_the_lint_of_one_process(
-    built: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    built: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: Forks
 ) -> None:
     """A full lint reads and checks the pages of each full.ROUND but a first share in forked
     children, which send back what the lint keeps of each page: the findings and everything it
@@ -269,16 +270,6 @@ def test_a_full_lint_shared_with_forked_children_is_the_lint_of_one_process(
         pytest.skip("forks only on Linux with two CPUs")
     alone = _copy(built, tmp_path)
     _many(alone, 230)
-    shares, allowed, forks = forked.shares, [False], []
-    monkeypatch.setattr(forked, "shares", lambda count, each=None: shares(count, each) if allowed[0] else 1)
-    fork = os.fork
-
-    def counted() -> int:
-        pid = fork()
-        forks.extend([pid] if pid else [])
-        return pid
-
-    monkeypatch.setattr(os, "fork", counted)
     monkeypatch.setattr(forked, "EACH", 10)
     monkeypatch.setattr(full, "ROUND", 60)  # in rounds, each shared but the last (a few pages)
     for n in range(0, 230, 9):  # saved answers and unreadable pages among every share
@@ -313,10 +304,10 @@ def test_a_full_lint_shared_with_forked_children_is_the_lint_of_one_process(
         for folder in ("wiki", "sources"):  # the same edits, at the same stats
             shutil.rmtree(shared.root / folder)
             shutil.copytree(alone.root / folder, shared.root / folder, symlinks=True)
-        allowed[0] = False
+        forks.allowed = False
         one = linted(alone, fresh=step == 0)
         assert forks == [] and one[0] == [f.to_json() for f in lint(alone).findings]
-        allowed[0] = True
+        forks.allowed = True
         reads.unlink()
         assert linted(shared, fresh=step == 0) == one, step
         assert forks and one[0]

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from forkkit import Forks, reaped
 
 from tests.projects import make_project, run_build, wiki_files
 from wikic import forked
@@ -51,25 +52,17 @@ def _pair(tmp_path: Path) -> tuple[Project, Project]:
 
 
 @pytest.fixture
-def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    pids: list[int] = []
-    fork = os.fork
+def made_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The sources whose facts this process made (a child's go to its own copy of the list)."""
+    made: list[str] = []
+    facts = sourceplan.source_facts
 
-    def counted() -> int:
-        pid = fork()
-        pids.extend([pid] if pid else [])
-        return pid
+    def counted(src: plan.SourceInfo, settings: Settings) -> SourceFacts:
+        made.append(src.path)
+        return facts(src, settings)
 
-    monkeypatch.setattr(os, "fork", counted)
-    return pids
-
-
-def _reaped(pid: int) -> bool:
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
+    monkeypatch.setattr(sourceplan, "source_facts", counted)
+    return made
 
 
 def _built(project: Project) -> tuple[dict[str, bytes], list[tuple[str, ...]]]:
@@ -79,19 +72,10 @@ def _built(project: Project) -> tuple[dict[str, bytes], list[tuple[str, ...]]]:
 
 
 def test_facts_made_by_children_are_those_made_here(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: Forks, made_here: list[str]
 ) -> None:
     one, shared = _pair(tmp_path)
-    shares, allowed = forked.shares, [False]
-    monkeypatch.setattr(forked, "shares", lambda count, each=None: shares(count, each) if allowed[0] else 1)
-    made_here: list[str] = []
-    facts = sourceplan.source_facts
-
-    def counted(src: plan.SourceInfo, settings: Settings) -> SourceFacts:
-        made_here.append(src.path)  # a child's, in its own copy of the list
-        return facts(src, settings)
-
-    monkeypatch.setattr(sourceplan, "source_facts", counted)
+    forks.allowed = False
     rendered: list[str] = []
     render = assemble._Bodies._render
 
@@ -103,7 +87,7 @@ def test_facts_made_by_children_are_those_made_here(
     alone = _built(one)
     assert forks == [] and len(made_here) == 31
     pages, made_here[:], rendered[:] = len(rendered), [], []
-    allowed[0] = True
+    forks.allowed = True
     monkeypatch.setattr(forked, "EACH", 4)
     monkeypatch.setattr(plan, "ROUND", 13)  # in rounds (13, 13, 5), each shared but the last
     assert _built(shared) == alone
@@ -115,13 +99,12 @@ def test_facts_made_by_children_are_those_made_here(
 
 
 def test_a_child_that_fails_leaves_its_facts_to_this_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: Forks
 ) -> None:
     one, shared = _pair(tmp_path)
-    shares, allowed = forked.shares, [False]
-    monkeypatch.setattr(forked, "shares", lambda count, each=None: shares(count, each) if allowed[0] else 1)
+    forks.allowed = False
     alone = _built(one)
-    allowed[0] = True
+    forks.allowed = True
     parent, apart = os.getpid(), Memo.apart
 
     def failing(memo: Memo, src: plan.SourceInfo) -> tuple[str, str] | None:
@@ -136,24 +119,15 @@ def test_a_child_that_fails_leaves_its_facts_to_this_process(
 
 
 def test_facts_made_ahead_during_the_digest_are_those_made_here(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: Forks, made_here: list[str]
 ) -> None:
     """A full build reads and digests its sources a chunk at a time (intake.CHUNK); a child
     makes each chunk's facts but the last's while the next is digested (build/prefacts.py):
     the plan makes only the last chunk's here, the wiki and the rows are one process's."""
     one, shared = _pair(tmp_path)
     monkeypatch.setattr(intake, "CHUNK", 6)  # 31 sources: chunks of 6, 6, 6, 6, 6 and 1
-    shares, allowed = forked.shares, [False]
-    monkeypatch.setattr(forked, "shares", lambda count, each=None: shares(count, each) if allowed[0] else 1)
+    forks.allowed = False
     alone = _built(one)
-    made_here: list[str] = []
-    facts = sourceplan.source_facts
-
-    def counted(src: plan.SourceInfo, settings: Settings) -> SourceFacts:
-        made_here.append(src.path)  # a child's, in its own copy of the list
-        return facts(src, settings)
-
-    monkeypatch.setattr(sourceplan, "source_facts", counted)
     collected: list[str] = []
     collect = prefacts._collect
 
@@ -163,23 +137,23 @@ def test_facts_made_ahead_during_the_digest_are_those_made_here(
         return made
 
     monkeypatch.setattr(prefacts, "_collect", taken)
-    allowed[0] = True
+    made_here.clear()
+    forks.allowed = True
     monkeypatch.setattr(forked, "EACH", 2)
     assert _built(shared) == alone
     assert sorted(collected) == [f"sources/n{i:02}.md" for i in range(30)]  # all but the last chunk's
     assert set(made_here) <= {"sources/n30.md"}  # here, or by the plan's child
-    assert len(forks) >= 5 and all(map(_reaped, forks))
+    assert len(forks) >= 5 and all(map(reaped, forks))
     again, calls = run_build(shared)
     assert again.ok and calls.requests == []
 
 
 def test_a_child_that_fails_during_the_digest_leaves_its_facts_to_the_plan(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: Forks
 ) -> None:
     one, shared = _pair(tmp_path)
     monkeypatch.setattr(intake, "CHUNK", 6)
-    shares, allowed = forked.shares, [False]
-    monkeypatch.setattr(forked, "shares", lambda count, each=None: shares(count, each) if allowed[0] else 1)
+    forks.allowed = False
     alone = _built(one)
     parent, made = os.getpid(), prefacts.made_apart
 
@@ -189,14 +163,14 @@ def test_a_child_that_fails_during_the_digest_leaves_its_facts_to_the_plan(
         return made(src, **settings)  # type: ignore[arg-type]
 
     monkeypatch.setattr(prefacts, "made_apart", failing)
-    allowed[0] = True
+    forks.allowed = True
     monkeypatch.setattr(forked, "EACH", 2)
     assert _built(shared) == alone
     assert len(forks) >= 5
 
 
 def test_facts_ahead_closed_stops_the_children_at_work(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: Forks
 ) -> None:
     """A build stopped (Ctrl-C, a failure) while children make facts ahead: none is left."""
     monkeypatch.setattr(forked, "EACH", 1)
@@ -206,6 +180,6 @@ def test_facts_ahead_closed_stops_the_children_at_work(
     with prefacts.FactsAhead(plan.Settings("prose", 30), tmp_path) as ahead:
         ahead.start(infos)
         assert ahead.has("sources/2.md") and not ahead.has("sources/9.md")
-    assert forks and all(map(_reaped, forks))
+    assert forks and all(map(reaped, forks))
     assert time.monotonic() - started < 20  # stopped, not waited for
     assert list(tmp_path.iterdir()) == []  # its file gone
