@@ -1,7 +1,9 @@
-"""A plan of many sources makes their facts on every CPU (build/plan.py: forked children make
-all but a first share of each ROUND of sources, sourceplan.Memo.apart): the wiki and the rows
-the plan keeps are byte for byte those of one process, whether the children made their
-shares or failed."""
+"""A full build of many sources makes their facts, their other notes and the pages' bodies on
+every CPU: forked children make each chunk's facts while the next chunk is digested
+(build/prefacts.py), and all but a first share of each round of what is left (build/plan.py,
+sourceplan.Memo.apart and notes_apart, assemble._Bodies.settle_all). The wiki and the rows the
+plan keeps are byte for byte those of one process, whether the children made their shares,
+failed or were stopped."""
 
 from __future__ import annotations
 
