@@ -305,7 +305,7 @@ class Memo:
             assert row is not None and row.key, f"{src.path}: settled without a plan to reuse"
             key = row.key
         else:
-            key = apart[0] if apart is not None else self._key(src)
+            key = apart[0] if apart is not None else _facts_key(src, self.settings_fp)
         self.keys[src.path] = key
         if row is not None and row.key != key and row.key and len(self.before) < self.BEFORE:
             self.before[src.path] = (row.key, row.facts.partition("\n")[2])
@@ -320,7 +320,7 @@ class Memo:
             made = _facts_from(data, src.path, structure)
         else:
             made = source_facts(src, self.settings)
-            text = self._text(src, made)
+            text = _facts_text(src, made)
         self._put("facts", src.path, key, text)
         if self.save is not None:  # kept apart to be searched (state planned_names): never read back
             self._put("names", src.path, key, searched(made.structure))
@@ -339,13 +339,6 @@ class Memo:
         if src.settled or (self.ahead is not None and self.ahead.has(src.path)):
             return 1
         return src.count + 20
-
-    def _key(self, src: SourceInfo) -> str:
-        return _facts_key(src, self.settings_fp)
-
-    @staticmethod
-    def _text(src: SourceInfo, made: SourceFacts) -> str:
-        return _facts_text(src, made)
 
     def candidates(self, lines: Mapping[str, list[str]], packed: Mapping[str, str]) -> list[Candidate]:
         """The names and terms of the named sources (`lines`, `packed`: their packed names), from
