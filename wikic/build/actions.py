@@ -132,7 +132,11 @@ GIVE_UP_AFTER = 3  # consecutive actions failed by an unreachable backend: the r
 
 class Runner:
     """Runs the actions that need the model, `jobs` at a time, committing each
-    finished one at once so that a killed build never pays for it twice."""
+    answer at once so that a killed build never pays for it twice. The actions'
+    records (which key each action last had) are written together when the run
+    ends: a build killed before finds the answers by their keys, in the cache, and
+    records them then (resolve). One row a commit, not two: a commit writes every
+    page its rows touch, the records' table and its three indexes four of six."""
 
     def __init__(
         self,
@@ -152,6 +156,7 @@ class Runner:
         self._refused: AuthError | None = None  # a refused key is refused for every action
         self.primed: dict[str, Completion] = {}  # action key -> its answer from a Batch API (batches.py)
         self._down: list[BackendError] = []  # consecutive actions the backend could not serve
+        self._records: list[ActionRecord] = []  # of the answers committed, written when the run ends
 
     def backend(self) -> Backend:
         with self._lock:
@@ -169,13 +174,19 @@ class Runner:
                 a.error = f"--offline: no cached answer for {a.label} ({a.reason})"
                 self._finish(a)
             return
-        if self.jobs <= 1:
-            for a in todo:
-                self._run_one(a)
-            return
-        # Ctrl-C, SIGTERM (watch) or a bug: the calls under way finish and are kept,
-        # the queued ones never start.
-        run_all(self._run_one, todo, self.jobs)
+        try:
+            if self.jobs <= 1:
+                for a in todo:
+                    self._run_one(a)
+            else:
+                # Ctrl-C, SIGTERM (watch) or a bug: the calls under way finish and are kept,
+                # the queued ones never start.
+                run_all(self._run_one, todo, self.jobs)
+        finally:
+            records, self._records = self._records, []
+            if records:
+                with self.state.transaction():
+                    self.state.set_actions(records)
 
     def _run_one(self, action: Action) -> None:
         if self._refused is not None:
@@ -216,11 +227,11 @@ class Runner:
                 }
             action.status = "ran"
             self._down.clear()
-            with self._lock, self.state.transaction():  # one commit for both, not one each
+            with self._lock:  # one statement: committed as it is run
                 self.state.put_cache(
                     action.key, action.stage, output, usage.prompt_tokens, usage.completion_tokens
                 )
-                self.state.set_action(ActionRecord(action.id, action.stage, action.key, action.inputs))
+                self._records.append(ActionRecord(action.id, action.stage, action.key, action.inputs))
         self._finish(action)
 
     def _finish(self, action: Action) -> None:

@@ -247,9 +247,13 @@ class BuildTables(Tables):
         return ActionRecords(self.db)
 
     def set_action(self, rec: ActionRecord) -> None:
-        self.db.execute(
+        self.set_actions([rec])
+
+    def set_actions(self, recs: Iterable[ActionRecord]) -> None:
+        now = time.time()
+        self.db.executemany(
             "INSERT OR REPLACE INTO actions VALUES (?, ?, ?, ?, ?)",
-            (rec.id, rec.stage, rec.key, json.dumps(rec.inputs, sort_keys=True), time.time()),
+            [(rec.id, rec.stage, rec.key, json.dumps(rec.inputs, sort_keys=True), now) for rec in recs],
         )
 
     def remove_action(self, action_id: str) -> None:
