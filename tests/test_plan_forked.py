@@ -100,6 +100,33 @@ def test_facts_made_by_children_are_those_made_here(
     assert again.ok and calls.requests == []
 
 
+def test_a_full_assembly_shares_its_topic_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: Forks
+) -> None:
+    """The topic pages, a few pages of most of the weight, are rendered first: by name they
+    come last, in a last round too small to share, which this process rendered alone."""
+    one, shared = _pair(tmp_path)
+    rendered: list[str] = []
+    render = assemble._Bodies._render
+
+    def rendering(bodies: assemble._Bodies, pid: str) -> str:
+        rendered.append(pid)  # a child's, in its own copy
+        return render(bodies, pid)
+
+    monkeypatch.setattr(assemble._Bodies, "_render", rendering)
+    forks.allowed = False
+    alone = _built(one)
+    topics = [pid for pid in rendered if pid.startswith("topic:")]
+    assert 2 <= len(topics) < 12
+    forks.allowed, rendered[:] = True, []
+    monkeypatch.setattr(forked, "EACH", 6)  # fewer than 12 pages are not shared
+    monkeypatch.setattr(assemble, "ROUND", 31)  # the 31 source pages' weight in a round, at most
+    assert _built(shared) == alone
+    here = [pid for pid in rendered if pid.startswith("topic:")]
+    assert 0 < len(here) < len(topics)  # a child rendered some of them
+    assert len(rendered) < 31
+
+
 def test_a_child_that_fails_leaves_its_facts_to_this_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: Forks
 ) -> None:

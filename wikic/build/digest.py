@@ -163,7 +163,8 @@ def supporting_lines(name: str, lines: list[str]) -> list[int]:
 
 class _PartText:
     """A part's text lines (_text_lines) with what every topic's grounding reads of each, made
-    once per answer validated, not once per topic: its words and its case-folded text."""
+    once per answer validated, not once per topic: its case-folded text, and its words where
+    a topic asks whether the line says more than its name (most lines are never asked)."""
 
     def __init__(self, lines: list[str], part: Part) -> None:
         self.lines = lines
@@ -180,22 +181,35 @@ class _PartText:
                 self.numbers.append(n)
                 if current is not None:
                     current.append(n)
-        self.words = [(n, _words(lines[n - 1]), lines[n - 1].casefold()) for n in self.numbers]
+        self.text = set(self.numbers)
+        self.folded = [(n, lines[n - 1].casefold()) for n in self.numbers]
+        self._words: dict[int, frozenset[str]] = {}  # a text line's words, once asked for
+
+    def words_of(self, n: int) -> frozenset[str]:
+        words = self._words.get(n)
+        if words is None:
+            words = self._words[n] = _words(self.lines[n - 1])
+        return words
+
+    def says_more(self, n: int, named: frozenset[str]) -> bool:
+        """Whether text line n holds more words than a name's (says_more)."""
+        return not self.words_of(n) <= named
 
     def grounded(self, name: str, proposed: list[int]) -> list[int]:
         """The lines that support a topic: the model's where they mention it, else the lines
-        that do (its section, for a heading). Empty when nothing in the part does."""
-        named = _words(name)
-        claim = [(n, folded) for n, words, folded in self.words if not words <= named]  # says_more
-        text = {n for n, _ in claim}
-        mentioned = self.sections.get(name.casefold()) or _mentioned(name.casefold(), claim)
-        proposed = [n for n in proposed if n in text]
+        that do (its section, for a heading). Empty when nothing in the part does. Of the text
+        lines, only those that say more than the name can (says_more): asked of the lines
+        that mention it and the model's, the same as asked of every line first."""
+        named, key = _words(name), name.casefold()
+        mentioned = self.sections.get(key) or [
+            n for n in _mentioned(key, self.folded) if self.says_more(n, named)
+        ]
+        proposed = [n for n in proposed if n in self.text and self.says_more(n, named)]
         if mentioned:
             agreed = [n for n in proposed if n in mentioned]
             return (agreed or mentioned)[:MAX_LINES]
-        words = {w for w in WORDS.findall(name.casefold()) if len(w) > 3}
-        lines = self.lines
-        return [n for n in proposed if words & set(WORDS.findall(lines[n - 1].casefold()))][:MAX_LINES]
+        words = {w for w in named if len(w) > 3}
+        return [n for n in proposed if words & self.words_of(n)][:MAX_LINES]
 
 
 def clean_summary(text: str) -> str:
