@@ -5,6 +5,7 @@ is two sources, so that a project of six has three."""
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from pathlib import Path
 
@@ -42,3 +43,15 @@ def test_sources_taken_a_chunk_at_a_time_make_the_same_wiki(
     assert chunked_report.warnings == report.warnings and any("empty" in w for w in report.warnings)
     again, calls = run_build(chunked)  # nothing changed: nothing read or asked again
     assert again.ok and calls.requests == []
+
+
+def test_chunks_are_as_few_as_the_most_allows_and_of_equal_sizes() -> None:
+    assert intake.chunks(10_000, 4096) == [0, 3333, 6666, 10_000]  # not 4,096, 4,096 and 1,808
+    assert intake.chunks(4096, 4096) == [0, 4096] and intake.chunks(4097, 4096) == [0, 2048, 4097]
+    assert intake.chunks(5, None) == [0, 5]  # all at once
+    assert intake.chunks(0, 4096) == intake.chunks(0, None) == [0]  # none: no chunk
+    for count in range(1, 60):
+        bounds = intake.chunks(count, 7)
+        sizes = [b - a for a, b in itertools.pairwise(bounds)]
+        assert bounds[0] == 0 and bounds[-1] == count and len(sizes) == -(-count // 7)
+        assert max(sizes) <= 7 and max(sizes) - min(sizes) <= 1

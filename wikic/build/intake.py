@@ -7,6 +7,7 @@ kept: 100,000 texts are not held to the end.
 from __future__ import annotations
 
 import gc
+import itertools
 import marshal
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -42,6 +43,16 @@ class Read(NamedTuple):
 
 
 CHUNK = 4096  # sources read and digested at a time (the runner keeps as many requests: KEEP_MADE)
+
+
+def chunks(count: int, most: int | None) -> list[int]:
+    """Where each chunk of `count` sources taken at a time starts, and the end: `most` at most
+    (None: all at once), the chunks as few as that allows and of equal sizes (within one). The
+    plan makes the last chunk's facts, after waiting for the child still making the one
+    before's (prefacts.py): 10,000 sources as 4,096, 4,096 and 1,808 kept it waiting 0.5-1.5 s
+    (a child's 3.8 s beside the last chunk's digest of 1.8 s); as 3,333, 3,333 and 3,334, none."""
+    n = -(-count // most) if most else min(count, 1)
+    return [count * k // n for k in range(n + 1)] if n else [0]
 
 
 class _Held(NamedTuple):
@@ -121,13 +132,13 @@ class Intake:
         100,000 sources' are 145 MB) until the plan asks for them."""
         build = self.build
         unread, held = listing.files, list[_Held]()
-        step = CHUNK if len(unread) > CHUNK and self._streamed() else max(len(unread), 1)
-        for at in range(0, len(unread), step):  # 100,000 sources' lines and actions are never all held
+        bounds = chunks(len(unread), CHUNK if self._streamed() else None)
+        for at, end in itertools.pairwise(bounds):  # 100,000 sources' lines and actions are never all held
             with gc_paused():  # many objects, no cycles: the collector's passes would only cost
-                sources = self._read(unread[at : at + step])
+                sources = self._read(unread[at:end])
             made = self._digest(sources)
             _spill(digests, made)
-            if at + step < len(unread):  # its facts made by a child while the next chunk is digested
+            if end < len(unread):  # its facts made by a child while the next chunk is digested
                 self._ahead(sources, made)
             held += [_held(s, texts) for s in sources]
             del sources, made
