@@ -59,9 +59,9 @@ def made_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     made: list[str] = []
     facts = sourceplan.source_facts
 
-    def counted(src: plan.SourceInfo, settings: Settings) -> SourceFacts:
+    def counted(src: plan.SourceInfo, settings: Settings, names: str | None = None) -> SourceFacts:
         made.append(src.path)
-        return facts(src, settings)
+        return facts(src, settings, names)
 
     monkeypatch.setattr(sourceplan, "source_facts", counted)
     return made
@@ -151,28 +151,41 @@ def test_facts_made_ahead_during_the_digest_are_those_made_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: Forks, made_here: list[str]
 ) -> None:
     """A full build reads and digests its sources a chunk at a time (intake.CHUNK); a child
-    makes each chunk's facts but the last's while the next is digested (build/prefacts.py):
-    the plan makes only the last chunk's here, the wiki and the rows are one process's."""
+    makes each chunk's facts but the last's while the next is digested (build/prefacts.py),
+    and another each chunk's names while it is digested: the plan makes only the last chunk's
+    facts here, with the names made ahead; the wiki and the rows are one process's."""
     one, shared = _pair(tmp_path)
     monkeypatch.setattr(intake, "CHUNK", 6)  # 31 sources: chunks of 5, 5, 5, 5, 5 and 6
     forks.allowed = False
     alone = _built(one)
-    collected: list[str] = []
+    facts: list[str] = []
+    names: list[str] = []
     collect = prefacts._collect
 
-    def taken(child: prefacts._Child) -> prefacts.Made:
+    def taken(child: prefacts._Child) -> dict[str, object]:
         made = collect(child)
-        collected.extend(made)
+        for path, what in made.items():
+            (names if isinstance(what, str) else facts).append(path)
         return made
 
     monkeypatch.setattr(prefacts, "_collect", taken)
+    named_here: list[str] = []
+    source_names = sourceplan.source_names
+
+    def naming(lines: list[str]) -> str:
+        named_here.append(lines[0])  # a child's, in its own copy
+        return source_names(lines)
+
+    monkeypatch.setattr(sourceplan, "source_names", naming)
     made_here.clear()
     forks.allowed = True
     monkeypatch.setattr(forked, "EACH", 2)
     assert _built(shared) == alone
-    assert sorted(collected) == [f"sources/n{i:02}.md" for i in range(25)]  # all but the last chunk's
+    assert sorted(facts) == [f"sources/n{i:02}.md" for i in range(25)]  # all but the last chunk's
+    assert sorted(names) == [f"sources/n{i:02}.md" for i in range(31)]  # every chunk's
     assert set(made_here) <= {f"sources/n{i:02}.md" for i in range(25, 31)}  # here, or by the plan's child
-    assert len(forks) >= 5 and all(map(reaped, forks))
+    assert named_here == []  # with the names made ahead
+    assert len(forks) >= 11 and all(map(reaped, forks))
     again, calls = run_build(shared)
     assert again.ok and calls.requests == []
 
@@ -198,17 +211,40 @@ def test_a_child_that_fails_during_the_digest_leaves_its_facts_to_the_plan(
     assert len(forks) >= 5
 
 
+def test_a_child_that_fails_to_make_the_names_leaves_them_to_the_facts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: Forks
+) -> None:
+    one, shared = _pair(tmp_path)
+    monkeypatch.setattr(intake, "CHUNK", 6)
+    forks.allowed = False
+    alone = _built(one)
+    names = prefacts._names
+
+    def failing(chunk: tuple[list[str], list[str]]) -> dict[str, str]:
+        if any(path.endswith(("07.md", "27.md")) for path in chunk[0]):  # a chunk's, the last's
+            os._exit(3)
+        return names(chunk)
+
+    monkeypatch.setattr(prefacts, "_names", failing)
+    forks.allowed = True
+    monkeypatch.setattr(forked, "EACH", 2)
+    assert _built(shared) == alone
+    assert len(forks) >= 11 and all(map(reaped, forks))
+
+
 def test_facts_ahead_closed_stops_the_children_at_work(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: Forks
 ) -> None:
     """A build stopped (Ctrl-C, a failure) while children make facts ahead: none is left."""
     monkeypatch.setattr(forked, "EACH", 1)
     monkeypatch.setattr(prefacts, "made_apart", lambda src, **settings: threading.Event().wait(30))
+    monkeypatch.setattr(prefacts, "_names", lambda chunk: threading.Event().wait(30))
     infos = [plan.SourceInfo(f"sources/{n}.md", "T", None, None, text="a\n") for n in range(4)]
     started = time.monotonic()
     with prefacts.FactsAhead(plan.Settings("prose", 30), tmp_path) as ahead:
         ahead.start(infos)
+        ahead.name([f"sources/{n}.md" for n in range(4, 8)], ["a\n"] * 4)  # the next chunk's
         assert ahead.has("sources/2.md") and not ahead.has("sources/9.md")
-    assert forks and all(map(reaped, forks))
+    assert len(forks) == 2 and all(map(reaped, forks))
     assert time.monotonic() - started < 20  # stopped, not waited for
     assert list(tmp_path.iterdir()) == []  # its file gone

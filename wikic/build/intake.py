@@ -136,12 +136,15 @@ class Intake:
         for at, end in itertools.pairwise(bounds):  # 100,000 sources' lines and actions are never all held
             with gc_paused():  # many objects, no cycles: the collector's passes would only cost
                 sources = self._read(unread[at:end])
+            self._name(sources)
             made = self._digest(sources)
             _spill(digests, made)
             if end < len(unread):  # its facts made by a child while the next chunk is digested
                 self._ahead(sources, made)
             held += [_held(s, texts) for s in sources]
             del sources, made
+        if self.ahead is not None:  # the last chunk's names, for the plan (and its children)
+            self.ahead.named()
         if not build.opts.dry_run:  # the texts of PDF, DOCX, ... files no longer in sources/
             prune(self.store, self.stored)
         while not self.report.waiting:
@@ -163,6 +166,13 @@ class Intake:
             self.report.up_to_date += self.settled.settled_parts(listing.settled)  # one per part, unread
             return kept, pages
         return None
+
+    def _name(self, sources: list[Source]) -> None:
+        """These sources' names made by a forked child while they are digested (prefacts.py):
+        a chunk's at most (all the sources at once: their names would be held till the plan)."""
+        if self.ahead is None or self.build.opts.dry_run or len(sources) > CHUNK:
+            return
+        self.ahead.name([s.path for s in sources], [s.text for s in sources])
 
     def _ahead(self, sources: list[Source], digests: dict[str, bytes]) -> None:
         """These sources' facts made by a forked child (prefacts.py), as the plan will read them."""

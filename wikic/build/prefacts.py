@@ -7,6 +7,10 @@ child leaves as soon as its chunk is written, where one writing to a pipe nobody
 the plan would wait with what it made (100,000 sources: 24 children at once). Where no child can start (not on
 Linux, another thread, one CPU, a chunk too small: forked.py) or one fails, the plan makes the
 facts itself: the same rows in every case.
+
+Half of a source's facts is its names and terms (candidates.source_names), made from its
+lines alone: another child makes a chunk's while this process digests it, so that the child
+making its facts, or the plan for the last chunk's, finds them made (sourceplan.source_facts).
 """
 
 from __future__ import annotations
@@ -16,12 +20,14 @@ import gc
 import marshal
 import os
 import signal
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from wikic import forked
-from wikic.build.sourceplan import Settings, SourceInfo, made_apart
+from wikic.build.candidates import source_names
+from wikic.build.sourceplan import Settings, SourceInfo, made_apart, split_lines
 from wikic.spill import temporary
 
 Made = dict[str, tuple[str, str]]  # source path -> its facts' key and text, as Memo.apart makes them
@@ -42,29 +48,38 @@ class FactsAhead:
         self.folder = folder  # where the children's files go (spill.temporary)
         self._children: list[_Child] = []
         self._made: Made = {}  # of the children waited for, not taken yet
+        self._naming: _Child | None = None  # the child making a chunk's names
+        # source path -> its names (source_names), made ahead, of the sources whose facts are
+        # not: the last chunk's, for the plan
+        self.names: dict[str, str] = {}
+
+    def name(self, paths: list[str], texts: list[str]) -> None:
+        """A child making these sources' names (their texts), where one can start and is worth
+        it: while this process digests them."""
+        self.named()
+        if forked.shares(len(paths)) >= 2:
+            self._naming = _fork(_names, (paths, texts), set(paths), self.folder)
+
+    def named(self) -> None:
+        """The names the last child made, waited for (once)."""
+        if self._naming is not None:
+            self.names.update(_collect(self._naming))
+            self._naming = None
 
     def start(self, infos: list[SourceInfo]) -> None:
-        """A child making these sources' facts, where one can start and is worth it."""
+        """A child making these sources' facts (with the names made of them), where one can
+        start and is worth it."""
+        self.named()
         if forked.shares(len(infos)) < 2:
             return
+        names = {src.path: self.names.pop(src.path, None) for src in infos}
         made = partial(made_apart, settings=self.settings, settings_fp=self.settings_fp)
-        file = temporary(self.folder)
-        try:
-            pid = os.fork()
-        except OSError:
-            file.close()
-            return
-        if pid == 0:  # the child: the chunk's facts written, leaving without cleanup
-            try:
-                gc.disable()  # never a finalizer of the parent's garbage
-                data = marshal.dumps({src.path: made(src) for src in infos})
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(file.fileno(), view) :]
-                os._exit(0)
-            finally:
-                os._exit(1)
-        self._children.append(_Child(pid, file, {src.path for src in infos}))
+        facts = partial(_facts, made, names)
+        child = _fork(facts, infos, {src.path for src in infos}, self.folder)
+        if child is None:
+            self.names.update((path, n) for path, n in names.items() if n is not None)  # the plan's
+        else:
+            self._children.append(child)
 
     def has(self, path: str) -> bool:
         """Whether a child makes (or made) the facts of this source, not taken yet."""
@@ -83,13 +98,13 @@ class FactsAhead:
 
     def close(self) -> None:
         """Children still at work stopped, their files closed."""
-        for child in self._children:
+        for child in [*self._children, *filter(None, [self._naming])]:
             with contextlib.suppress(OSError):
                 os.kill(child.pid, signal.SIGKILL)
             _reap(child.pid)
             child.file.close()
-        self._children = []
-        self._made = {}
+        self._children, self._naming = [], None
+        self._made, self.names = {}, {}
 
     def __enter__(self) -> FactsAhead:
         return self
@@ -98,7 +113,42 @@ class FactsAhead:
         self.close()
 
 
-def _collect(child: _Child) -> Made:
+def _facts(
+    made: Callable[..., tuple[str, str] | None], names: dict[str, str | None], infos: list[SourceInfo]
+) -> dict[str, tuple[str, str] | None]:
+    return {src.path: made(src, names=names[src.path]) for src in infos}
+
+
+def _names(chunk: tuple[list[str], list[str]]) -> dict[str, str]:
+    paths, texts = chunk
+    return {path: source_names(split_lines(text)) for path, text in zip(paths, texts, strict=True)}
+
+
+def _fork(
+    fn: Callable[[Any], dict[str, Any]], arg: Any, paths: set[str], folder: Path | None
+) -> _Child | None:
+    """A child writing fn(arg) (a dict) marshalled to a temporary file, leaving without cleanup;
+    None where none could start."""
+    file = temporary(folder)
+    try:
+        pid = os.fork()
+    except OSError:
+        file.close()
+        return None
+    if pid == 0:  # the child
+        try:
+            gc.disable()  # never a finalizer of the parent's garbage
+            data = marshal.dumps(fn(arg))
+            view = memoryview(data)
+            while view:
+                view = view[os.write(file.fileno(), view) :]
+            os._exit(0)
+        finally:
+            os._exit(1)
+    return _Child(pid, file, paths)
+
+
+def _collect(child: _Child) -> dict[str, Any]:
     """What the child made (nothing where it failed), the child waited for, its file closed."""
     try:
         _, status = _reap(child.pid)

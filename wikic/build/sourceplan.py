@@ -162,7 +162,8 @@ def claim_at(lines: list[str], path: str, a: int, b: int) -> Claim:
     return Claim(claim_text(lines, a, b), path, a, b, sys.intern(section_of(lines, a)))
 
 
-def source_facts(src: SourceInfo, settings: Settings) -> SourceFacts:
+def source_facts(src: SourceInfo, settings: Settings, names: str | None = None) -> SourceFacts:
+    """`names`: its names and terms (source_names), where they were made ahead (prefacts.py)."""
     said = summary(src, settings.threshold) if settings.mode == "prose" else lead(src)
     topics = [
         (str(t["name"]), sys.intern(str(t["type"])), _claims(t["name"], t["lines"], src))  # a few types
@@ -170,7 +171,7 @@ def source_facts(src: SourceInfo, settings: Settings) -> SourceFacts:
         if is_topic_name(t["name"])  # else its lines stay on the source's page
     ]
     mentions = [_mentions(names, src) for names in settings.pinned]
-    return SourceFacts(said, topics, mentions, source_names(src.lines))
+    return SourceFacts(said, topics, mentions, source_names(src.lines) if names is None else names)
 
 
 def _claims(name: str, ranges: list[list[int]], src: SourceInfo) -> list[Claim]:
@@ -319,7 +320,7 @@ class Memo:
             src._fell = bool(data["fallback"])  # as its digest says: not decoded here to know it
             made = _facts_from(data, src.path, structure)
         else:
-            made = source_facts(src, self.settings)
+            made = source_facts(src, self.settings, self._names(src))
             text = _facts_text(src, made)
         self._put("facts", src.path, key, text)
         if self.save is not None:  # kept apart to be searched (state planned_names): never read back
@@ -331,14 +332,18 @@ class Memo:
         (plan.py, prefacts.py): made_apart(); None for one settled or made ahead."""
         if self.ahead is not None and self.ahead.has(src.path):
             return None
-        return made_apart(src, self.settings, self.settings_fp)
+        return made_apart(src, self.settings, self.settings_fp, self._names(src))
+
+    def _names(self, src: SourceInfo) -> str | None:
+        """The source's names made ahead, where they were (prefacts.py)."""
+        return self.ahead.names.get(src.path) if self.ahead is not None else None
 
     def cost(self, src: SourceInfo) -> int:
         """What making the source's facts here costs, about (a settled source's come from its
         row, those made ahead from there)."""
         if src.settled or (self.ahead is not None and self.ahead.has(src.path)):
             return 1
-        return src.count + 20
+        return src.count // 2 + 10 if self._names(src) is not None else src.count + 20
 
     def candidates(self, lines: Mapping[str, list[str]], packed: Mapping[str, str]) -> list[Candidate]:
         """The names and terms of the named sources (`lines`, `packed`: their packed names), from
@@ -424,13 +429,15 @@ class Memo:
         return sorted(set(self.rows) - set(live))
 
 
-def made_apart(src: SourceInfo, settings: Settings, settings_fp: str) -> tuple[str, str] | None:
+def made_apart(
+    src: SourceInfo, settings: Settings, settings_fp: str, names: str | None = None
+) -> tuple[str, str] | None:
     """A source's facts as Memo.facts makes them, where a forked child can make them: their key
     and their text as a row keeps them, reading no row (the state's database is the parent's
-    own). None for a settled source."""
+    own). None for a settled source. `names`: as source_facts takes them."""
     if src.settled:
         return None
-    return _facts_key(src, settings_fp), _facts_text(src, source_facts(src, settings))
+    return _facts_key(src, settings_fp), _facts_text(src, source_facts(src, settings, names))
 
 
 def _facts_key(src: SourceInfo, settings_fp: str) -> str:
