@@ -103,8 +103,9 @@ def test_facts_made_by_children_are_those_made_here(
 def test_a_full_assembly_shares_its_topic_pages(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: Forks
 ) -> None:
-    """The topic pages, a few pages of most of the weight, are rendered first: by name they
-    come last, in a last round too small to share, which this process rendered alone."""
+    """The topic pages, a few pages of most of the weight, are spread among the source pages
+    (assemble._spread): by name they come last, in a last round too small to share, which
+    this process rendered alone."""
     one, shared = _pair(tmp_path)
     rendered: list[str] = []
     render = assemble._Bodies._render
