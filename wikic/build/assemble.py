@@ -310,7 +310,7 @@ def _spread(pids: list[str]) -> list[str]:
     """The topic pages spread evenly among the source pages, each kind in its order: by name
     they came last, at 10,000 sources 297 pages of half the weight in a last round too small
     to share (settle_all: this process rendered them alone), and first, at 100,000 sources
-    one round's child sent back 1,500 topic pages' bodies at once (the build's peak, 65 MB
+    one round's child sent back 1,500 topic pages' bodies at once (the build's peak, 63 MB
     over)."""
     topics = [pid for pid in pids if not pid.startswith("source:")]
     sources = [pid for pid in pids if pid.startswith("source:")]

@@ -170,7 +170,7 @@ def source_facts(src: SourceInfo, settings: Settings, names: str | None = None) 
         for t in (src.digest or {}).get("topics", [])
         if is_topic_name(t["name"])  # else its lines stay on the source's page
     ]
-    mentions = [_mentions(names, src) for names in settings.pinned]
+    mentions = [_mentions(pinned, src) for pinned in settings.pinned]
     return SourceFacts(said, topics, mentions, source_names(src.lines) if names is None else names)
 
 
