@@ -135,6 +135,10 @@ def test_build_scaling_judges_issue_17s_target_against_the_code_it_was_filed_on(
     assert said(0.55, filed)[0].endswith("0.550 -> met (CPU 0.900)")
     assert said(0.56, filed, cpu=0.5)[0].endswith("0.560 -> NOT met (CPU 0.500)")  # time, not CPU
     assert said(0.3, "0" * 40) == []  # another commit: its ratios printed, the target not judged
+    # the median of the pairs' ratios, each pair built one after the other: not the medians' ratio
+    # (0.618 here, where one slow hour made the baseline's 5.52 ms)
+    paired = bs._paired({"baseline": [5.52, 3.46, 3.51], "this": [2.25, 1.74, 2.17]})
+    assert round(paired, 3) == round(1.74 / 3.46, 3)
 
 
 def test_parallel(tmp_path: Path) -> None:
