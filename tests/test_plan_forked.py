@@ -67,6 +67,20 @@ def made_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return made
 
 
+@pytest.fixture
+def rendered_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The pages whose bodies this process rendered (a child's go to its own copy of the list)."""
+    rendered: list[str] = []
+    render = assemble._Bodies._render
+
+    def rendering(bodies: assemble._Bodies, pid: str) -> str:
+        rendered.append(pid)
+        return render(bodies, pid)
+
+    monkeypatch.setattr(assemble._Bodies, "_render", rendering)
+    return rendered
+
+
 def _built(project: Project) -> tuple[dict[str, bytes], list[tuple[str, ...]]]:
     report, _ = run_build(project)
     assert report.ok, report.errors
@@ -74,18 +88,15 @@ def _built(project: Project) -> tuple[dict[str, bytes], list[tuple[str, ...]]]:
 
 
 def test_facts_made_by_children_are_those_made_here(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: Forks, made_here: list[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    forks: Forks,
+    made_here: list[str],
+    rendered_here: list[str],
 ) -> None:
     one, shared = _pair(tmp_path)
     forks.allowed = False
-    rendered: list[str] = []
-    render = assemble._Bodies._render
-
-    def rendering(bodies: assemble._Bodies, pid: str) -> str:
-        rendered.append(pid)  # a child's, in its own copy
-        return render(bodies, pid)
-
-    monkeypatch.setattr(assemble._Bodies, "_render", rendering)
+    rendered = rendered_here
     alone = _built(one)
     assert forks == [] and len(made_here) == 31
     pages, made_here[:], rendered[:] = len(rendered), [], []
@@ -101,27 +112,20 @@ def test_facts_made_by_children_are_those_made_here(
 
 
 def test_a_full_assembly_shares_its_topic_pages(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: Forks
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: Forks, rendered_here: list[str]
 ) -> None:
     """The topic pages, a few pages of most of the weight, are spread among the source pages
     (assemble._spread): by name they come last, in a last round too small to share, which
     this process rendered alone."""
     one, shared = _pair(tmp_path)
-    rendered: list[str] = []
-    render = assemble._Bodies._render
-
-    def rendering(bodies: assemble._Bodies, pid: str) -> str:
-        rendered.append(pid)  # a child's, in its own copy
-        return render(bodies, pid)
-
-    monkeypatch.setattr(assemble._Bodies, "_render", rendering)
+    rendered = rendered_here
     forks.allowed = False
     alone = _built(one)
     topics = [pid for pid in rendered if pid.startswith("topic:")]
     assert 2 <= len(topics) < 12
     forks.allowed, rendered[:] = True, []
     monkeypatch.setattr(forked, "EACH", 6)  # fewer than 12 pages are not shared
-    monkeypatch.setattr(assemble, "ROUND", 31)  # the 31 source pages' weight in a round, at most
+    monkeypatch.setattr(assemble, "ROUND", 31)  # rounds of 31 pages, the topic pages spread among them
     assert _built(shared) == alone
     here = [pid for pid in rendered if pid.startswith("topic:")]
     assert 0 < len(here) < len(topics)  # a child rendered some of them
