@@ -13,6 +13,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from forkkit import Forks, reaped
@@ -195,42 +196,25 @@ def test_facts_made_ahead_during_the_digest_are_those_made_here(
     assert again.ok and calls.requests == []
 
 
-def test_a_child_that_fails_during_the_digest_leaves_its_facts_to_the_plan(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: Forks
+@pytest.mark.parametrize("work", ["made_apart", "_names"])
+def test_a_child_that_fails_during_the_digest_leaves_its_work_to_the_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: Forks, work: str
 ) -> None:
+    """A child making a chunk's facts (made_apart) or names (_names) that fails: the plan
+    makes them itself."""
     one, shared = _pair(tmp_path)
     monkeypatch.setattr(intake, "CHUNK", 6)
     forks.allowed = False
     alone = _built(one)
-    parent, made = os.getpid(), prefacts.made_apart
+    parent, making = os.getpid(), getattr(prefacts, work)
 
-    def failing(src: plan.SourceInfo, **settings: object) -> tuple[str, str] | None:
-        if os.getpid() != parent and src.path.endswith(("07.md", "19.md")):
+    def failing(arg: Any, **settings: object) -> object:
+        paths = [arg.path] if work == "made_apart" else arg[0]
+        if os.getpid() != parent and any(p.endswith(("07.md", "19.md", "27.md")) for p in paths):
             os._exit(3)  # killed, say: the chunk's file half written or empty
-        return made(src, **settings)  # type: ignore[arg-type]
+        return making(arg, **settings)
 
-    monkeypatch.setattr(prefacts, "made_apart", failing)
-    forks.allowed = True
-    monkeypatch.setattr(forked, "EACH", 2)
-    assert _built(shared) == alone
-    assert len(forks) >= 5
-
-
-def test_a_child_that_fails_to_make_the_names_leaves_them_to_the_facts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: Forks
-) -> None:
-    one, shared = _pair(tmp_path)
-    monkeypatch.setattr(intake, "CHUNK", 6)
-    forks.allowed = False
-    alone = _built(one)
-    names = prefacts._names
-
-    def failing(chunk: tuple[list[str], list[str]]) -> dict[str, str]:
-        if any(path.endswith(("07.md", "27.md")) for path in chunk[0]):  # a chunk's, the last's
-            os._exit(3)
-        return names(chunk)
-
-    monkeypatch.setattr(prefacts, "_names", failing)
+    monkeypatch.setattr(prefacts, work, failing)
     forks.allowed = True
     monkeypatch.setattr(forked, "EACH", 2)
     assert _built(shared) == alone
