@@ -90,7 +90,7 @@ def test_a_run_cut_short_records_the_answers_it_committed(state: State, jobs: in
     with pytest.raises(KeyboardInterrupt):
         Runner(state, lambda: backend, jobs=jobs).run(actions)
     answered = {a.id for a in actions if a.status == "ran"}  # with 2 jobs, the 4th may be under way
-    assert len(answered) == 2 if jobs == 1 else len(answered) in (2, 3)
+    assert len(answered) in ((2,) if jobs == 1 else (2, 3))
     assert set(state.actions()) == answered
     again = settled(state, [action(i) for i in range(4)])
     assert {a.id for a in again if a.status == "up_to_date"} == answered

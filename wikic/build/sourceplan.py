@@ -340,7 +340,7 @@ class Memo:
 
     def cost(self, src: SourceInfo) -> int:
         """What making the source's facts here costs, about (a settled source's come from its
-        row, those made ahead from there)."""
+        row, those made ahead from there; its names made ahead are about half of the rest)."""
         if src.settled or (self.ahead is not None and self.ahead.has(src.path)):
             return 1
         return src.count // 2 + 10 if self._names(src) is not None else src.count + 20
