@@ -1,7 +1,8 @@
-"""A full build reads and digests its sources a chunk at a time (build/intake.py: CHUNK, 4,096
+"""A full build reads and digests its sources a chunk at a time (build/intake.py: CHUNK, 2,048
 sources), so that 100,000 sources' lines and actions are never all held: the pages, the model
 calls and the errors reported are those of a build that takes them all at once. Here the chunk
-is two sources, so that a project of six has three."""
+is two sources, so that a project of six has three. The work shared with forked children goes
+in rounds (forked.rounds) of about equal sizes, none left too small to share."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.projects import NOTES, make_project, run_build, wiki_files
+from wikic import forked
 from wikic.build import intake
 from wikic.project import Project
 
@@ -55,3 +57,15 @@ def test_chunks_are_as_few_as_the_most_allows_and_of_equal_sizes() -> None:
         sizes = [b - a for a, b in itertools.pairwise(bounds)]
         assert bounds[0] == 0 and bounds[-1] == count and len(sizes) == -(-count // 7)
         assert max(sizes) <= 7 and max(sizes) - min(sizes) <= 1
+
+
+def test_rounds_are_of_about_the_size_asked_and_of_equal_sizes() -> None:
+    assert forked.rounds(10_299, 5000) == [0, 5149, 10_299]  # not 5,000, 5,000 and 299 alone
+    assert forked.rounds(100_000, 5000) == list(range(0, 100_001, 5000))
+    assert forked.rounds(7499, 5000) == [0, 7499] and forked.rounds(7500, 5000) == [0, 3750, 7500]
+    assert forked.rounds(10, 5000) == [0, 10] and forked.rounds(0, 5000) == [0]  # none: no round
+    for count in range(1, 120):
+        bounds = forked.rounds(count, 8)
+        sizes = [b - a for a, b in itertools.pairwise(bounds)]
+        assert bounds[0] == 0 and bounds[-1] == count and max(sizes) - min(sizes) <= 1
+        assert max(sizes) <= 8 * 1.5 and (len(sizes) == 1 or min(sizes) >= 8 * 0.75 - 1)

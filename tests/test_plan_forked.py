@@ -103,10 +103,10 @@ def test_facts_made_by_children_are_those_made_here(
     pages, made_here[:], rendered[:] = len(rendered), [], []
     forks.allowed = True
     monkeypatch.setattr(forked, "EACH", 4)
-    monkeypatch.setattr(plan, "ROUND", 13)  # in rounds (13, 13, 5), each shared but the last
+    monkeypatch.setattr(plan, "ROUND", 13)  # in rounds of 15 and 16, each shared
     assert _built(shared) == alone
-    assert len(forks) >= 4  # a child for each round of 13: for the facts, the other notes; more
-    assert len(made_here) <= 31 - 2 * 5  # about half of each round of 13 made by its child
+    assert len(forks) >= 4  # a child for each round: for the facts, the other notes; more
+    assert len(made_here) <= 31 - 2 * 5  # about half of each round made by its child
     assert 0 < len(rendered) < pages - 5  # the pages' bodies rendered by a child too
     again, calls = run_build(shared)
     assert again.ok and calls.requests == []

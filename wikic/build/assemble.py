@@ -3,6 +3,7 @@ citations, Sources and backlinks, and write index.md. Bookkeeping is code."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import defaultdict
 from collections.abc import Mapping
@@ -425,8 +426,8 @@ class _Bodies:
         """settle() each page; the bodies of each ROUND of pages but a first share rendered by
         forked children (forked.py), which send back what rendering one gives: the same in every
         case (what a child sends of 2,500 bodies is held at once: 5 MB)."""
-        for at in range(0, len(pids), ROUND):
-            some = pids[at : at + ROUND]
+        for at, end in itertools.pairwise(forked.rounds(len(pids), ROUND)):
+            some = pids[at:end]
             with forked.Ahead(self._apart, some, weight=self._weight) as ahead:
                 for i, pid in enumerate(some):
                     made = ahead.done(i)

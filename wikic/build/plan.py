@@ -9,6 +9,7 @@ dependency graph: page <- the sources and lines that feed it.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import sys
 from collections import Counter, defaultdict
@@ -316,8 +317,8 @@ class Run:
         items = [
             (src, pages[f"source:{src.path}"].summary_lines, shown.get(src.path, none)) for src in sources
         ]
-        for at in range(0, len(items), ROUND):
-            some = items[at : at + ROUND]
+        for at, end in itertools.pairwise(forked.rounds(len(items), ROUND)):
+            some = items[at:end]
             with forked.Ahead(lambda item: made.notes_apart(*item), some, weight=_lines_of) as ahead:
                 for i, (src, said, seen) in enumerate(some):
                     pages[f"source:{src.path}"].claims = made.other_notes(src, said, seen, ahead.done(i))
@@ -378,8 +379,8 @@ def planned(
     clusters = _Clusters(schema)
     facts: dict[str, SourceFacts] = {}
     with Spilled(made.folder) as packed:  # the sources' packed names, held till merged: not in memory
-        for at in range(0, len(sources), ROUND):
-            some = sources[at : at + ROUND]
+        for at, end in itertools.pairwise(forked.rounds(len(sources), ROUND)):
+            some = sources[at:end]
             with forked.Ahead(made.apart, some, weight=made.cost) as ahead:  # all but a first share: children
                 for i, src in enumerate(some):  # its digest and lines let go once its facts are made
                     f = facts[src.path] = made.facts(src, ahead.done(i))

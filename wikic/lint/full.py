@@ -7,6 +7,7 @@ a temporary file; 100,000 pages held whole were about 1.3 GB."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from functools import partial
 from typing import Any
@@ -30,8 +31,8 @@ BYTES_AT_ONCE = 2_000_000
 # pages waiting to be checked together at most, those from the cache among them: they wait
 # only to keep the wiki's order in what is kept of them
 WAITING = 4 * CHECK_AT_ONCE
-# pages shared by every CPU at a time (forked.py): what a child sends back of 2,500 pages is
-# held at once (about 8 MB)
+# pages shared by every CPU at a time, about (forked.py): what a child sends back of 2,500 pages
+# is held at once (about 8 MB)
 ROUND = 5000
 
 
@@ -42,8 +43,8 @@ def checked(seen: Seen, rows: dict[str, LintRow], state: State | None) -> Linted
     which send back what Held keeps of each: the same bytes, made on every CPU."""
     listing, weight = seen.listing, partial(_weight, rows)
     with Held(seen.project.state_path.parent) as held:
-        for at in range(0, len(listing), ROUND):
-            some = listing[at : at + ROUND]
+        for at, end in itertools.pairwise(forked.rounds(len(listing), ROUND)):
+            some = listing[at:end]
             with forked.Ahead(partial(_apart, seen, rows), some, whole=True, weight=weight) as ahead:
                 waiting = _Waiting(seen, held)
                 for i, (rel, st) in enumerate(some):
