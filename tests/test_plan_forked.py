@@ -20,7 +20,7 @@ from forkkit import Forks, reaped
 
 from tests.projects import make_project, run_build, wiki_files
 from wikic import forked
-from wikic.build import assemble, intake, plan, prefacts, sourceplan
+from wikic.build import assemble, digest, intake, plan, prefacts, sourceplan
 from wikic.build.sourceplan import Memo, Settings, SourceFacts
 from wikic.project import Project
 
@@ -82,10 +82,13 @@ def rendered_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return rendered
 
 
-def _built(project: Project) -> tuple[dict[str, bytes], list[tuple[str, ...]]]:
+def _built(project: Project) -> tuple[dict[str, bytes], list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """The wiki, the rows the plan keeps, and each action's key (what the model was asked)."""
     report, _ = run_build(project)
     assert report.ok, report.errors
-    return {k: v for k, v in wiki_files(project).items() if k != "log.md"}, _kept(project)
+    with sqlite3.connect(project.state_dir / "state.db") as db:
+        keys = db.execute("SELECT id, key FROM actions ORDER BY id").fetchall()
+    return {k: v for k, v in wiki_files(project).items() if k != "log.md"}, _kept(project), keys
 
 
 def test_facts_made_by_children_are_those_made_here(
@@ -158,8 +161,10 @@ def test_facts_made_ahead_during_the_digest_are_those_made_here(
 ) -> None:
     """A full build reads and digests its sources a chunk at a time (intake.CHUNK); a child
     makes each chunk's facts but the last's while the next is digested (build/prefacts.py),
-    and another each chunk's names while it is digested: the plan makes only the last chunk's
-    facts here, with the names made ahead; the wiki and the rows are one process's."""
+    and another each chunk's names while it is digested (the first) or the chunk before is
+    (the others, with their digests' hints): the plan makes only the last chunk's facts here,
+    with the names made ahead, and the digest only the first chunk's hints; the wiki, the
+    requests and the rows are one process's."""
     one, shared = _pair(tmp_path)
     monkeypatch.setattr(intake, "CHUNK", 6)  # 31 sources: chunks of 5, 5, 5, 5, 5 and 6
     forks.allowed = False
@@ -168,11 +173,23 @@ def test_facts_made_ahead_during_the_digest_are_those_made_here(
     names: list[str] = []
     collect = prefacts._collect
 
-    def taken(child: prefacts._Child) -> dict[str, object]:
+    def taken(child: prefacts._Child) -> dict[str, Any]:
         made = collect(child)
-        for path, what in made.items():
-            (names if isinstance(what, str) else facts).append(path)
+        for path, what in made.items():  # facts: (key, text); names: (names, hints or None)
+            (facts if isinstance(what[1], str) else names).append(path)
+            if isinstance(what[1], list):
+                hinted.append(path)
         return made
+
+    hinted: list[str] = []
+    parent, hints_here, candidates = os.getpid(), list[str](), digest.candidates
+
+    def hinting(lines: list[str], part: Any) -> list[str]:
+        if os.getpid() == parent:
+            hints_here.append(lines[0])
+        return candidates(lines, part)
+
+    monkeypatch.setattr(digest, "candidates", hinting)
 
     monkeypatch.setattr(prefacts, "_collect", taken)
     named_here: list[str] = []
@@ -191,6 +208,8 @@ def test_facts_made_ahead_during_the_digest_are_those_made_here(
     assert sorted(names) == [f"sources/n{i:02}.md" for i in range(31)]  # every chunk's
     assert set(made_here) <= {f"sources/n{i:02}.md" for i in range(25, 31)}  # here, or by the plan's child
     assert named_here == []  # with the names made ahead
+    assert sorted(hinted) == [f"sources/n{i:02}.md" for i in range(5, 31)]  # every chunk's but the first's
+    assert sorted(hints_here) == [f"# Note {i} on {TOPICS[i % 5]}" for i in range(5)]  # the first's
     assert len(forks) >= 11 and all(map(reaped, forks))
     again, calls = run_build(shared)
     assert again.ok and calls.requests == []
@@ -206,19 +225,24 @@ def test_a_child_that_fails_during_the_digest_leaves_its_work_to_the_plan(
     monkeypatch.setattr(intake, "CHUNK", 6)
     forks.allowed = False
     alone = _built(one)
-    parent, making = os.getpid(), getattr(prefacts, work)
+    parent, making, done = os.getpid(), getattr(prefacts, work), tmp_path / "done"
 
-    def failing(arg: Any, **settings: object) -> object:
+    def failing(*args: Any, **settings: object) -> object:
+        arg = args[-1]  # a source (made_apart), a chunk's paths and texts (_names)
         paths = [arg.path] if work == "made_apart" else arg[0]
         if os.getpid() != parent and any(p.endswith(("07.md", "19.md", "27.md")) for p in paths):
             os._exit(3)  # killed, say: the chunk's file half written or empty
-        return making(arg, **settings)
+        if os.getpid() != parent:
+            with done.open("a") as log:  # appended to by every child that does its work
+                log.write(f"{paths[0]}\n")
+        return making(*args, **settings)
 
     monkeypatch.setattr(prefacts, work, failing)
     forks.allowed = True
     monkeypatch.setattr(forked, "EACH", 2)
     assert _built(shared) == alone
     assert len(forks) >= 11 and all(map(reaped, forks))
+    assert done.read_text()  # the other chunks' children did theirs
 
 
 def test_facts_ahead_closed_stops_the_children_at_work(
@@ -227,7 +251,7 @@ def test_facts_ahead_closed_stops_the_children_at_work(
     """A build stopped (Ctrl-C, a failure) while children make facts ahead: none is left."""
     monkeypatch.setattr(forked, "EACH", 1)
     monkeypatch.setattr(prefacts, "made_apart", lambda src, **settings: threading.Event().wait(30))
-    monkeypatch.setattr(prefacts, "_names", lambda chunk: threading.Event().wait(30))
+    monkeypatch.setattr(prefacts, "_names", lambda *chunk: threading.Event().wait(30))
     infos = [plan.SourceInfo(f"sources/{n}.md", "T", None, None, text="a\n") for n in range(4)]
     started = time.monotonic()
     with prefacts.FactsAhead(plan.Settings("prose", 30), tmp_path) as ahead:

@@ -307,15 +307,28 @@ def digest_inputs(schema: Schema, prompts: Prompts, model_fp: str) -> dict[str, 
 
 
 def digest_actions(
-    source: Source, schema: Schema, prompts: Prompts, shared: dict[str, str], privacy: str = ""
+    source: Source,
+    schema: Schema,
+    prompts: Prompts,
+    shared: dict[str, str],
+    privacy: str = "",
+    hints: list[list[str]] | None = None,
 ) -> list[Action]:
     """One digest action per part of the source (one part unless it is long). `source` is
     already redacted; `shared`: digest_inputs(...), the same for every source; `privacy`
-    fingerprints the redaction rules that fired in it."""
+    fingerprints the redaction rules that fired in it; `hints`: part_hints(...) of its lines,
+    where made already (by a forked child: prefacts.py)."""
     lines = source.lines  # a new list at each use: one list for every part's action to share
     parts = split_parts(lines, schema.sources.part_lines)
-    digester = _Digester(source, lines, schema, prompts, shared, parts, privacy)
+    made = dict(enumerate(hints)) if hints is not None and len(hints) == len(parts) else {}
+    digester = _Digester(source, lines, schema, prompts, shared, parts, privacy, made)
     return [digester.action(part) for part in digester.parts]
+
+
+def part_hints(lines: list[str], part_lines: int) -> list[list[str]]:
+    """Each part's candidates (the hints its request offers), as digest_actions splits the
+    source's lines into parts."""
+    return [candidates(lines, part) for part in split_parts(lines, part_lines)]
 
 
 @dataclass

@@ -136,12 +136,14 @@ class Intake:
         100,000 sources' are 145 MB) until the plan asks for them."""
         build = self.build
         unread, held = listing.files, list[_Held]()
-        bounds = chunks(len(unread), CHUNK if self._streamed() else None)
-        for at, end in itertools.pairwise(bounds):  # 100,000 sources' lines and actions are never all held
-            with gc_paused():  # many objects, no cycles: the collector's passes would only cost
-                sources = self._read(unread[at:end])
-            self._name(sources)
-            made = self._digest(sources)
+        spans = list(itertools.pairwise(chunks(len(unread), CHUNK if self._streamed() else None)))
+        coming: list[Source] | None = None  # the next chunk's sources, read ahead
+        for k, (at, end) in enumerate(spans):  # 100,000 sources' lines and actions are never all held
+            sources = coming if coming is not None else self._ahead_read(unread[at:end], first=True)
+            hints = self._hints(sources) if k else {}  # the first chunk's children were started just now
+            # the next chunk read now: its names and hints made by a child while this one is digested
+            coming = self._ahead_read(unread[slice(*spans[k + 1])]) if k + 1 < len(spans) else None
+            made = self._digest(sources, hints)
             _spill(digests, made)
             if end < len(unread):  # its facts made by a child while the next chunk is digested
                 self._ahead(sources, made)
@@ -171,12 +173,26 @@ class Intake:
             return kept, pages
         return None
 
-    def _name(self, sources: list[Source]) -> None:
-        """These sources' names made by a forked child while they are digested (prefacts.py):
-        a chunk's at most (all the sources at once: their names would be held till the plan)."""
-        if self.ahead is None or self.build.opts.dry_run or len(sources) > CHUNK:
-            return
-        self.ahead.name([s.path for s in sources], [s.text for s in sources])
+    def _ahead_read(self, files: list[SourceFile], first: bool = False) -> list[Source]:
+        """A chunk's sources read, and their names made by a forked child (prefacts.py): the
+        first chunk's while it is digested, the others' with their digests' hints (_hints)
+        while the chunk before is. A chunk's at most (all the sources at once: their names
+        would be held till the plan)."""
+        with gc_paused():  # many objects, no cycles: the collector's passes would only cost
+            sources = self._read(files)
+        if self.ahead is not None and not self.build.opts.dry_run and len(sources) <= CHUNK:
+            part_lines = None if first else self.schema.sources.part_lines
+            self.ahead.name([s.path for s in sources], [s.text for s in sources], part_lines)
+        return sources
+
+    def _hints(self, sources: list[Source]) -> dict[str, list[list[str]]]:
+        """These sources' digests' hints, where the child naming them made them (none where
+        it failed: the digest makes them)."""
+        if self.ahead is None:
+            return {}
+        self.ahead.named([s.path for s in sources])
+        hints = self.ahead.hints
+        return {s.path: h for s in sources if (h := hints.pop(s.path, None)) is not None}
 
     def _ahead(self, sources: list[Source], digests: dict[str, bytes]) -> None:
         """These sources' facts made by a forked child (prefacts.py), as the plan will read them."""
@@ -250,9 +266,11 @@ class Intake:
             sources.append(src)
         return sources
 
-    def _digest(self, sources: list[Source]) -> dict[str, bytes]:
+    def _digest(
+        self, sources: list[Source], hints: dict[str, list[list[str]]] | None = None
+    ) -> dict[str, bytes]:
         """Each source's digest (its parts' merged), packed (marshal: a fifth of the objects'
-        size) until the plan reads it."""
+        size) until the plan reads it. `hints`: sources' hints made ahead (_hints)."""
         build, schema = self.build, self.schema
         local = {s.path for s in sources if build.local_only.covers(s.path)}
         if local and schema.privacy.local_model is None:
@@ -263,9 +281,15 @@ class Intake:
         # by `path in local`: the model of schema.yaml, privacy.local_model (only where it is used)
         models = (False, True) if local else (False,)
         shared = [digest_inputs(schema, build.prompts, build._model(near)[1]) for near in models]
+        made = hints or {}
         per_source = {
             s.path: digest_actions(
-                s, schema, build.prompts, shared[s.path in local], self.privacy_fp.get(s.path, "")
+                s,
+                schema,
+                build.prompts,
+                shared[s.path in local],
+                self.privacy_fp.get(s.path, ""),
+                made.get(s.path),
             )
             for s in sources
         }

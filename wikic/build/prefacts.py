@@ -9,8 +9,11 @@ Linux, another thread, one CPU, a chunk too small: forked.py) or one fails, the 
 facts itself: the same rows in every case.
 
 Half of a source's facts is its names and terms (candidates.source_names), made from its
-lines alone: another child makes a chunk's while this process digests it, so that the child
-making its facts, or the plan for the last chunk's, finds them made (sourceplan.source_facts).
+lines alone: another child makes a chunk's while this process digests it (the first chunk), or
+the chunk before it (the others), so that the child making its facts, or the plan for the last
+chunk's, finds them made (sourceplan.source_facts). Made a chunk ahead, it also makes the hints
+each part's digest request offers (digest.part_hints), which this process would otherwise make
+as it digests.
 """
 
 from __future__ import annotations
@@ -20,13 +23,14 @@ import gc
 import marshal
 import os
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
 from wikic import forked
 from wikic.build.candidates import source_names
+from wikic.build.digest import part_hints
 from wikic.build.sourceplan import Settings, SourceInfo, made_apart, split_lines
 from wikic.spill import temporary
 
@@ -48,28 +52,34 @@ class FactsAhead:
         self.folder = folder  # where the children's files go (spill.temporary)
         self._children: list[_Child] = []
         self._made: Made = {}  # of the children waited for, not taken yet
-        self._naming: _Child | None = None  # the child making a chunk's names
+        self._naming: list[_Child] = []  # the children making chunks' names (and hints)
         # source path -> its names (source_names), made ahead, of the sources whose facts are
-        # not: the last chunk's, for the plan
+        # not made yet: the chunks' being digested, the last chunk's for the plan
         self.names: dict[str, str] = {}
+        self.hints: dict[str, list[list[str]]] = {}  # source path -> digest.part_hints, made ahead
 
-    def name(self, paths: list[str], texts: list[str]) -> None:
-        """A child making these sources' names (their texts), where one can start and is worth
-        it: while this process digests them."""
-        self.named()
+    def name(self, paths: list[str], texts: list[str], part_lines: int | None = None) -> None:
+        """A child making these sources' names (their texts), and with `part_lines` their
+        digests' hints (digest.part_hints), where one can start and is worth it."""
         if forked.shares(len(paths)) >= 2:
-            self._naming = _fork(_names, (paths, texts), set(paths), self.folder)
+            child = _fork(partial(_names, part_lines), (paths, texts), set(paths), self.folder)
+            if child is not None:
+                self._naming.append(child)
 
-    def named(self) -> None:
-        """The names the last child made, waited for (once)."""
-        if self._naming is not None:
-            self.names.update(_collect(self._naming))
-            self._naming = None
+    def named(self, paths: Collection[str] | None = None) -> None:
+        """The names (and hints) made of these sources (None: of all), their children waited
+        for (once)."""
+        for child in [c for c in self._naming if paths is None or not c.paths.isdisjoint(paths)]:
+            self._naming.remove(child)
+            for path, (names, hints) in _collect(child).items():
+                self.names[path] = names
+                if hints is not None:
+                    self.hints[path] = hints
 
     def start(self, infos: list[SourceInfo]) -> None:
         """A child making these sources' facts (with the names made of them), where one can
         start and is worth it."""
-        self.named()
+        self.named({src.path for src in infos})
         if forked.shares(len(infos)) < 2:
             return
         names = {src.path: self.names.pop(src.path, None) for src in infos}
@@ -98,13 +108,13 @@ class FactsAhead:
 
     def close(self) -> None:
         """Children still at work stopped, their files closed."""
-        for child in [*self._children, *filter(None, [self._naming])]:
+        for child in [*self._children, *self._naming]:
             with contextlib.suppress(OSError):
                 os.kill(child.pid, signal.SIGKILL)
             _reap(child.pid)
             child.file.close()
-        self._children, self._naming = [], None
-        self._made, self.names = {}, {}
+        self._children, self._naming = [], []
+        self._made, self.names, self.hints = {}, {}, {}
 
     def __enter__(self) -> FactsAhead:
         return self
@@ -119,9 +129,14 @@ def _facts(
     return {src.path: made(src, names=names[src.path]) for src in infos}
 
 
-def _names(chunk: tuple[list[str], list[str]]) -> dict[str, str]:
-    paths, texts = chunk
-    return {path: source_names(split_lines(text)) for path, text in zip(paths, texts, strict=True)}
+def _names(
+    part_lines: int | None, chunk: tuple[list[str], list[str]]
+) -> dict[str, tuple[str, list[list[str]] | None]]:
+    made = {}
+    for path, text in zip(*chunk, strict=True):
+        lines = split_lines(text)
+        made[path] = (source_names(lines), None if part_lines is None else part_hints(lines, part_lines))
+    return made
 
 
 def _fork(
