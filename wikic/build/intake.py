@@ -44,9 +44,10 @@ class Read(NamedTuple):
 
 
 # sources read and digested at a time (the runner keeps as many requests: KEEP_MADE). While a
-# chunk is digested, children make its names and the last chunk's facts (prefacts.py): the first
-# chunk has only its names beside it, and the plan makes the last chunk's facts; at 4,096 (10,000
-# sources as 3,333 x 3) the second CPU sat idle 0.5-0.75 s in each chunk's digest
+# chunk is digested, children make the next chunk's names and the chunk before's facts
+# (prefacts.py): the first chunk has only names beside it, and the plan makes the last chunk's
+# facts; at 4,096 (10,000 sources as 3,333 x 3) the second CPU sat idle 0.5-0.75 s in each
+# chunk's digest
 CHUNK = 2048
 
 
