@@ -164,13 +164,14 @@ def test_facts_made_ahead_during_the_digest_are_those_made_here(
     and another each chunk's names while it is digested (the first) or the chunk before is
     (the others, with their digests' hints): the plan makes only the last chunk's facts here,
     with the names made ahead, and the digest only the first chunk's hints; the wiki, the
-    requests and the rows are one process's."""
+    actions' keys and the rows are one process's."""
     one, shared = _pair(tmp_path)
     monkeypatch.setattr(intake, "CHUNK", 6)  # 31 sources: chunks of 5, 5, 5, 5, 5 and 6
     forks.allowed = False
     alone = _built(one)
     facts: list[str] = []
     names: list[str] = []
+    hinted: list[str] = []
     collect = prefacts._collect
 
     def taken(child: prefacts._Child) -> dict[str, Any]:
@@ -181,7 +182,6 @@ def test_facts_made_ahead_during_the_digest_are_those_made_here(
                 hinted.append(path)
         return made
 
-    hinted: list[str] = []
     parent, hints_here, candidates = os.getpid(), list[str](), digest.candidates
 
     def hinting(lines: list[str], part: Any) -> list[str]:
