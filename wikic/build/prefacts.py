@@ -132,6 +132,8 @@ def _facts(
 def _names(
     part_lines: int | None, chunk: tuple[list[str], list[str]]
 ) -> dict[str, tuple[str, list[list[str]] | None]]:
+    """A chunk's (its paths and texts) names, each source's with its parts' hints where
+    `part_lines` is given (else None): what FactsAhead.named takes apart."""
     made = {}
     for path, text in zip(*chunk, strict=True):
         lines = split_lines(text)
