@@ -20,7 +20,7 @@ from forkkit import Forks, reaped
 
 from tests.projects import make_project, run_build, wiki_files
 from wikic import forked
-from wikic.build import assemble, digest, intake, plan, prefacts, sourceplan
+from wikic.build import actions, assemble, digest, intake, plan, prefacts, sourceplan
 from wikic.build.sourceplan import Memo, Settings, SourceFacts
 from wikic.project import Project
 
@@ -162,9 +162,9 @@ def test_facts_made_ahead_during_the_digest_are_those_made_here(
     """A full build reads and digests its sources a chunk at a time (intake.CHUNK); a child
     makes each chunk's facts but the last's while the next is digested (build/prefacts.py),
     and another each chunk's names while it is digested (the first) or the chunk before is
-    (the others, with their digests' hints): the plan makes only the last chunk's facts here,
-    with the names made ahead, and the digest only the first chunk's hints; the wiki, the
-    actions' keys and the rows are one process's."""
+    (the others, with their digests' hints, requests and keys): the plan makes only the last
+    chunk's facts here, with the names made ahead, and the digest only the first chunk's hints
+    and requests; the wiki, the actions' keys and the rows are one process's."""
     one, shared = _pair(tmp_path)
     monkeypatch.setattr(intake, "CHUNK", 6)  # 31 sources: chunks of 5, 5, 5, 5, 5 and 6
     forks.allowed = False
@@ -172,14 +172,17 @@ def test_facts_made_ahead_during_the_digest_are_those_made_here(
     facts: list[str] = []
     names: list[str] = []
     hinted: list[str] = []
+    asked: list[str] = []
     collect = prefacts._collect
 
     def taken(child: prefacts._Child) -> dict[str, Any]:
         made = collect(child)
-        for path, what in made.items():  # facts: (key, text); names: (names, hints or None)
+        for path, what in made.items():  # facts: (key, text); names: (names, hints, requests)
             (facts if isinstance(what[1], str) else names).append(path)
             if isinstance(what[1], list):
                 hinted.append(path)
+            if len(what) == 3 and what[2] is not None:
+                asked.append(path)
         return made
 
     parent, hints_here, candidates = os.getpid(), list[str](), digest.candidates
@@ -190,6 +193,22 @@ def test_facts_made_ahead_during_the_digest_are_those_made_here(
         return candidates(lines, part)
 
     monkeypatch.setattr(digest, "candidates", hinting)
+    keyed_here, key = list[str](), actions.action_key
+
+    def keying(stage: str, request: Any, *more: str) -> str:
+        if os.getpid() == parent and stage == "digest":
+            keyed_here.append(request.messages[-1]["content"])
+        return key(stage, request, *more)
+
+    monkeypatch.setattr(actions, "action_key", keying)
+    rendered_here, messages = list[str](), digest._Digester._messages
+
+    def rendering(digester: digest._Digester, part: Any) -> Any:
+        if os.getpid() == parent:
+            rendered_here.append(digester.source.path)
+        return messages(digester, part)
+
+    monkeypatch.setattr(digest._Digester, "_messages", rendering)
 
     monkeypatch.setattr(prefacts, "_collect", taken)
     named_here: list[str] = []
@@ -210,6 +229,10 @@ def test_facts_made_ahead_during_the_digest_are_those_made_here(
     assert named_here == []  # with the names made ahead
     assert sorted(hinted) == [f"sources/n{i:02}.md" for i in range(5, 31)]  # every chunk's but the first's
     assert sorted(hints_here) == [f"# Note {i} on {TOPICS[i % 5]}" for i in range(5)]  # the first's
+    assert sorted(asked) == sorted(hinted)  # their requests and keys with them
+    first = [f"sources/n{i:02}.md" for i in range(5)]
+    assert sorted(rendered_here) == first  # here, the first chunk's requests alone
+    assert sorted(int(content.split("# Note ")[1].split()[0]) for content in keyed_here) == list(range(5))
     assert len(forks) >= 11 and all(map(reaped, forks))
     again, calls = run_build(shared)
     assert again.ok and calls.requests == []

@@ -54,6 +54,7 @@ class Action:
     error: str = ""
     usage: dict[str, int] = field(default_factory=dict)
     made: Request | None = None  # the request made for its key, kept to be sent (resolve's `keep`)
+    keyed: tuple[str, str] | None = None  # a model id and the key of its request, made ahead
 
     def take_request(self) -> Request:
         """The request to send: the one made for its key where it was kept, else made again."""
@@ -117,7 +118,10 @@ def resolve(
     if retry_failed and record is not None and is_fallback(state.cached(record.key)):
         action.reason = "--retry-failed: its last answer was made without the model"
     request = action.render()
-    action.key = action_key(action.stage, request, model_id, action.inputs.get("extractor", ""))
+    if action.keyed is not None and action.keyed[0] == model_id:  # made with the request, ahead
+        action.key = action.keyed[1]
+    else:
+        action.key = action_key(action.stage, request, model_id, action.inputs.get("extractor", ""))
     output = state.cached(action.key)
     if output is not None and not (retry_failed and is_fallback(output)):
         action.status, action.output = "cached", output

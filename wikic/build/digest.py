@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from rapidfuzz import fuzz
 
-from wikic.backends.base import Request
+from wikic.backends.base import Message, Request
 from wikic.backends.structured import Invalid
-from wikic.build.actions import Action
+from wikic.build.actions import Action, action_key
 from wikic.hashing import fingerprint, text_hash
 from wikic.prompts.loader import Prompts
 from wikic.sources.read import HEADING, Part, Source, split_parts
@@ -306,6 +306,11 @@ def digest_inputs(schema: Schema, prompts: Prompts, model_fp: str) -> dict[str, 
     }
 
 
+# a source's digest requests made ahead (part_requests): the model id their keys are for, and
+# each part's key and messages
+Made = tuple[str, list[tuple[str, list[Message]]]]
+
+
 def digest_actions(
     source: Source,
     schema: Schema,
@@ -313,16 +318,41 @@ def digest_actions(
     shared: dict[str, str],
     privacy: str = "",
     hints: list[list[str]] | None = None,
+    made: Made | None = None,
 ) -> list[Action]:
     """One digest action per part of the source (one part unless it is long). `source` is
     already redacted; `shared`: digest_inputs(...), the same for every source; `privacy`
     fingerprints the redaction rules that fired in it; `hints`: part_hints(...) of its lines,
-    where made already (by a forked child: prefacts.py)."""
+    `made`: part_requests(...) of it, where made already (by a forked child: prefacts.py)."""
     lines = source.lines  # a new list at each use: one list for every part's action to share
     parts = split_parts(lines, schema.sources.part_lines)
-    made = dict(enumerate(hints)) if hints is not None and len(hints) == len(parts) else {}
-    digester = _Digester(source, lines, schema, prompts, shared, parts, privacy, made)
-    return [digester.action(part) for part in digester.parts]
+    known = dict(enumerate(hints)) if hints is not None and len(hints) == len(parts) else {}
+    digester = _Digester(source, lines, schema, prompts, shared, parts, privacy, known)
+    model, requests = made if made is not None and len(made[1]) == len(parts) else ("", [])
+    digester.made = {i: messages for i, (_, messages) in enumerate(requests)}
+    actions = [digester.action(part) for part in digester.parts]
+    for action, (key, _) in zip(actions, requests, strict=False):  # none where none were made
+        action.keyed = (model, key)
+    return actions
+
+
+def part_requests(
+    source: Source,
+    schema: Schema,
+    prompts: Prompts,
+    shared: dict[str, str],
+    model_id: str,
+    privacy: str = "",
+    hints: list[list[str]] | None = None,
+) -> Made:
+    """Each part's digest request, as digest_actions makes it, and its key for `model_id`, as
+    resolve makes it: made by a forked child a chunk ahead (prefacts.py), 0.1 ms a request
+    that the digest then only takes."""
+    made = []
+    for action in digest_actions(source, schema, prompts, shared, privacy, hints):
+        request, extractor = action.render(), action.inputs.get("extractor", "")
+        made.append((action_key(action.stage, request, model_id, extractor), request.messages))
+    return model_id, made
 
 
 def part_hints(lines: list[str], part_lines: int) -> list[list[str]]:
@@ -343,6 +373,7 @@ class _Digester:
     parts: list[Part]
     privacy: str = ""
     hints: dict[int, list[str]] = field(default_factory=dict)  # each part's candidates, once
+    made: dict[int, list[Message]] = field(default_factory=dict)  # each part's messages, made ahead
 
     def action(self, part: Part) -> Action:
         source, schema, lines = self.source, self.schema, self.lines
@@ -368,10 +399,15 @@ class _Digester:
         )
 
     def request(self, part: Part) -> Request:
+        schema, types = self.schema, self.schema.type_names()
+        messages = self.made.get(part.index) or self._messages(part)
+        return Request(messages, response_schema(types), schema.model.max_tokens, schema.model.temperature)
+
+    def _messages(self, part: Part) -> list[Message]:
         # made here, not with the action: 100,000 sources' numbered lines are never all held
         numbered = [(n, self.lines[n - 1]) for n in range(part.start, part.end + 1) if n <= len(self.lines)]
         schema, types = self.schema, self.schema.type_names()
-        messages = self.prompts.render(
+        return self.prompts.render(
             "digest",
             fixed=SCHEMA_VALUES,
             title=schema.title,
@@ -385,7 +421,6 @@ class _Digester:
             part_count=len(self.parts),
             lines=numbered,
         )
-        return Request(messages, response_schema(types), schema.model.max_tokens, schema.model.temperature)
 
     def _hints(self, part: Part) -> list[str]:
         """The part's candidates: a pending action's request is made twice (for its key, then

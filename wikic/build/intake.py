@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from wikic import forked
 from wikic.backends import model_id
-from wikic.build.digest import digest_actions, digest_inputs, forget_words, merge_parts
+from wikic.build.digest import Made as Requests
+from wikic.build.digest import digest_actions, digest_inputs, forget_words, merge_parts, part_requests
 from wikic.build.plan import PagePlan, SourceInfo, settings_for
-from wikic.build.prefacts import FactsAhead
+from wikic.build.prefacts import FactsAhead, Requesting
 from wikic.build.settled import Listing, Settled, Unsettled, inputs_mark
 from wikic.build.settled import loader as settled_loader
 from wikic.build.sourceplan import split_lines
@@ -141,10 +142,11 @@ class Intake:
         coming: list[Source] | None = None  # the next chunk's sources, read ahead
         for k, (at, end) in enumerate(spans):  # 100,000 sources' lines and actions are never all held
             sources = coming if coming is not None else self._ahead_read(unread[at:end], first=True)
-            hints = self._hints(sources) if k else {}  # the first chunk's children were started just now
-            # the next chunk read now: its names and hints made by a child while this one is digested
+            hints, requests = self._hints(sources) if k else ({}, {})  # the first's: children just started
+            # the next chunk read now: its names, hints and requests made by a child while this
+            # one is digested
             coming = self._ahead_read(unread[slice(*spans[k + 1])]) if k + 1 < len(spans) else None
-            made = self._digest(sources, hints)
+            made = self._digest(sources, hints, requests)
             _spill(digests, made)
             if end < len(unread):  # its facts made by a child while the next chunk is digested
                 self._ahead(sources, made)
@@ -176,24 +178,46 @@ class Intake:
 
     def _ahead_read(self, files: list[SourceFile], first: bool = False) -> list[Source]:
         """A chunk's sources read, and their names made by a forked child (prefacts.py): the
-        first chunk's while it is digested, the others' with their digests' hints (_hints)
-        while the chunk before is. A chunk's at most (all the sources at once: their names
-        would be held till the plan)."""
+        first chunk's while it is digested, the others' with their digests' hints and
+        requests (_hints) while the chunk before is. A chunk's at most (all the sources at
+        once: their names would be held till the plan)."""
         with gc_paused():  # many objects, no cycles: the collector's passes would only cost
             sources = self._read(files)
         if self.ahead is not None and not self.build.opts.dry_run and len(sources) <= CHUNK:
             part_lines = None if first else self.schema.sources.part_lines
-            self.ahead.name([s.path for s in sources], [s.text for s in sources], part_lines)
+            requests = None if first else self._requests(sources)
+            self.ahead.name([s.path for s in sources], [s.text for s in sources], part_lines, requests)
         return sources
 
-    def _hints(self, sources: list[Source]) -> dict[str, list[list[str]]]:
-        """These sources' digests' hints, where the child naming them made them (none where
-        it failed: the digest makes them)."""
+    def _requests(self, sources: list[Source]) -> Requesting:
+        """What makes a source's digest requests and their keys, as _digest makes them, in the
+        child naming its chunk (digest.part_requests): none for local-only text, whose model
+        may be another."""
+        build = self.build
+        mid, model_fp, _ = build._model(False)
+        shared = digest_inputs(self.schema, build.prompts, model_fp)
+        remote = {s.path: s for s in sources if not build.local_only.covers(s.path)}
+
+        def made(path: str, hints: list[list[str]]) -> Requests | None:
+            src = remote.get(path)
+            if src is None:
+                return None
+            privacy = self.privacy_fp.get(path, "")
+            return part_requests(src, self.schema, build.prompts, shared, mid, privacy, hints)
+
+        return made
+
+    def _hints(self, sources: list[Source]) -> tuple[dict[str, list[list[str]]], dict[str, Requests]]:
+        """These sources' digests' hints and requests, where the child naming them made them
+        (none where it failed: the digest makes them)."""
         if self.ahead is None:
-            return {}
+            return {}, {}
         self.ahead.named([s.path for s in sources])
-        hints = self.ahead.hints
-        return {s.path: h for s in sources if (h := hints.pop(s.path, None)) is not None}
+        hints, requests = self.ahead.hints, self.ahead.requests
+        return (
+            {s.path: h for s in sources if (h := hints.pop(s.path, None)) is not None},
+            {s.path: r for s in sources if (r := requests.pop(s.path, None)) is not None},
+        )
 
     def _ahead(self, sources: list[Source], digests: dict[str, bytes]) -> None:
         """These sources' facts made by a forked child (prefacts.py), as the plan will read them."""
@@ -268,10 +292,13 @@ class Intake:
         return sources
 
     def _digest(
-        self, sources: list[Source], hints: dict[str, list[list[str]]] | None = None
+        self,
+        sources: list[Source],
+        hints: dict[str, list[list[str]]] | None = None,
+        requests: dict[str, Requests] | None = None,
     ) -> dict[str, bytes]:
         """Each source's digest (its parts' merged), packed (marshal: a fifth of the objects'
-        size) until the plan reads it. `hints`: sources' hints made ahead (_hints)."""
+        size) until the plan reads it. `hints`, `requests`: sources' made ahead (_hints)."""
         build, schema = self.build, self.schema
         local = {s.path for s in sources if build.local_only.covers(s.path)}
         if local and schema.privacy.local_model is None:
@@ -282,7 +309,7 @@ class Intake:
         # by `path in local`: the model of schema.yaml, privacy.local_model (only where it is used)
         models = (False, True) if local else (False,)
         shared = [digest_inputs(schema, build.prompts, build._model(near)[1]) for near in models]
-        made = hints or {}
+        made, asked = hints or {}, requests or {}
         per_source = {
             s.path: digest_actions(
                 s,
@@ -291,6 +318,7 @@ class Intake:
                 shared[s.path in local],
                 self.privacy_fp.get(s.path, ""),
                 made.get(s.path),
+                asked.get(s.path),
             )
             for s in sources
         }

@@ -12,8 +12,8 @@ Half of a source's facts is its names and terms (candidates.source_names), made 
 lines alone: another child makes a chunk's while this process digests it (the first chunk), or
 the chunk before it (the others), so that the child making its facts, or the plan for the last
 chunk's, finds them made (sourceplan.source_facts). Made a chunk ahead, it also makes the hints
-each part's digest request offers (digest.part_hints), which this process would otherwise make
-as it digests.
+each part's digest request offers (digest.part_hints), and the requests themselves with their
+keys (digest.part_requests), which this process would otherwise make as it digests.
 """
 
 from __future__ import annotations
@@ -30,11 +30,14 @@ from typing import IO, Any
 
 from wikic import forked
 from wikic.build.candidates import source_names
+from wikic.build.digest import Made as Requests
 from wikic.build.digest import part_hints
 from wikic.build.sourceplan import Settings, SourceInfo, made_apart, split_lines
 from wikic.spill import temporary
 
 Made = dict[str, tuple[str, str]]  # source path -> its facts' key and text, as Memo.apart makes them
+# a source's digest requests made ahead, of its path and its parts' hints (digest.part_requests)
+Requesting = Callable[[str, list[list[str]]], Requests | None]
 
 
 class _Child:
@@ -57,12 +60,21 @@ class FactsAhead:
         # not made yet: the chunks' being digested, the last chunk's for the plan
         self.names: dict[str, str] = {}
         self.hints: dict[str, list[list[str]]] = {}  # source path -> digest.part_hints, made ahead
+        self.requests: dict[str, Requests] = {}  # source path -> digest.part_requests, made ahead
 
-    def name(self, paths: list[str], texts: list[str], part_lines: int | None = None) -> None:
+    def name(
+        self,
+        paths: list[str],
+        texts: list[str],
+        part_lines: int | None = None,
+        requests: Requesting | None = None,
+    ) -> None:
         """A child making these sources' names (their texts), and with `part_lines` their
-        digests' hints (digest.part_hints), where one can start and is worth it."""
+        digests' hints (digest.part_hints) and `requests` of them (digest.part_requests), where
+        one can start and is worth it."""
         if forked.shares(len(paths)) >= 2:
-            child = _fork(partial(_names, part_lines), (paths, texts), set(paths), self.folder)
+            made = partial(_names, part_lines, requests)
+            child = _fork(made, (paths, texts), set(paths), self.folder)
             if child is not None:
                 self._naming.append(child)
 
@@ -71,10 +83,12 @@ class FactsAhead:
         for (once)."""
         for child in [c for c in self._naming if paths is None or not c.paths.isdisjoint(paths)]:
             self._naming.remove(child)
-            for path, (names, hints) in _collect(child).items():
+            for path, (names, hints, requests) in _collect(child).items():
                 self.names[path] = names
                 if hints is not None:
                     self.hints[path] = hints
+                if requests is not None:
+                    self.requests[path] = requests
 
     def start(self, infos: list[SourceInfo]) -> None:
         """A child making these sources' facts (with the names made of them), where one can
@@ -114,7 +128,7 @@ class FactsAhead:
             _reap(child.pid)
             child.file.close()
         self._children, self._naming = [], []
-        self._made, self.names, self.hints = {}, {}, {}
+        self._made, self.names, self.hints, self.requests = {}, {}, {}, {}
 
     def __enter__(self) -> FactsAhead:
         return self
@@ -130,14 +144,17 @@ def _facts(
 
 
 def _names(
-    part_lines: int | None, chunk: tuple[list[str], list[str]]
-) -> dict[str, tuple[str, list[list[str]] | None]]:
+    part_lines: int | None, requests: Requesting | None, chunk: tuple[list[str], list[str]]
+) -> dict[str, tuple[str, list[list[str]] | None, Requests | None]]:
     """A chunk's (its paths and texts) names, each source's with its parts' hints where
-    `part_lines` is given (else None): what FactsAhead.named takes apart."""
+    `part_lines` is given and its requests where `requests` makes them (else None): what
+    FactsAhead.named takes apart."""
     made = {}
     for path, text in zip(*chunk, strict=True):
         lines = split_lines(text)
-        made[path] = (source_names(lines), None if part_lines is None else part_hints(lines, part_lines))
+        hints = None if part_lines is None else part_hints(lines, part_lines)
+        asked = None if hints is None or requests is None else requests(path, hints)
+        made[path] = (source_names(lines), hints, asked)
     return made
 
 
