@@ -55,7 +55,7 @@ class FactsAhead:
         self.folder = folder  # where the children's files go (spill.temporary)
         self._children: list[_Child] = []
         self._made: Made = {}  # of the children waited for, not taken yet
-        self._naming: list[_Child] = []  # the children making chunks' names (and hints)
+        self._naming: list[_Child] = []  # the children making chunks' names (hints, requests)
         # source path -> its names (source_names), made ahead, of the sources whose facts are
         # not made yet: the chunks' being digested, the last chunk's for the plan
         self.names: dict[str, str] = {}
@@ -79,8 +79,8 @@ class FactsAhead:
                 self._naming.append(child)
 
     def named(self, paths: Collection[str] | None = None) -> None:
-        """The names (and hints) made of these sources (None: of all), their children waited
-        for (once)."""
+        """The names (and hints and requests) made of these sources (None: of all), their
+        children waited for (once)."""
         for child in [c for c in self._naming if paths is None or not c.paths.isdisjoint(paths)]:
             self._naming.remove(child)
             for path, (names, hints, requests) in _collect(child).items():
